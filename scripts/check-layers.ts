@@ -1,0 +1,47 @@
+// Lint: layers import downward only (DESIGN.md). cli/serve -> query -> ingest
+// -> extract, log -> lake; lake imports no other layer; extract never imports
+// lake. Prints each offending import and exits 1.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+
+const src = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), '..', 'src');
+const allowed: Record<string, string[]> = {
+  lake: ['lake'],
+  log: ['log', 'lake'],
+  extract: ['extract'],
+  ingest: ['ingest', 'extract', 'log', 'lake'],
+  query: ['query', 'ingest', 'extract', 'log', 'lake'],
+  cli: ['cli', 'query', 'ingest', 'extract', 'log', 'lake'],
+  serve: ['serve', 'query', 'ingest', 'extract', 'log', 'lake'],
+};
+
+function* files(dir: string): Generator<string> {
+  for (const name of readdirSync(dir)) {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) yield* files(p);
+    else if (p.endsWith('.ts')) yield p;
+  }
+}
+
+let bad = 0;
+for (const file of files(src)) {
+  const layer = path.relative(src, file).split(path.sep)[0]!;
+  const ok = allowed[layer];
+  if (!ok) continue;
+  const text = readFileSync(file, 'utf8');
+  for (const m of text.matchAll(/(?:import|export)[^'"]*?from\s+['"](\.[^'"]+)['"]/g)) {
+    const target = path.resolve(path.dirname(file), m[1]!);
+    const rel = path.relative(src, target);
+    if (rel.startsWith('..')) continue;
+    const to = rel.split(path.sep)[0]!;
+    if (!ok.includes(to)) {
+      console.error(`${path.relative(src, file)}: imports ${m[1]} (layer ${layer} may not import ${to})`);
+      bad++;
+    }
+  }
+}
+if (bad > 0) {
+  console.error(`check-layers: ${bad} upward or sideways import(s)`);
+  process.exit(1);
+}
+console.log('check-layers: ok');

@@ -1,0 +1,34 @@
+// What a command is: its arguments, help text and a `run` that gets parsed
+// arguments and a context (lake folder, --json, output streams). Commands are
+// registered in commands.ts and loaded only when used, so `mimir --help`
+// and each command start without loading what the others need.
+import type { Args, OptionSpec, PositionalSpec } from './args.ts';
+import type { Output } from './output.ts';
+
+export interface Context {
+  /** Lake folder: --lake, else $MIMIR_LAKE, else ./mimir-lake (absolute). */
+  lakeDir: string;
+  /** --json: machine-readable output on stdout. */
+  json: boolean;
+  out: Output;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface CommandSpec {
+  /** Arguments after the command words, e.g. `TABLE [options]`. */
+  usage: string;
+  /** Paragraphs printed by --help below the summary. */
+  description?: string;
+  positionals: PositionalSpec[];
+  options: OptionSpec[];
+  examples?: string[];
+  /** Returns the exit code (0 when nothing is returned). Throws on failure (exit 1). */
+  run(args: Args, ctx: Context): Promise<number | void>;
+}
+
+/** Options every command accepts. */
+export const GLOBAL_OPTIONS: OptionSpec[] = [
+  { name: 'lake', kind: 'value', arg: 'DIR', help: 'lake folder (default $MIMIR_LAKE, else ./mimir-lake)' },
+  { name: 'json', kind: 'flag', help: 'machine-readable JSON on stdout' },
+  { name: 'help', short: 'h', kind: 'flag', help: 'show this help' },
+];

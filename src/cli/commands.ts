@@ -1,0 +1,45 @@
+// Every `mimir` command, in one place. A group (`table`) holds commands; a
+// command's module is imported only when it runs or shows its help. A new
+// command (`mimir init`, `mimir ring …`, `mimir gc`) is one file plus one
+// entry here.
+import type { CommandSpec } from './command.ts';
+
+export interface CommandEntry {
+  name: string;
+  summary: string;
+  load: () => Promise<CommandSpec>;
+}
+
+export interface GroupEntry {
+  name: string;
+  summary: string;
+  /** Text printed by `mimir <group> --help` above the command list. */
+  description?: string;
+  commands: CommandEntry[];
+}
+
+export type Entry = CommandEntry | GroupEntry;
+
+export const isGroup = (e: Entry): e is GroupEntry => 'commands' in e;
+
+export const COMMANDS: Entry[] = [
+  {
+    name: 'table',
+    summary: 'generic Iceberg tools, usable on any table',
+    description: [
+      'A TABLE is either lake:<namespace>.<table>, a table of the lake given by --lake',
+      '(default $MIMIR_LAKE, else ./mimir-lake), or the path of a *.metadata.json file',
+      '(read-only; --location-root DIR maps the table\'s recorded location to a local folder).',
+    ].join('\n'),
+    commands: [
+      { name: 'list', summary: 'namespaces and tables of the lake', load: async () => (await import('./table/list.ts')).command },
+      { name: 'describe', summary: 'location, schema, partition spec, properties, refs of a table', load: async () => (await import('./table/describe.ts')).command },
+      { name: 'snapshots', summary: 'the snapshots of a table, oldest first', load: async () => (await import('./table/snapshots.ts')).command },
+      { name: 'files', summary: 'live data and delete files of a snapshot', load: async () => (await import('./table/files.ts')).command },
+      { name: 'scan', summary: 'rows as JSON Lines, filtered, projected, as of any snapshot', load: async () => (await import('./table/scan.ts')).command },
+      { name: 'append', summary: 'append JSON Lines rows (creating the table from a schema file)', load: async () => (await import('./table/append.ts')).command },
+      { name: 'create', summary: 'create an empty table from an Iceberg schema file', load: async () => (await import('./table/create.ts')).command },
+      { name: 'drop', summary: 'remove a table from the lake catalog (its files stay for gc)', load: async () => (await import('./table/drop.ts')).command },
+    ],
+  },
+];

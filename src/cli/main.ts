@@ -1,0 +1,155 @@
+// `mimir`: resolve the command words against the registry (commands.ts),
+// parse the rest with the command's options, run it. Exit codes: 0 done,
+// 1 failed (message on stderr; the stack too when MIMIR_DEBUG=1), 2 usage
+// error (message plus a hint to --help). Global options (--lake, --json,
+// --help) may appear anywhere; command options follow the command words.
+import * as nodePath from 'node:path';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { UsageError, formatOptions, formatPairs, parseArgs, wantsHelp } from './args.ts';
+import { GLOBAL_OPTIONS, type CommandSpec, type Context } from './command.ts';
+import { COMMANDS, isGroup, type CommandEntry, type Entry } from './commands.ts';
+import { Output, OutputClosed } from './output.ts';
+
+const GLOBAL_HELP = formatOptions([...GLOBAL_OPTIONS, { name: 'version', kind: 'flag', help: 'print the version' }]);
+
+function topHelp(): string {
+  return [
+    'mimir — a versioned code-graph lake kept as Apache Iceberg v2 tables',
+    '',
+    'Usage: mimir <command> [options]',
+    '',
+    'Commands:',
+    formatPairs(COMMANDS.map((e) => [e.name, e.summary])),
+    '',
+    'Global options:',
+    GLOBAL_HELP,
+    '',
+    "Run 'mimir <command> --help' for a command's options.",
+  ].join('\n');
+}
+
+function groupHelp(path: string, entries: Entry[], summary: string, description?: string): string {
+  return [
+    `Usage: mimir ${path} <command> [options]`,
+    '',
+    summary,
+    ...(description ? ['', description] : []),
+    '',
+    'Commands:',
+    formatPairs(entries.map((e) => [e.name, e.summary])),
+    '',
+    'Global options:',
+    GLOBAL_HELP,
+    '',
+    `Run 'mimir ${path} <command> --help' for a command's options.`,
+  ].join('\n');
+}
+
+function commandHelp(path: string, entry: CommandEntry, spec: CommandSpec): string {
+  const lines = [`Usage: mimir ${path} ${spec.usage}`, '', entry.summary];
+  if (spec.description) lines.push('', spec.description);
+  if (spec.positionals.length > 0) lines.push('', 'Arguments:', formatPairs(spec.positionals.map((p) => [p.name, p.help])));
+  if (spec.options.length > 0) lines.push('', 'Options:', formatOptions(spec.options));
+  lines.push('', 'Global options:', formatOptions(GLOBAL_OPTIONS));
+  if (spec.examples?.length) lines.push('', 'Examples:', ...spec.examples.map((e) => `  ${e}`));
+  return lines.join('\n');
+}
+
+function version(): string {
+  const here = nodePath.dirname(fileURLToPath(import.meta.url));
+  const pkg = JSON.parse(readFileSync(nodePath.join(here, '..', '..', 'package.json'), 'utf8')) as { version?: string };
+  return pkg.version ?? 'unknown';
+}
+
+/** Run the CLI on `argv` (without `node` and the script); resolves to the exit code. */
+export async function main(argv: string[], out = new Output()): Promise<number> {
+  let path = '';
+  try {
+    // Leading tokens: global options and command words, up to a leaf command.
+    let lake: string | undefined;
+    let json = false;
+    let help = false;
+    let entries: Entry[] = COMMANDS;
+    let group: { name: string; summary: string; description?: string } | undefined;
+    let leaf: CommandEntry | undefined;
+    let i = 0;
+    while (i < argv.length && !leaf) {
+      const tok = argv[i++]!;
+      if (tok === '--help' || tok === '-h') help = true;
+      else if (tok === '--json') json = true;
+      else if (tok === '--version') {
+        await out.line(version());
+        return 0;
+      } else if (tok === '--lake' || tok.startsWith('--lake=')) {
+        const v = tok === '--lake' ? argv[i++] : tok.slice('--lake='.length);
+        if (v === undefined || v === '') throw new UsageError('--lake needs a value (DIR)', path);
+        lake = v;
+      } else if (tok.startsWith('-')) {
+        throw new UsageError(`unknown option ${tok.split('=')[0]}${path ? '' : ' (before the command)'}`, path);
+      } else {
+        const e = entries.find((x) => x.name === tok);
+        if (!e) {
+          const where = path ? `mimir ${path}` : 'mimir';
+          throw new UsageError(`unknown command "${tok}" for ${where} (commands: ${entries.map((x) => x.name).join(', ')})`, path);
+        }
+        path = path ? `${path} ${e.name}` : e.name;
+        if (isGroup(e)) {
+          entries = e.commands;
+          group = e;
+        } else leaf = e;
+      }
+    }
+    if (!leaf) {
+      if (!group && !help) {
+        out.err(topHelp());
+        return 2;
+      }
+      const text = group ? groupHelp(path, entries, group.summary, group.description) : topHelp();
+      if (help) {
+        await out.line(text);
+        return 0;
+      }
+      out.err(text);
+      return 2;
+    }
+    const spec = await leaf.load();
+    const rest = argv.slice(i);
+    if (help || wantsHelp(rest)) {
+      await out.line(commandHelp(path, leaf, spec));
+      return 0;
+    }
+    const args = parseArgs(path, rest, [...spec.options, ...GLOBAL_OPTIONS], spec.positionals);
+    const ctx: Context = {
+      lakeDir: nodePath.resolve(args.value('lake') ?? lake ?? process.env.MIMIR_LAKE ?? 'mimir-lake'),
+      json: json || args.flag('json'),
+      out,
+      env: process.env,
+    };
+    return (await spec.run(args, ctx)) ?? 0;
+  } catch (e) {
+    if (e instanceof OutputClosed) return 0;
+    if (e instanceof UsageError) {
+      const p = e.commandPath || path;
+      out.err(`mimir${p ? ` ${p}` : ''}: ${e.message}`);
+      out.err(`Run 'mimir${p ? ` ${p}` : ''} --help' for usage.`);
+      return 2;
+    }
+    const err = e as Error;
+    out.err(`mimir${path ? ` ${path}` : ''}: ${err?.message ?? String(e)}`);
+    if (process.env.MIMIR_DEBUG === '1' && err?.stack) out.err(err.stack);
+    return 1;
+  }
+}
+
+const isEntry = (() => {
+  const argv1 = process.argv[1];
+  if (!argv1) return false;
+  const self = fileURLToPath(import.meta.url);
+  const target = nodePath.resolve(argv1);
+  return target === self || target.endsWith(`${nodePath.sep}bin${nodePath.sep}mimir.js`) || nodePath.basename(target) === 'mimir';
+})();
+
+if (isEntry) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -1,0 +1,111 @@
+// The SQL layout of the embedded catalog: every table and column name the
+// catalog spells lives here, nowhere else.
+//
+// Two groups of tables share one SQLite file:
+// - the standard JDBC / SQL-catalog tables (`iceberg_tables`,
+//   `iceberg_namespace_properties`), laid out as Java's JdbcCatalog (schema V1)
+//   and PyIceberg's SqlCatalog create them, so either can open the lake as is;
+// - Mimir's own tables beside them (all prefixed `mimir_`): the generation
+//   counter, the generation log and the leases of commits in flight. Other
+//   catalogs ignore tables they do not know.
+//
+// Invariant: the DDL is idempotent (`IF NOT EXISTS`), so two processes creating
+// the same catalog at once both succeed; it runs inside one IMMEDIATE
+// transaction, so a crash leaves either no table or all of them.
+
+export const T = {
+  tables: 'iceberg_tables',
+  namespaceProps: 'iceberg_namespace_properties',
+  catalog: 'mimir_catalog',
+  generations: 'mimir_generations',
+  log: 'mimir_commit_log',
+  leases: 'mimir_leases',
+} as const;
+
+/** Columns of `iceberg_tables` (the V1 layout; `iceberg_type` may be absent in V0 files). */
+export const TABLE_COLUMNS = [
+  'catalog_name',
+  'table_namespace',
+  'table_name',
+  'metadata_location',
+  'previous_metadata_location',
+  'iceberg_type',
+] as const;
+
+/** Columns of `iceberg_namespace_properties`. */
+export const NAMESPACE_COLUMNS = ['catalog_name', 'namespace', 'property_key', 'property_value'] as const;
+
+/** Value written to `iceberg_type` for tables (NULL is read as a table too). */
+export const ICEBERG_TYPE_TABLE = 'TABLE';
+
+/** Layout version of the `mimir_` tables, stored per catalog in `mimir_catalog`. */
+export const MIMIR_LAYOUT_VERSION = 1;
+
+/** The standard tables, with the types and keys PyIceberg emits (plus V1 `iceberg_type`). */
+export const STANDARD_DDL: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS ${T.tables} (
+    catalog_name VARCHAR(255) NOT NULL,
+    table_namespace VARCHAR(255) NOT NULL,
+    table_name VARCHAR(255) NOT NULL,
+    metadata_location VARCHAR(1000),
+    previous_metadata_location VARCHAR(1000),
+    iceberg_type VARCHAR(5),
+    PRIMARY KEY (catalog_name, table_namespace, table_name)
+  )`,
+  `CREATE TABLE IF NOT EXISTS ${T.namespaceProps} (
+    catalog_name VARCHAR(255) NOT NULL,
+    namespace VARCHAR(255) NOT NULL,
+    property_key VARCHAR(255) NOT NULL,
+    property_value VARCHAR(1000) NOT NULL,
+    PRIMARY KEY (catalog_name, namespace, property_key)
+  )`,
+];
+
+/**
+ * Mimir's tables.
+ * - `mimir_catalog`: one row per catalog name; `generation` is the counter every
+ *   commit bumps once; `last_time_ms` keeps commit times monotone even when
+ *   clocks of several processes disagree.
+ * - `mimir_generations`: one row per generation (time, note, committer).
+ * - `mimir_commit_log`: one row per table a generation touched. A create logs
+ *   (new, NULL), an update (new, old), a drop (NULL, old).
+ * - `mimir_leases`: commits in flight; a row is removed when the lease ends.
+ */
+export const MIMIR_DDL: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS ${T.catalog} (
+    catalog_name VARCHAR(255) NOT NULL PRIMARY KEY,
+    generation INTEGER NOT NULL,
+    last_time_ms INTEGER NOT NULL,
+    layout_version INTEGER NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS ${T.generations} (
+    catalog_name VARCHAR(255) NOT NULL,
+    generation INTEGER NOT NULL,
+    time_ms INTEGER NOT NULL,
+    note TEXT,
+    pid INTEGER,
+    host TEXT,
+    PRIMARY KEY (catalog_name, generation)
+  )`,
+  `CREATE INDEX IF NOT EXISTS ${T.generations}_by_time ON ${T.generations} (catalog_name, time_ms)`,
+  `CREATE TABLE IF NOT EXISTS ${T.log} (
+    catalog_name VARCHAR(255) NOT NULL,
+    generation INTEGER NOT NULL,
+    table_namespace VARCHAR(255) NOT NULL,
+    table_name VARCHAR(255) NOT NULL,
+    metadata_location VARCHAR(1000),
+    previous_metadata_location VARCHAR(1000),
+    PRIMARY KEY (catalog_name, generation, table_namespace, table_name)
+  )`,
+  `CREATE INDEX IF NOT EXISTS ${T.log}_by_table ON ${T.log} (catalog_name, table_namespace, table_name, generation)`,
+  `CREATE TABLE IF NOT EXISTS ${T.leases} (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    catalog_name VARCHAR(255) NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    release_base INTEGER NOT NULL,
+    started_ms INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL,
+    note TEXT
+  )`,
+];

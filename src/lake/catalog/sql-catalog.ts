@@ -1,0 +1,771 @@
+// The embedded catalog: one SQLite file (`catalog.db` at the lake root) that
+// maps each table to its current metadata file, in the standard JDBC /
+// SQL-catalog layout (see schema.ts), plus Mimir's generation counter, its
+// generation log and the leases of commits in flight.
+//
+// Invariant: a commit is one `BEGIN IMMEDIATE` transaction that compare-and-
+// swaps every table it touches, bumps the generation exactly once and logs one
+// row per table; if any swap fails nothing of it is kept. So a generation names
+// one consistent state of the whole lake, and the log lets anyone rebuild the
+// pointers as of any older generation.
+//
+// Crash story: SQLite (WAL mode) makes each commit atomic and durable; a
+// process killed mid-commit leaves the previous generation intact. Metadata
+// files written for a commit that never landed are orphans for maintenance to
+// remove — which is what leases guard against while the writer is still alive.
+//
+// Concurrency: several processes may commit at once; the IMMEDIATE transaction
+// serialises them (busy_timeout 10 s) and a stale expected location is a
+// CommitConflictError the writer answers by reloading and retrying.
+//
+// Foreign catalogs (a file written by PyIceberg or Java, without `mimir_`
+// tables) open read-only by default and are never altered then; their tables
+// load, and as they have no log, "as of a generation" means "as now".
+import Database from 'better-sqlite3';
+import { existsSync, mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
+import * as nodePath from 'node:path';
+import {
+  ICEBERG_TYPE_TABLE,
+  MIMIR_DDL,
+  MIMIR_LAYOUT_VERSION,
+  NAMESPACE_COLUMNS,
+  STANDARD_DDL,
+  T,
+  TABLE_COLUMNS,
+} from './schema.ts';
+
+type Db = Database.Database;
+
+/** File name of the catalog inside the lake root. */
+export const CATALOG_FILE = 'catalog.db';
+/** Catalog name used when none is given. */
+export const DEFAULT_CATALOG_NAME = 'mimir';
+/** How long a writer waits for another process's commit to finish. */
+export const BUSY_TIMEOUT_MS = 10_000;
+/** Lease lifetime without renewal: long enough to write a large commit's files. */
+export const DEFAULT_LEASE_TTL_MS = 5 * 60_000;
+
+// ---------------------------------------------------------------------------
+// Identifiers
+
+export interface TableIdent {
+  namespace: string[];
+  name: string;
+}
+
+/** `{namespace: ['a','b'], name: 't'}` -> `'a.b.t'`. */
+export function identToString(i: TableIdent): string {
+  return [...i.namespace, i.name].join('.');
+}
+
+/** `'a.b.t'` -> `{namespace: ['a','b'], name: 't'}` (the last dot-part is the name). */
+export function parseIdent(s: string): TableIdent {
+  const parts = s.split('.');
+  if (parts.some((p) => p === '')) {
+    throw new Error(`table identifier '${s}': expected dot-separated non-empty parts such as 'ns.table'`);
+  }
+  const name = parts.pop() as string;
+  return { namespace: parts, name };
+}
+
+function nsToString(ns: readonly string[]): string {
+  return ns.join('.');
+}
+
+function nsFromString(s: string): string[] {
+  return s === '' ? [] : s.split('.');
+}
+
+function checkNamespace(ns: readonly string[], what: string): void {
+  if (ns.length === 0) throw new Error(`${what}: expected a namespace with at least one level, found none`);
+  for (const level of ns) {
+    if (level === '' || level.includes('.')) {
+      throw new Error(`${what}: namespace level '${level}' must be non-empty and hold no '.' (levels are stored joined by '.')`);
+    }
+  }
+}
+
+function checkIdent(i: TableIdent, what: string): void {
+  checkNamespace(i.namespace, what);
+  if (i.name === '' || i.name.includes('.')) {
+    throw new Error(`${what}: table name '${i.name}' must be non-empty and hold no '.'`);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+
+/** A compare-and-swap failed: the table's pointer was not the one expected. Reload and retry. */
+export class CommitConflictError extends Error {
+  constructor(
+    readonly ident: TableIdent,
+    readonly expected: string | null,
+    readonly actual: string | null,
+    readonly catalogPath: string,
+  ) {
+    super(
+      `commit conflict on table ${identToString(ident)} in ${catalogPath}: expected metadata location ` +
+        `${expected ?? '(no table)'}, found ${actual ?? '(no table)'} — nothing of this commit was applied`,
+    );
+    this.name = 'CommitConflictError';
+  }
+}
+
+export class NoSuchTableError extends Error {
+  constructor(readonly ident: TableIdent, catalogPath: string) {
+    super(`no table ${identToString(ident)} in catalog ${catalogPath}`);
+    this.name = 'NoSuchTableError';
+  }
+}
+
+export class NoSuchNamespaceError extends Error {
+  constructor(readonly namespace: string[], catalogPath: string) {
+    super(`no namespace '${nsToString(namespace)}' in catalog ${catalogPath}`);
+    this.name = 'NoSuchNamespaceError';
+  }
+}
+
+export class AlreadyExistsError extends Error {
+  constructor(readonly what: string, catalogPath: string) {
+    super(`${what} already exists in catalog ${catalogPath}`);
+    this.name = 'AlreadyExistsError';
+  }
+}
+
+export class NamespaceNotEmptyError extends Error {
+  constructor(readonly namespace: string[], tables: number, children: number, catalogPath: string) {
+    super(
+      `namespace '${nsToString(namespace)}' in ${catalogPath} is not empty: it holds ${tables} table(s) ` +
+        `and ${children} child namespace(s) — not dropped`,
+    );
+    this.name = 'NamespaceNotEmptyError';
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Public shapes
+
+/** One table's pointer move. expected null = create (must not exist); next null = drop. */
+export interface TableChange {
+  ident: TableIdent;
+  expected: string | null;
+  next: string | null;
+}
+
+export interface LoadedPointer {
+  metadataLocation: string;
+  previousMetadataLocation: string | null;
+}
+
+export interface GenerationEntry {
+  generation: bigint;
+  timeMs: number;
+  note: string | null;
+  /** metadataLocation null = the table was dropped in this generation. */
+  tables: { ident: TableIdent; metadataLocation: string | null }[];
+}
+
+export interface Lease {
+  id: bigint;
+  /** Push the expiry to now + ttl; throws if the lease already expired and was swept. */
+  renew(): void;
+  /** Remove the lease; idempotent. */
+  end(): void;
+}
+
+export interface LeaseInfo {
+  id: bigint;
+  pid: number;
+  host: string;
+  releaseBase: bigint;
+  startedMs: number;
+  expiresMs: number;
+  note: string | null;
+}
+
+export interface OpenOptions {
+  /** Catalog name (the `catalog_name` column); default 'mimir'. */
+  name?: string;
+  /** Create the folder, file and tables when missing; default true (ignored when readOnly). */
+  create?: boolean;
+  /** Open without writing anything, not even Mimir's own tables; default false. */
+  readOnly?: boolean;
+}
+
+// ---------------------------------------------------------------------------
+
+const MAX_GENERATION = 0x7fffffffffffffffn;
+
+function num(v: unknown): number {
+  return typeof v === 'bigint' ? Number(v) : (v as number);
+}
+
+function big(v: unknown): bigint {
+  return typeof v === 'bigint' ? v : BigInt(v as number);
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+interface TableRow {
+  table_namespace: string;
+  table_name: string;
+  metadata_location: string | null;
+  previous_metadata_location: string | null;
+}
+
+interface LogRow extends TableRow {
+  generation: bigint;
+}
+
+export class SqlCatalog {
+  readonly name: string;
+  /** The folder holding the catalog file (the lake root for a Mimir lake). */
+  readonly root: string;
+  /** The SQLite file. */
+  readonly path: string;
+  readonly readOnly: boolean;
+  private readonly db: Db;
+  /** Whether `iceberg_tables` has the V1 `iceberg_type` column. */
+  private readonly hasType: boolean;
+  /** Whether the `mimir_` tables exist (false for a foreign catalog opened read-only). */
+  private readonly hasMimir: boolean;
+  private readonly host = hostname();
+
+  private constructor(db: Db, path: string, name: string, readOnly: boolean, hasType: boolean, hasMimir: boolean) {
+    this.db = db;
+    this.path = path;
+    this.root = nodePath.dirname(path);
+    this.name = name;
+    this.readOnly = readOnly;
+    this.hasType = hasType;
+    this.hasMimir = hasMimir;
+  }
+
+  /** Open (by default create) the catalog of the lake at `lakeRoot` (`<lakeRoot>/catalog.db`). */
+  static open(lakeRoot: string, opts: OpenOptions = {}): SqlCatalog {
+    const root = nodePath.resolve(lakeRoot);
+    if (opts.create !== false && !opts.readOnly) mkdirSync(root, { recursive: true });
+    return SqlCatalog.openFile(nodePath.join(root, CATALOG_FILE), opts);
+  }
+
+  /** Open a catalog file at any path (a Mimir one, or a standard SQL catalog written by others). */
+  static openFile(dbPath: string, opts: OpenOptions = {}): SqlCatalog {
+    const path = nodePath.resolve(dbPath);
+    const name = opts.name ?? DEFAULT_CATALOG_NAME;
+    const readOnly = opts.readOnly === true;
+    const create = opts.create !== false && !readOnly;
+    if (!existsSync(path) && !create) {
+      throw new Error(`no catalog at ${path}: the file does not exist (opened with create=false or read-only)`);
+    }
+    let db: Db;
+    try {
+      db = new Database(path, { readonly: readOnly, fileMustExist: !create, timeout: BUSY_TIMEOUT_MS });
+    } catch (e) {
+      throw new Error(`cannot open catalog ${path}: ${(e as Error).message}`);
+    }
+    try {
+      db.defaultSafeIntegers(true);
+      let tables: Set<string>;
+      try {
+        tables = listSqliteTables(db);
+      } catch (e) {
+        throw new Error(`${path} is not a catalog: expected a SQLite database, found ${(e as Error).message}`);
+      }
+      if (!tables.has(T.tables)) {
+        if (!create || tables.size > 0) {
+          const found = tables.size > 0 ? `tables ${[...tables].sort().join(', ')}` : 'no tables';
+          throw new Error(`${path} is not a catalog: expected table ${T.tables}, found ${found}`);
+        }
+      }
+      if (!readOnly) {
+        // WAL lets readers proceed while one process commits; the mode is persistent.
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = NORMAL');
+        db.transaction(() => {
+          for (const ddl of STANDARD_DDL) db.exec(ddl);
+          for (const ddl of MIMIR_DDL) db.exec(ddl);
+          db.prepare(
+            `INSERT OR IGNORE INTO ${T.catalog} (catalog_name, generation, last_time_ms, layout_version) VALUES (?, 0, 0, ?)`,
+          ).run(name, MIMIR_LAYOUT_VERSION);
+        }).immediate();
+        tables = listSqliteTables(db);
+      }
+      const tableCols = columnsOf(db, T.tables);
+      for (const c of TABLE_COLUMNS) {
+        if (c !== 'iceberg_type' && !tableCols.has(c)) {
+          throw new Error(`${path} is not a catalog: ${T.tables} lacks column ${c} (found ${[...tableCols].join(', ')})`);
+        }
+      }
+      if (tables.has(T.namespaceProps)) {
+        const nsCols = columnsOf(db, T.namespaceProps);
+        for (const c of NAMESPACE_COLUMNS) {
+          if (!nsCols.has(c)) {
+            throw new Error(`${path} is not a catalog: ${T.namespaceProps} lacks column ${c}`);
+          }
+        }
+      }
+      const hasMimir = tables.has(T.catalog) && tables.has(T.generations) && tables.has(T.log) && tables.has(T.leases);
+      return new SqlCatalog(db, path, name, readOnly, tableCols.has('iceberg_type'), hasMimir);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // -------------------------------------------------------------------------
+  // Namespaces
+
+  createNamespace(ns: string[], props: Record<string, string> = {}): void {
+    this.requireWritable('createNamespace');
+    checkNamespace(ns, `createNamespace in ${this.path}`);
+    const key = nsToString(ns);
+    this.db
+      .transaction(() => {
+        if (this.namespaceExists(ns)) throw new AlreadyExistsError(`namespace '${key}'`, this.path);
+        const ins = this.db.prepare(
+          `INSERT INTO ${T.namespaceProps} (catalog_name, namespace, property_key, property_value) VALUES (?, ?, ?, ?)`,
+        );
+        ins.run(this.name, key, 'exists', 'true');
+        for (const [k, v] of Object.entries(props)) {
+          if (k !== 'exists') ins.run(this.name, key, k, v);
+        }
+      })
+      .immediate();
+  }
+
+  /** Every namespace that has properties or tables, sorted. */
+  listNamespaces(): string[][] {
+    const rows = this.db
+      .prepare(
+        `SELECT table_namespace AS ns FROM ${T.tables} WHERE catalog_name = ?
+         UNION SELECT namespace AS ns FROM ${T.namespaceProps} WHERE catalog_name = ?
+         ORDER BY ns`,
+      )
+      .all(this.name, this.name) as { ns: string }[];
+    return rows.map((r) => nsFromString(r.ns));
+  }
+
+  namespaceExists(ns: string[]): boolean {
+    const key = nsToString(ns);
+    const row = this.db
+      .prepare(
+        `SELECT 1 FROM ${T.namespaceProps} WHERE catalog_name = ? AND namespace = ?
+         UNION ALL SELECT 1 FROM ${T.tables} WHERE catalog_name = ? AND table_namespace = ? LIMIT 1`,
+      )
+      .get(this.name, key, this.name, key);
+    return row !== undefined;
+  }
+
+  /** The namespace's properties (including `exists`); throws NoSuchNamespaceError. */
+  namespaceProperties(ns: string[]): Record<string, string> {
+    if (!this.namespaceExists(ns)) throw new NoSuchNamespaceError(ns, this.path);
+    const rows = this.db
+      .prepare(
+        `SELECT property_key AS k, property_value AS v FROM ${T.namespaceProps}
+         WHERE catalog_name = ? AND namespace = ? ORDER BY property_key`,
+      )
+      .all(this.name, nsToString(ns)) as { k: string; v: string | null }[];
+    const out: Record<string, string> = {};
+    for (const r of rows) out[r.k] = r.v ?? '';
+    return out;
+  }
+
+  /** Drop an empty namespace; refuses (NamespaceNotEmptyError) when it holds tables or child namespaces. */
+  dropNamespace(ns: string[]): void {
+    this.requireWritable('dropNamespace');
+    const key = nsToString(ns);
+    this.db
+      .transaction(() => {
+        if (!this.namespaceExists(ns)) throw new NoSuchNamespaceError(ns, this.path);
+        const tables = this.listTables(ns).length;
+        const children = this.listNamespaces().filter(
+          (n) => n.length > ns.length && nsToString(n.slice(0, ns.length)) === key,
+        ).length;
+        if (tables > 0 || children > 0) throw new NamespaceNotEmptyError(ns, tables, children, this.path);
+        this.db.prepare(`DELETE FROM ${T.namespaceProps} WHERE catalog_name = ? AND namespace = ?`).run(this.name, key);
+      })
+      .immediate();
+  }
+
+  // -------------------------------------------------------------------------
+  // Tables
+
+  listTables(ns: string[]): TableIdent[] {
+    const rows = this.db
+      .prepare(
+        `SELECT table_namespace, table_name FROM ${T.tables}
+         WHERE catalog_name = ? AND table_namespace = ?${this.typeFilter()} ORDER BY table_name`,
+      )
+      .all(this.name, nsToString(ns)) as TableRow[];
+    return rows.map(rowIdent);
+  }
+
+  listAllTables(): TableIdent[] {
+    const rows = this.db
+      .prepare(
+        `SELECT table_namespace, table_name FROM ${T.tables}
+         WHERE catalog_name = ?${this.typeFilter()} ORDER BY table_namespace, table_name`,
+      )
+      .all(this.name) as TableRow[];
+    return rows.map(rowIdent);
+  }
+
+  /** The table's current pointer, or undefined when there is no such table. */
+  loadTable(ident: TableIdent): LoadedPointer | undefined {
+    const row = this.currentRow(ident);
+    if (row === undefined || row.metadata_location === null) return undefined;
+    return { metadataLocation: row.metadata_location, previousMetadataLocation: row.previous_metadata_location };
+  }
+
+  /** Like loadTable, but throws NoSuchTableError. */
+  requireTable(ident: TableIdent): LoadedPointer {
+    const t = this.loadTable(ident);
+    if (t === undefined) throw new NoSuchTableError(ident, this.path);
+    return t;
+  }
+
+  /**
+   * Apply every change or none: one IMMEDIATE transaction compare-and-swaps each
+   * table, bumps the generation once and logs one row per table. Returns the
+   * new generation. Throws CommitConflictError (stale expected location, or the
+   * table vanished), AlreadyExistsError (create of an existing table) or
+   * NoSuchNamespaceError (create in a missing namespace); then nothing changed.
+   */
+  commit(changes: TableChange[], note?: string): bigint {
+    this.requireWritable('commit');
+    if (changes.length === 0) throw new Error(`commit to ${this.path}: expected at least one table change, found none`);
+    const seen = new Set<string>();
+    for (const c of changes) {
+      const key = identToString(c.ident);
+      if (seen.has(key)) throw new Error(`commit to ${this.path}: table ${key} appears twice in one commit`);
+      seen.add(key);
+      checkIdent(c.ident, `commit to ${this.path}`);
+      if (c.expected === null && c.next === null) {
+        throw new Error(`commit to ${this.path}: change of ${key} has neither expected nor next location`);
+      }
+    }
+    const run = this.db.transaction((): bigint => {
+      for (const c of changes) this.applyChange(c);
+      const bumped = this.db
+        .prepare(
+          `UPDATE ${T.catalog} SET generation = generation + 1, last_time_ms = max(last_time_ms, ?)
+           WHERE catalog_name = ? RETURNING generation, last_time_ms`,
+        )
+        .get(Date.now(), this.name) as { generation: bigint; last_time_ms: bigint } | undefined;
+      if (bumped === undefined) throw new Error(`commit to ${this.path}: no ${T.catalog} row for catalog '${this.name}'`);
+      const gen = bumped.generation;
+      this.db
+        .prepare(`INSERT INTO ${T.generations} (catalog_name, generation, time_ms, note, pid, host) VALUES (?, ?, ?, ?, ?, ?)`)
+        .run(this.name, gen, bumped.last_time_ms, note ?? null, process.pid, this.host);
+      const log = this.db.prepare(
+        `INSERT INTO ${T.log} (catalog_name, generation, table_namespace, table_name, metadata_location, previous_metadata_location)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      );
+      for (const c of changes) log.run(this.name, gen, nsToString(c.ident.namespace), c.ident.name, c.next, c.expected);
+      return gen;
+    });
+    return run.immediate();
+  }
+
+  private applyChange(c: TableChange): void {
+    const ns = nsToString(c.ident.namespace);
+    if (c.expected === null) {
+      if (!this.namespaceExists(c.ident.namespace)) throw new NoSuchNamespaceError(c.ident.namespace, this.path);
+      if (this.currentRow(c.ident, true) !== undefined) {
+        throw new AlreadyExistsError(`table ${identToString(c.ident)}`, this.path);
+      }
+      if (this.hasType) {
+        this.db
+          .prepare(
+            `INSERT INTO ${T.tables} (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location, iceberg_type)
+             VALUES (?, ?, ?, ?, NULL, ?)`,
+          )
+          .run(this.name, ns, c.ident.name, c.next, ICEBERG_TYPE_TABLE);
+      } else {
+        this.db
+          .prepare(
+            `INSERT INTO ${T.tables} (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location)
+             VALUES (?, ?, ?, ?, NULL)`,
+          )
+          .run(this.name, ns, c.ident.name, c.next);
+      }
+      return;
+    }
+    const where = `catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?${this.typeFilter()}`;
+    const result =
+      c.next === null
+        ? this.db.prepare(`DELETE FROM ${T.tables} WHERE ${where}`).run(this.name, ns, c.ident.name, c.expected)
+        : this.db
+            .prepare(`UPDATE ${T.tables} SET metadata_location = ?, previous_metadata_location = ? WHERE ${where}`)
+            .run(c.next, c.expected, this.name, ns, c.ident.name, c.expected);
+    if (result.changes !== 1) {
+      const actual = this.currentRow(c.ident)?.metadata_location ?? null;
+      throw new CommitConflictError(c.ident, c.expected, actual, this.path);
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Generations
+
+  /** The current generation (0 for a new catalog, and for a foreign one without Mimir's tables). */
+  pointerGeneration(): bigint {
+    if (!this.hasMimir) return 0n;
+    const row = this.db.prepare(`SELECT generation FROM ${T.catalog} WHERE catalog_name = ?`).get(this.name) as
+      | { generation: bigint }
+      | undefined;
+    return row === undefined ? 0n : big(row.generation);
+  }
+
+  /** Generations newest first: at most `limit` (default 100), all below `before` when given. */
+  generations(opts: { limit?: number; before?: bigint } = {}): GenerationEntry[] {
+    if (!this.hasMimir) return [];
+    const limit = opts.limit ?? 100;
+    const heads = this.db
+      .prepare(
+        `SELECT generation, time_ms, note FROM ${T.generations}
+         WHERE catalog_name = ? AND generation < ? ORDER BY generation DESC LIMIT ?`,
+      )
+      .all(this.name, opts.before ?? MAX_GENERATION, limit) as {
+      generation: bigint;
+      time_ms: bigint;
+      note: string | null;
+    }[];
+    if (heads.length === 0) return [];
+    const lo = heads[heads.length - 1].generation;
+    const hi = heads[0].generation;
+    const rows = this.db
+      .prepare(
+        `SELECT generation, table_namespace, table_name, metadata_location FROM ${T.log}
+         WHERE catalog_name = ? AND generation BETWEEN ? AND ? ORDER BY generation, table_namespace, table_name`,
+      )
+      .all(this.name, lo, hi) as LogRow[];
+    const byGen = new Map<bigint, GenerationEntry>();
+    const out = heads.map((h) => {
+      const e: GenerationEntry = { generation: big(h.generation), timeMs: num(h.time_ms), note: h.note, tables: [] };
+      byGen.set(e.generation, e);
+      return e;
+    });
+    for (const r of rows) {
+      byGen.get(big(r.generation))?.tables.push({ ident: rowIdent(r), metadataLocation: r.metadata_location });
+    }
+    return out;
+  }
+
+  /**
+   * identToString -> metadata location of every table as of `generation`,
+   * rebuilt from the log. A table the log never saw before (created before the
+   * log existed, e.g. in a foreign catalog) is taken at the location its first
+   * logged change replaced, or at its current pointer when never logged.
+   */
+  pointersAt(generation: bigint): Map<string, string> {
+    const current = this.pointerGeneration();
+    if (generation < 0n || generation > current) {
+      throw new RangeError(`pointersAt(${generation}) on ${this.path}: expected a generation in 0..${current}`);
+    }
+    const out = new Map<string, string>();
+    const idents = new Map<string, TableIdent>();
+    for (const i of this.listAllTables()) idents.set(identToString(i), i);
+    if (this.hasMimir) {
+      const logged = this.db
+        .prepare(`SELECT DISTINCT table_namespace, table_name FROM ${T.log} WHERE catalog_name = ?`)
+        .all(this.name) as TableRow[];
+      for (const r of logged) idents.set(identToString(rowIdent(r)), rowIdent(r));
+    }
+    for (const [key, ident] of idents) {
+      const loc = this.locationAt(ident, generation);
+      if (loc !== null) out.set(key, loc);
+    }
+    return out;
+  }
+
+  private locationAt(ident: TableIdent, generation: bigint): string | null {
+    if (this.hasMimir) {
+      const args = [this.name, nsToString(ident.namespace), ident.name, generation] as const;
+      const atOrBefore = this.db
+        .prepare(
+          `SELECT metadata_location FROM ${T.log} WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?
+           AND generation <= ? ORDER BY generation DESC LIMIT 1`,
+        )
+        .get(...args) as { metadata_location: string | null } | undefined;
+      if (atOrBefore !== undefined) return atOrBefore.metadata_location;
+      const after = this.db
+        .prepare(
+          `SELECT previous_metadata_location FROM ${T.log} WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?
+           AND generation > ? ORDER BY generation ASC LIMIT 1`,
+        )
+        .get(...args) as { previous_metadata_location: string | null } | undefined;
+      if (after !== undefined) return after.previous_metadata_location;
+    }
+    return this.loadTable(ident)?.metadataLocation ?? null;
+  }
+
+  /** The last generation committed at or before `timeMs` (0 if none). Commit times are monotone. */
+  generationAt(timeMs: number): bigint {
+    if (!this.hasMimir) return 0n;
+    const row = this.db
+      .prepare(`SELECT max(generation) AS g FROM ${T.generations} WHERE catalog_name = ? AND time_ms <= ?`)
+      .get(this.name, Math.floor(timeMs)) as { g: bigint | null };
+    return row.g === null ? 0n : big(row.g);
+  }
+
+  /** Every metadata location the log (and the current row) ever recorded for the table, oldest first. */
+  everMetadataLocations(ident: TableIdent): string[] {
+    const seen = new Set<string>();
+    const add = (s: string | null): void => {
+      if (s !== null) seen.add(s);
+    };
+    if (this.hasMimir) {
+      const rows = this.db
+        .prepare(
+          `SELECT metadata_location, previous_metadata_location FROM ${T.log}
+           WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? ORDER BY generation`,
+        )
+        .all(this.name, nsToString(ident.namespace), ident.name) as TableRow[];
+      for (const r of rows) {
+        add(r.previous_metadata_location);
+        add(r.metadata_location);
+      }
+    }
+    const row = this.currentRow(ident);
+    if (row !== undefined) {
+      add(row.previous_metadata_location);
+      add(row.metadata_location);
+    }
+    return [...seen];
+  }
+
+  // -------------------------------------------------------------------------
+  // Leases
+
+  /**
+   * Announce a commit in flight, visible to every process: maintenance must
+   * not delete files newer than `releaseBase`'s state while the lease is live.
+   * The lease lives until `end()`, until `ttlMs` (default 5 min) passes without
+   * `renew()`, or until its process dies.
+   */
+  beginLease(opts: { releaseBase: bigint; note?: string; ttlMs?: number }): Lease {
+    this.requireWritable('beginLease');
+    this.requireMimir('beginLease');
+    const ttl = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+    const now = Date.now();
+    const info = this.db
+      .prepare(
+        `INSERT INTO ${T.leases} (catalog_name, pid, host, release_base, started_ms, expires_ms, note)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(this.name, process.pid, this.host, opts.releaseBase, now, now + ttl, opts.note ?? null);
+    const id = big(info.lastInsertRowid);
+    return {
+      id,
+      renew: () => {
+        const r = this.db.prepare(`UPDATE ${T.leases} SET expires_ms = ? WHERE id = ?`).run(Date.now() + ttl, id);
+        if (r.changes !== 1) throw new Error(`lease ${id} in ${this.path} cannot be renewed: it ended or expired and was swept`);
+      },
+      end: () => {
+        if (this.db.open) this.db.prepare(`DELETE FROM ${T.leases} WHERE id = ?`).run(id);
+      },
+    };
+  }
+
+  /** Leases not ended, not expired and (on this host) held by a live process; sweeps the others when writable. */
+  liveLeases(): LeaseInfo[] {
+    if (!this.hasMimir) return [];
+    const now = Date.now();
+    const rows = this.db
+      .prepare(
+        `SELECT id, pid, host, release_base, started_ms, expires_ms, note FROM ${T.leases}
+         WHERE catalog_name = ? ORDER BY id`,
+      )
+      .all(this.name) as {
+      id: bigint;
+      pid: bigint;
+      host: string;
+      release_base: bigint;
+      started_ms: bigint;
+      expires_ms: bigint;
+      note: string | null;
+    }[];
+    const live: LeaseInfo[] = [];
+    const dead: bigint[] = [];
+    for (const r of rows) {
+      const lease: LeaseInfo = {
+        id: big(r.id),
+        pid: num(r.pid),
+        host: r.host,
+        releaseBase: big(r.release_base),
+        startedMs: num(r.started_ms),
+        expiresMs: num(r.expires_ms),
+        note: r.note,
+      };
+      const alive = lease.expiresMs > now && (lease.host !== this.host || pidAlive(lease.pid));
+      if (alive) live.push(lease);
+      else dead.push(lease.id);
+    }
+    if (dead.length > 0 && !this.readOnly) {
+      const del = this.db.prepare(`DELETE FROM ${T.leases} WHERE id = ?`);
+      this.db.transaction(() => {
+        for (const id of dead) del.run(id);
+      })();
+    }
+    return live;
+  }
+
+  // -------------------------------------------------------------------------
+
+  private typeFilter(): string {
+    return this.hasType ? ` AND (iceberg_type = '${ICEBERG_TYPE_TABLE}' OR iceberg_type IS NULL)` : '';
+  }
+
+  /** The row of a table; `anyType` also finds views (for name clashes on create). */
+  private currentRow(ident: TableIdent, anyType = false): TableRow | undefined {
+    return this.db
+      .prepare(
+        `SELECT table_namespace, table_name, metadata_location, previous_metadata_location FROM ${T.tables}
+         WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?${anyType ? '' : this.typeFilter()}`,
+      )
+      .get(this.name, nsToString(ident.namespace), ident.name) as TableRow | undefined;
+  }
+
+  private requireWritable(what: string): void {
+    if (this.readOnly) throw new Error(`${what}: catalog ${this.path} was opened read-only — nothing written`);
+  }
+
+  private requireMimir(what: string): void {
+    if (!this.hasMimir) throw new Error(`${what}: catalog ${this.path} has no Mimir tables (${T.catalog} …)`);
+  }
+}
+
+/**
+ * Open an SQL catalog written by PyIceberg or Java (e.g. PyIceberg's default
+ * catalog name is 'default'). Read-only unless `writable`: only then are
+ * Mimir's tables added to the file.
+ */
+export function openForeignCatalog(dbPath: string, catalogName: string, opts: { writable?: boolean } = {}): SqlCatalog {
+  return SqlCatalog.openFile(dbPath, { name: catalogName, readOnly: opts.writable !== true, create: false });
+}
+
+function listSqliteTables(db: Db): Set<string> {
+  const rows = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as { name: string }[];
+  return new Set(rows.map((r) => r.name).filter((n) => !n.startsWith('sqlite_')));
+}
+
+function columnsOf(db: Db, table: string): Set<string> {
+  const rows = db.pragma(`table_info(${table})`) as { name: string }[];
+  return new Set(rows.map((r) => r.name));
+}
+
+function rowIdent(r: { table_namespace: string; table_name: string }): TableIdent {
+  return { namespace: nsFromString(r.table_namespace), name: r.table_name };
+}

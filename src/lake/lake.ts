@@ -1,0 +1,133 @@
+// A lake: a folder holding the embedded SQLite catalog (`catalog.db`) and one
+// folder per table (`<root>/<namespace>/<table>/{metadata,data}`; no table's
+// location is inside another's). Tables load as of now, a lake generation or a
+// time; a table pinned to the past is read-only. Every write registers a lease
+// in the catalog for as long as it is in flight, so orphan removal in any
+// process leaves its files alone.
+import * as nodePath from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { LocalFileIO, prefixResolver, type FileIO } from './io/fileio.ts';
+import { SqlCatalog, identToString, type TableIdent } from './catalog/sql-catalog.ts';
+import type { PartitionField, Schema, SortOrder } from './spec/types.ts';
+import { newTableMetadata, serializeTableMetadata } from './spec/metadata.ts';
+import { Table } from './table/table.ts';
+import { commitTables, readMetadata, type CommitHooks, type CommitTarget, type Committed } from './table/commit.ts';
+
+export interface CreateTableOptions {
+  partitionBy?: Omit<PartitionField, 'fieldId'>[];
+  sortOrder?: SortOrder;
+  properties?: Record<string, string>;
+}
+
+export interface LoadOptions {
+  /** Read the table as the lake held it at this generation (read-only). */
+  generation?: bigint;
+  /** Read the table as the lake held it at this time, ms since epoch (read-only). */
+  asOfMs?: number;
+}
+
+export class Lake {
+  readonly io: FileIO;
+  readonly hooks: CommitHooks;
+
+  private constructor(
+    readonly root: string,
+    readonly catalog: SqlCatalog,
+  ) {
+    this.io = new LocalFileIO();
+    this.hooks = {
+      begin: (releaseBase) => {
+        const lease = catalog.beginLease({ releaseBase, note: 'commit' });
+        return () => lease.end();
+      },
+    };
+  }
+
+  static open(root: string, opts: { create?: boolean } = {}): Lake {
+    const abs = nodePath.resolve(root);
+    return new Lake(abs, SqlCatalog.open(abs, { create: opts.create !== false }));
+  }
+
+  close(): void {
+    this.catalog.close();
+  }
+
+  tableLocation(ident: TableIdent): string {
+    return pathToFileURL(nodePath.join(this.root, ...ident.namespace, ident.name)).href;
+  }
+
+  /** Run `fn` with a lease that marks a commit in flight (files it writes are protected from GC). */
+  async inFlight<T>(note: string, fn: () => Promise<T>): Promise<T> {
+    const lease = this.catalog.beginLease({ releaseBase: this.catalog.pointerGeneration(), note });
+    try {
+      return await fn();
+    } finally {
+      lease.end();
+    }
+  }
+
+  async createTable(ident: TableIdent, schema: Schema, opts: CreateTableOptions = {}): Promise<Table> {
+    if (!this.catalog.namespaceExists(ident.namespace)) this.catalog.createNamespace(ident.namespace);
+    const location = this.tableLocation(ident);
+    let last = 999;
+    const spec = { specId: 0, fields: (opts.partitionBy ?? []).map((f) => ({ ...f, fieldId: ++last })) };
+    const metadata = newTableMetadata({ location, schema, spec, sortOrder: opts.sortOrder, properties: opts.properties });
+    const loc = `${location}/metadata/00000-${crypto.randomUUID()}.metadata.json`;
+    await this.inFlight(`create ${identToString(ident)}`, async () => {
+      await this.io.writeNew(loc, serializeTableMetadata(metadata));
+      try {
+        this.catalog.commit([{ ident, expected: null, next: loc }], `create ${identToString(ident)}`);
+      } catch (e) {
+        await this.io.delete(loc);
+        throw e;
+      }
+    });
+    return new Table(this.io, loc, await readMetadata(this.io, loc), this.catalog, ident, undefined, this.hooks);
+  }
+
+  tableExists(ident: TableIdent): boolean {
+    return this.catalog.loadTable(ident) !== undefined;
+  }
+
+  async loadTable(ident: TableIdent, opts: LoadOptions = {}): Promise<Table> {
+    let generation = opts.generation;
+    if (opts.asOfMs !== undefined) generation = this.catalog.generationAt(opts.asOfMs);
+    if (generation !== undefined) {
+      const loc = this.catalog.pointersAt(generation).get(identToString(ident));
+      if (!loc) throw new Error(`table ${identToString(ident)} did not exist at lake generation ${generation}`);
+      return new Table(this.io, loc, await readMetadata(this.io, loc), this.catalog, ident, `pinned to lake generation ${generation}`);
+    }
+    const p = this.catalog.loadTable(ident);
+    if (!p) throw new Error(`table ${identToString(ident)} does not exist in ${this.catalog.path}`);
+    return new Table(this.io, p.metadataLocation, await readMetadata(this.io, p.metadataLocation), this.catalog, ident, undefined, this.hooks);
+  }
+
+  async dropTable(ident: TableIdent): Promise<void> {
+    const p = this.catalog.loadTable(ident);
+    if (!p) throw new Error(`table ${identToString(ident)} does not exist`);
+    this.catalog.commit([{ ident, expected: p.metadataLocation, next: null }], `drop ${identToString(ident)}`);
+  }
+
+  /** Commit updates to several tables atomically: all land or none. */
+  async commit(targets: Omit<CommitTarget, 'io'>[], note?: string): Promise<Committed> {
+    return commitTables(
+      this.catalog,
+      targets.map((t) => ({ ...t, io: this.io })),
+      { hooks: this.hooks, note },
+    );
+  }
+}
+
+/**
+ * A read-only table from a metadata file. `locationRoot` maps the table's
+ * recorded `location` to a local folder (tables written elsewhere).
+ */
+export async function openMetadataFile(path: string, opts: { locationRoot?: string } = {}): Promise<Table> {
+  const local = nodePath.resolve(path);
+  let io: FileIO = new LocalFileIO();
+  const probe = await readMetadata(io, local);
+  if (opts.locationRoot) {
+    io = new LocalFileIO(prefixResolver(probe.location, nodePath.resolve(opts.locationRoot)));
+  }
+  return new Table(io, local, probe, undefined, undefined, 'opened from a metadata file');
+}

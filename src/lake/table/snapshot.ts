@@ -1,0 +1,209 @@
+// Producing snapshots: append (add data files) and overwrite/replace (remove
+// exactly the files that were read, add new ones, keep whatever else is live —
+// including files appended concurrently since the read). The manifest of added
+// files is written once, with the snapshot id fixed for all attempts and
+// sequence numbers left to inheritance, so a retry only rewrites manifests
+// that mark removed files and the manifest list.
+import { randomUUID, randomBytes } from 'node:crypto';
+import type { FileIO } from '../io/fileio.ts';
+import type { DataFile, ManifestEntry, ManifestFile, Operation, PartitionSpec, Snapshot, TableMetadata } from '../spec/types.ts';
+import { encodeManifest, decodeManifest, type ManifestEntryToWrite } from '../avro/manifest.ts';
+import { encodeManifestList } from '../avro/manifest-list.ts';
+import { readManifestList } from '../scan/plan.ts';
+import { currentSchema } from '../spec/metadata.ts';
+import { ValidationError, type TableUpdate } from './commit.ts';
+
+/** A positive random 63-bit id. */
+export function newSnapshotId(): bigint {
+  const b = randomBytes(8);
+  b[0] = b[0]! & 0x7f;
+  const id = b.readBigUInt64BE(0);
+  return id === 0n ? 1n : id;
+}
+
+export interface SnapshotChange {
+  operation: Operation;
+  /** Data files to add, each with the spec its partition tuple follows. */
+  added: { file: DataFile; specId: number }[];
+  /** Paths of live files to remove; every one must still be live at commit. */
+  removed: Set<string>;
+  /** Extra summary entries. */
+  summary?: Record<string, string>;
+}
+
+function specOf(m: TableMetadata, id: number): PartitionSpec {
+  const s = m.partitionSpecs.find((p) => p.specId === id);
+  if (!s) throw new ValidationError(`partition spec ${id} is not in the table`);
+  return s;
+}
+
+export class SnapshotUpdate implements TableUpdate {
+  readonly snapshotId = newSnapshotId();
+  private readonly commitId = randomUUID();
+  private manifestCount = 0;
+  private addedManifests: ManifestFile[] | undefined;
+  private shared: string[] = [];
+  private perAttempt: string[] = [];
+
+  constructor(
+    private readonly io: FileIO,
+    private readonly change: SnapshotChange,
+  ) {}
+
+  attemptFiles(): string[] {
+    return this.perAttempt;
+  }
+  sharedFiles(): string[] {
+    return this.shared;
+  }
+
+  private manifestPath(m: TableMetadata, attempt?: number): string {
+    const n = this.manifestCount++;
+    const suffix = attempt === undefined ? '' : `-a${attempt}`;
+    return `${m.location.replace(/\/+$/, '')}/metadata/${this.commitId}-m${n}${suffix}.avro`;
+  }
+
+  private async writeManifest(
+    m: TableMetadata,
+    spec: PartitionSpec,
+    entries: ManifestEntryToWrite[],
+    seq: bigint,
+    attempt?: number,
+  ): Promise<ManifestFile> {
+    const schema = currentSchema(m);
+    const { bytes, summary } = encodeManifest(entries, { schema, spec, content: 0 });
+    const path = this.manifestPath(m, attempt);
+    await this.io.writeNew(path, bytes);
+    (attempt === undefined ? this.shared : this.perAttempt).push(path);
+    const { minDataSequenceNumber, ...counts } = summary;
+    return {
+      ...counts,
+      manifestPath: path,
+      manifestLength: BigInt(bytes.length),
+      partitionSpecId: spec.specId,
+      content: 0,
+      sequenceNumber: seq,
+      minSequenceNumber: minDataSequenceNumber ?? seq,
+      addedSnapshotId: this.snapshotId,
+    };
+  }
+
+  async apply(base: TableMetadata, attempt: number): Promise<TableMetadata> {
+    this.perAttempt = [];
+    if (base.snapshots.some((s) => s.snapshotId === this.snapshotId)) {
+      throw new ValidationError(`snapshot id ${this.snapshotId} already exists in the table`);
+    }
+    const seq = base.lastSequenceNumber + 1n;
+    const parent = base.currentSnapshotId === undefined ? undefined : base.snapshots.find((s) => s.snapshotId === base.currentSnapshotId);
+
+    // 1. the added files' manifests: written once, one per spec
+    if (!this.addedManifests) {
+      const bySpec = new Map<number, DataFile[]>();
+      for (const a of this.change.added) {
+        const l = bySpec.get(a.specId);
+        if (l) l.push(a.file);
+        else bySpec.set(a.specId, [a.file]);
+      }
+      this.addedManifests = [];
+      for (const [specId, files] of bySpec) {
+        const entries = files.map((f) => ({ status: 1 as const, snapshotId: this.snapshotId, sequenceNumber: null, fileSequenceNumber: null, dataFile: f }));
+        this.addedManifests.push(await this.writeManifest(base, specOf(base, specId), entries, seq));
+      }
+    }
+    const added = this.addedManifests.map((mf) => ({ ...mf, sequenceNumber: seq, minSequenceNumber: mf.addedFilesCount > 0 && mf.existingFilesCount === 0 ? seq : mf.minSequenceNumber }));
+
+    // 2. the parent's manifests, rewriting those that hold removed files
+    const kept: ManifestFile[] = [];
+    const found = new Set<string>();
+    let deletedFiles = 0n;
+    let deletedRecords = 0n;
+    let deletedSize = 0n;
+    const parentManifests = parent ? await readManifestList(this.io, parent) : [];
+    for (const mf of parentManifests) {
+      if (this.change.removed.size === 0 || mf.content !== 0) {
+        kept.push(mf);
+        continue;
+      }
+      const { entries } = decodeManifest(await this.io.readAll(mf.manifestPath), mf.manifestPath, {
+        addedSnapshotId: mf.addedSnapshotId,
+        sequenceNumber: mf.sequenceNumber,
+      });
+      const live = entries.filter((e) => e.status !== 2);
+      if (!live.some((e) => this.change.removed.has(e.dataFile.filePath))) {
+        kept.push(mf);
+        continue;
+      }
+      const rewritten: ManifestEntryToWrite[] = [];
+      for (const e of live) {
+        if (this.change.removed.has(e.dataFile.filePath)) {
+          found.add(e.dataFile.filePath);
+          deletedFiles++;
+          deletedRecords += e.dataFile.recordCount;
+          deletedSize += e.dataFile.fileSizeInBytes;
+          rewritten.push(explicit(e, 2, this.snapshotId));
+        } else rewritten.push(explicit(e, 0, e.snapshotId));
+      }
+      kept.push(await this.writeManifest(base, specOf(base, mf.partitionSpecId), rewritten, seq, attempt));
+    }
+    if (found.size !== this.change.removed.size) {
+      const missing = [...this.change.removed].filter((p) => !found.has(p));
+      throw new ValidationError(
+        `${this.change.operation}: ${missing.length} of ${this.change.removed.size} file(s) to replace are no longer live (first: ${missing[0]}); nothing committed`,
+      );
+    }
+
+    // 3. the manifest list and the snapshot
+    const manifests = [...added.filter((m) => m.addedFilesCount > 0), ...kept];
+    const listPath = `${base.location.replace(/\/+$/, '')}/metadata/snap-${this.snapshotId}-${attempt + 1}-${this.commitId}.avro`;
+    const listBytes = encodeManifestList(manifests, { snapshotId: this.snapshotId, parentSnapshotId: parent?.snapshotId, sequenceNumber: seq });
+    await this.io.writeNew(listPath, listBytes);
+    this.perAttempt.push(listPath);
+
+    const addedRecords = this.change.added.reduce((s, a) => s + a.file.recordCount, 0n);
+    const addedSize = this.change.added.reduce((s, a) => s + a.file.fileSizeInBytes, 0n);
+    const prev = parent?.summary ?? ({} as Record<string, string>);
+    const total = (k: string, plus: bigint, minus: bigint): string => String(BigInt(prev[k] ?? '0') + plus - minus);
+    const partitions = new Set(this.change.added.map((a) => `${a.specId}:${JSON.stringify(a.file.partition, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`));
+    const summary: Snapshot['summary'] = {
+      operation: this.change.operation,
+      ...(this.change.added.length > 0
+        ? { 'added-data-files': String(this.change.added.length), 'added-records': String(addedRecords), 'added-files-size': String(addedSize) }
+        : {}),
+      ...(deletedFiles > 0n
+        ? { 'deleted-data-files': String(deletedFiles), 'deleted-records': String(deletedRecords), 'removed-files-size': String(deletedSize) }
+        : {}),
+      'changed-partition-count': String(partitions.size),
+      'total-records': total('total-records', addedRecords, deletedRecords),
+      'total-files-size': total('total-files-size', addedSize, deletedSize),
+      'total-data-files': total('total-data-files', BigInt(this.change.added.length), deletedFiles),
+      'total-delete-files': prev['total-delete-files'] ?? '0',
+      'total-position-deletes': prev['total-position-deletes'] ?? '0',
+      'total-equality-deletes': prev['total-equality-deletes'] ?? '0',
+      'engine-name': 'mimir',
+      ...this.change.summary,
+    };
+    const now = BigInt(Date.now());
+    const snap: Snapshot = {
+      snapshotId: this.snapshotId,
+      ...(parent ? { parentSnapshotId: parent.snapshotId } : {}),
+      sequenceNumber: seq,
+      timestampMs: now > base.lastUpdatedMs ? now : base.lastUpdatedMs + 1n,
+      manifestList: listPath,
+      summary,
+      schemaId: base.currentSchemaId,
+    };
+    return {
+      ...base,
+      lastSequenceNumber: seq,
+      snapshots: [...base.snapshots, snap],
+      currentSnapshotId: snap.snapshotId,
+      refs: { ...base.refs, main: { ...(base.refs.main ?? {}), snapshotId: snap.snapshotId, type: 'branch' } },
+      snapshotLog: [...base.snapshotLog, { timestampMs: snap.timestampMs, snapshotId: snap.snapshotId }],
+    };
+  }
+}
+
+/** An entry re-written into a new manifest: sequence numbers explicit, as the spec requires. */
+function explicit(e: ManifestEntry, status: 0 | 2, snapshotId: bigint): ManifestEntryToWrite {
+  return { status, snapshotId, sequenceNumber: e.sequenceNumber, fileSequenceNumber: e.fileSequenceNumber, dataFile: e.dataFile };
+}

@@ -1,0 +1,141 @@
+// Writing data files: batches are split by partition (the spec's transforms
+// applied to each row), buffered per partition up to a file's row budget, and
+// written as Parquet files under `<location>/data/<partition path>/`. Memory
+// is bounded by the row budget per open partition, never by the input.
+//
+// Crash story: a data file is written whole or not at all (FileIO.writeNew);
+// files written for a commit that never lands are orphans for maintenance.
+import { randomUUID } from 'node:crypto';
+import type { FileIO } from '../io/fileio.ts';
+import type { Batch, DataFile, NestedField, PartitionSpec, Schema, Value } from '../spec/types.ts';
+import { encodeDataFile, type DataFileWriteOptions } from '../parquet/write.ts';
+import { partitionPath, partitionValues } from '../spec/partition.ts';
+import { partitionKey } from '../scan/plan.ts';
+
+export interface WriteOptions {
+  /** Rows per data file at most (bounds memory while buffering a partition). */
+  fileRows: number;
+  parquet: DataFileWriteOptions;
+}
+
+/** Write options from table properties (`write.parquet.*`, `mimir.write.file-rows`). */
+export function writeOptions(props: Record<string, string>): WriteOptions {
+  const codec = (props['write.parquet.compression-codec'] ?? 'zstd').toLowerCase();
+  const allowed = ['zstd', 'snappy', 'gzip', 'uncompressed'] as const;
+  const c = (allowed as readonly string[]).includes(codec) ? (codec as (typeof allowed)[number]) : 'zstd';
+  const num = (k: string): number | undefined => {
+    const v = props[k];
+    const n = v === undefined ? NaN : Number(v);
+    return Number.isFinite(n) && n > 0 ? n : undefined;
+  };
+  const level = num('write.parquet.compression-level');
+  const rowGroupRows = num('write.parquet.row-group-limit') ?? num('mimir.write.row-group-rows');
+  return {
+    fileRows: num('mimir.write.file-rows') ?? 1_000_000,
+    parquet: { codec: c, ...(level ? { zstdLevel: level } : {}), ...(rowGroupRows ? { rowGroupRows } : {}) },
+  };
+}
+
+interface Pending {
+  values: Value[];
+  fields: NestedField[];
+  columns: Value[][];
+  rows: number;
+}
+
+export class DataFileWriter {
+  private pending = new Map<string, Pending>();
+  private written: DataFile[] = [];
+  private seq = 0;
+  private readonly prefix = randomUUID();
+
+  constructor(
+    private readonly io: FileIO,
+    private readonly location: string,
+    private readonly schema: Schema,
+    private readonly spec: PartitionSpec,
+    private readonly opts: WriteOptions,
+  ) {}
+
+  /** Files written so far (all of them after `close`). */
+  files(): DataFile[] {
+    return this.written;
+  }
+
+  async write(batch: Batch): Promise<void> {
+    if (batch.numRows === 0) return;
+    if (this.spec.fields.length === 0) {
+      await this.add('', [], batch, null);
+      return;
+    }
+    const colOf = new Map(batch.fields.map((f, i) => [f.id, i]));
+    const groups = new Map<string, { values: Value[]; rows: number[] }>();
+    for (let r = 0; r < batch.numRows; r++) {
+      const values = partitionValues(this.spec, this.schema, (id) => {
+        const c = colOf.get(id);
+        return c === undefined ? null : (batch.columns[c]![r] ?? null);
+      });
+      const k = partitionKey(this.spec.specId, values);
+      const g = groups.get(k);
+      if (g) g.rows.push(r);
+      else groups.set(k, { values, rows: [r] });
+    }
+    for (const [k, g] of groups) await this.add(k, g.values, batch, g.rows.length === batch.numRows ? null : g.rows);
+  }
+
+  private async add(key: string, values: Value[], batch: Batch, rows: number[] | null): Promise<void> {
+    let p = this.pending.get(key);
+    if (!p || !sameFields(p.fields, batch.fields)) {
+      if (p) await this.flush(key);
+      p = { values, fields: batch.fields, columns: batch.fields.map(() => []), rows: 0 };
+      this.pending.set(key, p);
+    }
+    const n = rows ? rows.length : batch.numRows;
+    for (let c = 0; c < batch.fields.length; c++) {
+      const src = batch.columns[c]!;
+      const dst = p.columns[c]!;
+      if (rows) for (const r of rows) dst.push(src[r] ?? null);
+      else for (let r = 0; r < n; r++) dst.push(src[r] ?? null);
+    }
+    p.rows += n;
+    if (p.rows >= this.opts.fileRows) await this.flush(key);
+  }
+
+  private async flush(key: string): Promise<void> {
+    const p = this.pending.get(key);
+    if (!p || p.rows === 0) return;
+    this.pending.delete(key);
+    const { bytes, metrics } = await encodeDataFile(this.schema, [{ fields: p.fields, numRows: p.rows, columns: p.columns }], this.opts.parquet);
+    const dir = this.spec.fields.length > 0 ? `data/${partitionPath(this.spec, this.schema, p.values)}` : 'data';
+    const path = `${this.location.replace(/\/+$/, '')}/${dir}/${String(this.seq++).padStart(5, '0')}-${this.prefix}.parquet`;
+    await this.io.writeNew(path, bytes);
+    const { splitOffsets, recordCount, ...counts } = metrics;
+    this.written.push({
+      content: 0,
+      filePath: path,
+      fileFormat: 'PARQUET',
+      partition: p.values,
+      recordCount,
+      fileSizeInBytes: BigInt(bytes.length),
+      ...counts,
+      splitOffsets,
+    });
+  }
+
+  /** Flush every partition; returns all files written. */
+  async close(): Promise<DataFile[]> {
+    for (const k of [...this.pending.keys()]) await this.flush(k);
+    return this.written;
+  }
+
+  /** Delete what was written (a failed commit). */
+  async abort(): Promise<void> {
+    this.pending.clear();
+    for (const f of this.written) await this.io.delete(f.filePath).catch(() => undefined);
+    this.written = [];
+  }
+}
+
+function sameFields(a: NestedField[], b: NestedField[]): boolean {
+  return a.length === b.length && a.every((f, i) => f.id === b[i]!.id);
+}
