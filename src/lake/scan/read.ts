@@ -154,7 +154,7 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
       if (filterFields.length > 0 && !mightMatch(filter, (id) => {
         const c = stats.columns.get(id);
         if (!c) return pf.hasField(id) ? undefined : missingStats(missing, byId.get(id)!, rows);
-        return { ...c, valueCount: BigInt(rows) };
+        return { lower: c.min, upper: c.max, nullCount: c.nullCount, valueCount: BigInt(rows) };
       })) {
         ctx.metrics.rowGroupsSkipped++;
         base += rows;

@@ -148,7 +148,13 @@ export class Table {
     const end = this.hooks?.begin?.(catalog.pointerGeneration());
     try {
       const files = await this.writeDataFiles(batches);
-      return await this.appendFiles(files);
+      try {
+        return await this.appendFiles(files);
+      } catch (e) {
+        // the commit did not land (the catalog's answer is definitive): the files are ours to remove
+        for (const f of files) await this.io.delete(f.file.filePath).catch(() => undefined);
+        throw e;
+      }
     } finally {
       end?.();
     }
