@@ -13,6 +13,9 @@ import { newTableMetadata, serializeTableMetadata } from './spec/metadata.ts';
 import { Table } from './table/table.ts';
 import { commitTables, readMetadata, type CommitHooks, type CommitTarget, type Committed } from './table/commit.ts';
 
+/** Lease lifetime; renewed at a third of it while the holder lives. */
+const LEASE_TTL_MS = 60_000;
+
 export interface CreateTableOptions {
   partitionBy?: Omit<PartitionField, 'fieldId'>[];
   sortOrder?: SortOrder;
@@ -35,12 +38,7 @@ export class Lake {
     readonly catalog: SqlCatalog,
   ) {
     this.io = new LocalFileIO();
-    this.hooks = {
-      begin: (releaseBase) => {
-        const lease = catalog.beginLease({ releaseBase, note: 'commit' });
-        return () => lease.end();
-      },
-    };
+    this.hooks = { begin: (releaseBase) => this.lease(releaseBase, 'commit') };
   }
 
   static open(root: string, opts: { create?: boolean } = {}): Lake {
@@ -58,12 +56,29 @@ export class Lake {
 
   /** Run `fn` with a lease that marks a commit in flight (files it writes are protected from GC). */
   async inFlight<T>(note: string, fn: () => Promise<T>): Promise<T> {
-    const lease = this.catalog.beginLease({ releaseBase: this.catalog.pointerGeneration(), note });
+    const end = this.lease(this.catalog.pointerGeneration(), note);
     try {
       return await fn();
     } finally {
-      lease.end();
+      end();
     }
+  }
+
+  /** Take a lease, renewed while held (a long write keeps its protection); returns its end. */
+  private lease(releaseBase: bigint, note: string): () => void {
+    const lease = this.catalog.beginLease({ releaseBase, note, ttlMs: LEASE_TTL_MS });
+    const timer = setInterval(() => {
+      try {
+        lease.renew();
+      } catch {
+        // an expired lease cannot be renewed; orphan removal's horizon is then the only guard
+      }
+    }, LEASE_TTL_MS / 3);
+    timer.unref();
+    return () => {
+      clearInterval(timer);
+      lease.end();
+    };
   }
 
   async createTable(ident: TableIdent, schema: Schema, opts: CreateTableOptions = {}): Promise<Table> {

@@ -10,7 +10,7 @@
 import { promises as fs, constants as fsc } from 'node:fs';
 import * as nodePath from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export interface FileInfo {
   /** The path as given back by `list` (same form as the prefix given). */
@@ -156,6 +156,8 @@ export class LocalFileIO implements FileIO {
   async list(dir: string): Promise<FileInfo[]> {
     const root = this.resolve(dir);
     const out: FileInfo[] = [];
+    // entries are shown in the form of `dir`: file URLs stay (encoded) URLs
+    const asUrl = dir.startsWith('file:');
     const walk = async (local: string, shown: string): Promise<void> => {
       let ents;
       try {
@@ -166,7 +168,7 @@ export class LocalFileIO implements FileIO {
       }
       for (const ent of ents) {
         const l = nodePath.join(local, ent.name);
-        const s = shown.endsWith('/') ? shown + ent.name : `${shown}/${ent.name}`;
+        const s = asUrl ? pathToFileURL(l).href : shown.endsWith('/') ? shown + ent.name : `${shown}/${ent.name}`;
         if (ent.isDirectory()) await walk(l, s);
         else if (ent.isFile()) {
           const st = await fs.stat(l);

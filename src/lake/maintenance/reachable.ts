@@ -122,7 +122,13 @@ export class ReachabilityWalker {
     }
     this.listsRead.add(listKey);
     this.reached.manifestLists.add(snap.manifestList);
-    for (const mf of decodeManifestList(bytes, snap.manifestList)) {
+    let manifests;
+    try {
+      manifests = decodeManifestList(bytes, snap.manifestList);
+    } catch (e) {
+      throw new Error(`snapshot ${snap.snapshotId}: its manifest list cannot be decoded: ${(e as Error).message}`);
+    }
+    for (const mf of manifests) {
       const key = pathKey(mf.manifestPath);
       if (this.manifestsRead.has(key)) continue;
       if (this.skipManifest(mf.manifestPath)) {
@@ -139,7 +145,12 @@ export class ReachabilityWalker {
       }
       this.manifestsRead.add(key);
       this.reached.manifests.add(mf.manifestPath);
-      const { entries } = decodeManifest(mbytes, mf.manifestPath, { addedSnapshotId: mf.addedSnapshotId, sequenceNumber: mf.sequenceNumber });
+      let entries;
+      try {
+        entries = decodeManifest(mbytes, mf.manifestPath, { addedSnapshotId: mf.addedSnapshotId, sequenceNumber: mf.sequenceNumber }).entries;
+      } catch (e) {
+        throw new Error(`snapshot ${snap.snapshotId}: manifest ${mf.manifestPath} (listed in ${snap.manifestList}) cannot be decoded: ${(e as Error).message}`);
+      }
       for (const e of entries) {
         if (e.status === 2) continue; // DELETED: not a reference, the file left the table in this snapshot
         const df = e.dataFile;
@@ -161,7 +172,7 @@ export class ReachabilityWalker {
   }
 
   /**
-   * A metadata file and everything it names. Returns false when the file is
+   * A metadata file and everything it names. Returns undefined when the file is
    * absent and `tolerateMissing`; any other failure throws.
    */
   async metadataFile(location: string, tolerateMissing: boolean): Promise<TableMetadata | undefined> {

@@ -110,45 +110,48 @@ export async function commitTables(catalog: SqlCatalog, targets: CommitTarget[],
   const first = await loadCurrent(catalog, targets[0]!.io, targets[0]!.ident);
   const policy = retryPolicy(first.metadata.properties);
   let lastConflict: unknown;
-  for (let attempt = 0; attempt <= policy.retries; attempt++) {
-    const releaseBase = catalog.pointerGeneration();
-    const end = opts.hooks?.begin?.(releaseBase);
-    const written: { io: FileIO; path: string }[] = [];
-    let landed = false;
-    try {
-      const bases = await Promise.all(targets.map((t, i) => (i === 0 && attempt === 0 ? first : loadCurrent(catalog, t.io, t.ident))));
-      const results: Committed['tables'] = [];
-      const changes = [];
-      for (let i = 0; i < targets.length; i++) {
-        const t = targets[i]!;
-        const base = bases[i]!;
-        let next = await t.update.apply(base.metadata, attempt);
-        for (const f of t.update.attemptFiles()) written.push({ io: t.io, path: f });
-        next = withMetadataLog({ ...next, lastUpdatedMs: BigInt(Date.now()) }, base.metadata, base.location);
-        const loc = nextMetadataLocation(next, base.location);
-        await t.io.writeNew(loc, serializeTableMetadata(next));
-        written.push({ io: t.io, path: loc });
-        changes.push({ ident: t.ident, expected: base.location, next: loc });
-        results.push({ ident: t.ident, metadataLocation: loc, metadata: next });
-      }
+  // one in-flight registration for the whole commit: files of an attempt that
+  // lost are reused by the next one, so they stay protected between attempts
+  const end = opts.hooks?.begin?.(catalog.pointerGeneration());
+  try {
+    for (let attempt = 0; attempt <= policy.retries; attempt++) {
+      const written: { io: FileIO; path: string }[] = [];
+      let landed = false;
       try {
-        const generation = catalog.commit(changes, opts.note);
-        landed = true;
-        return { generation, tables: results };
+        const bases = await Promise.all(targets.map((t, i) => (i === 0 && attempt === 0 ? first : loadCurrent(catalog, t.io, t.ident))));
+        const results: Committed['tables'] = [];
+        const changes = [];
+        for (let i = 0; i < targets.length; i++) {
+          const t = targets[i]!;
+          const base = bases[i]!;
+          let next = await t.update.apply(base.metadata, attempt);
+          for (const f of t.update.attemptFiles()) written.push({ io: t.io, path: f });
+          next = withMetadataLog({ ...next, lastUpdatedMs: BigInt(Date.now()) }, base.metadata, base.location);
+          const loc = nextMetadataLocation(next, base.location);
+          await t.io.writeNew(loc, serializeTableMetadata(next));
+          written.push({ io: t.io, path: loc });
+          changes.push({ ident: t.ident, expected: base.location, next: loc });
+          results.push({ ident: t.ident, metadataLocation: loc, metadata: next });
+        }
+        try {
+          const generation = catalog.commit(changes, opts.note);
+          landed = true;
+          return { generation, tables: results };
+        } catch (e) {
+          if (!(e instanceof CommitConflictError)) throw e;
+          lastConflict = e;
+        }
       } catch (e) {
-        if (!(e instanceof CommitConflictError)) throw e;
-        lastConflict = e;
+        await cleanup(written);
+        await cleanupShared(targets);
+        throw e;
       }
-    } catch (e) {
-      await cleanup(written);
-      await cleanupShared(targets);
-      throw e;
-    } finally {
-      end?.();
+      if (!landed) await cleanup(written);
+      const wait = Math.min(policy.maxWaitMs, policy.minWaitMs * 2 ** Math.min(attempt, 16));
+      await sleep(wait / 2 + Math.random() * wait);
     }
-    if (!landed) await cleanup(written);
-    const wait = Math.min(policy.maxWaitMs, policy.minWaitMs * 2 ** Math.min(attempt, 16));
-    await sleep(wait / 2 + Math.random() * wait);
+  } finally {
+    end?.();
   }
   await cleanupShared(targets);
   throw new Error(
