@@ -147,6 +147,7 @@ export class NamespaceNotEmptyError extends Error {
 // Public shapes
 
 /** One table's pointer move. expected null = create (must not exist); next null = drop. */
+/** `next === expected` asserts the table is unchanged within the commit, without changing it. */
 export interface TableChange {
   ident: TableIdent;
   expected: string | null;
@@ -473,7 +474,9 @@ export class SqlCatalog {
         `INSERT INTO ${T.log} (catalog_name, generation, table_namespace, table_name, metadata_location, previous_metadata_location)
          VALUES (?, ?, ?, ?, ?, ?)`,
       );
-      for (const c of changes) log.run(this.name, gen, nsToString(c.ident.namespace), c.ident.name, c.next, c.expected);
+      for (const c of changes) {
+        if (c.next !== c.expected) log.run(this.name, gen, nsToString(c.ident.namespace), c.ident.name, c.next, c.expected);
+      }
       return gen;
     });
     return run.immediate();
@@ -504,6 +507,12 @@ export class SqlCatalog {
       return;
     }
     const where = `catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?${this.typeFilter()}`;
+    if (c.next === c.expected) {
+      // an assertion: the table must still be at `expected`; nothing changes
+      const row = this.currentRow(c.ident);
+      if (row?.metadata_location !== c.expected) throw new CommitConflictError(c.ident, c.expected, row?.metadata_location ?? null, this.path);
+      return;
+    }
     const result =
       c.next === null
         ? this.db.prepare(`DELETE FROM ${T.tables} WHERE ${where}`).run(this.name, ns, c.ident.name, c.expected)

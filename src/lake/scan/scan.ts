@@ -80,7 +80,10 @@ export class TableScan {
       deletes: new DeleteCache(this.io, this.schema),
       metrics: this.metrics,
     };
-    for (const t of tasks) yield* readTask(ctx, t);
+    for (const t of tasks) {
+      const source = { file: t.file.filePath, sequenceNumber: t.dataSequenceNumber };
+      for await (const b of readTask(ctx, t)) yield { ...b, source };
+    }
   }
 
   /** Rows as objects keyed by column name. */

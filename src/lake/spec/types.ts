@@ -244,4 +244,6 @@ export interface Batch {
   fields: NestedField[];
   numRows: number;
   columns: Value[][];
+  /** Set by scans: the data file the rows come from and its data sequence number (commit order). */
+  source?: { file: string; sequenceNumber: bigint };
 }

@@ -56,6 +56,20 @@ export interface CommitTarget {
   ident: TableIdent;
   io: FileIO;
   update: TableUpdate;
+  /**
+   * Assert only: `update.apply` checks the base (throwing ValidationError when
+   * it no longer holds) and the commit asserts the table's pointer unchanged,
+   * writing no new metadata for it.
+   */
+  assertOnly?: boolean;
+}
+
+/** An assert-only check of a table's current metadata. */
+export function checkUpdate(check: (base: TableMetadata) => void): TableUpdate {
+  return metadataUpdate((base) => {
+    check(base);
+    return base;
+  });
 }
 
 export interface Committed {
@@ -126,6 +140,11 @@ export async function commitTables(catalog: SqlCatalog, targets: CommitTarget[],
           const base = bases[i]!;
           let next = await t.update.apply(base.metadata, attempt);
           for (const f of t.update.attemptFiles()) written.push({ io: t.io, path: f });
+          if (t.assertOnly) {
+            changes.push({ ident: t.ident, expected: base.location, next: base.location });
+            results.push({ ident: t.ident, metadataLocation: base.location, metadata: base.metadata });
+            continue;
+          }
           next = withMetadataLog({ ...next, lastUpdatedMs: BigInt(Date.now()) }, base.metadata, base.location);
           const loc = nextMetadataLocation(next, base.location);
           await t.io.writeNew(loc, serializeTableMetadata(next));

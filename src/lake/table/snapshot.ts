@@ -29,6 +29,11 @@ export interface SnapshotChange {
   removed: Set<string>;
   /** Extra summary entries. */
   summary?: Record<string, string>;
+  /**
+   * Data sequence number for the added files (a rewrite keeps the sequence
+   * number of the snapshot it read, so rows appended meanwhile stay newer).
+   */
+  dataSequenceNumber?: bigint;
 }
 
 function specOf(m: TableMetadata, id: number): PartitionSpec {
@@ -106,11 +111,12 @@ export class SnapshotUpdate implements TableUpdate {
       }
       this.addedManifests = [];
       for (const [specId, files] of bySpec) {
-        const entries = files.map((f) => ({ status: 1 as const, snapshotId: this.snapshotId, sequenceNumber: null, fileSequenceNumber: null, dataFile: f }));
+        const seqOverride = this.change.dataSequenceNumber ?? null;
+        const entries = files.map((f) => ({ status: 1 as const, snapshotId: this.snapshotId, sequenceNumber: seqOverride, fileSequenceNumber: null, dataFile: f }));
         this.addedManifests.push(await this.writeManifest(base, specOf(base, specId), entries, seq));
       }
     }
-    const added = this.addedManifests.map((mf) => ({ ...mf, sequenceNumber: seq, minSequenceNumber: mf.addedFilesCount > 0 && mf.existingFilesCount === 0 ? seq : mf.minSequenceNumber }));
+    const added = this.addedManifests.map((mf) => ({ ...mf, sequenceNumber: seq, minSequenceNumber: this.change.dataSequenceNumber ?? seq }));
 
     // 2. the parent's manifests, rewriting those that hold removed files
     const kept: ManifestFile[] = [];

@@ -173,10 +173,20 @@ export class Table {
    * (including files appended concurrently). Fails without committing if any
    * file read is no longer live.
    */
-  overwriteUpdate(filesRead: (DataFile | string)[], newFiles: { file: DataFile; specId: number }[], operation: 'overwrite' | 'replace' | 'delete' = 'overwrite'): SnapshotUpdate {
+  overwriteUpdate(
+    filesRead: (DataFile | string)[],
+    newFiles: { file: DataFile; specId: number }[],
+    operation: 'overwrite' | 'replace' | 'delete' = 'overwrite',
+    opts: { dataSequenceNumber?: bigint } = {},
+  ): SnapshotUpdate {
     const removed = new Set(filesRead.map((f) => (typeof f === 'string' ? f : f.filePath)));
     const op = newFiles.length === 0 && operation === 'overwrite' ? 'delete' : operation;
-    return new SnapshotUpdate(this.io, { operation: op, added: newFiles, removed });
+    return new SnapshotUpdate(this.io, { operation: op, added: newFiles, removed, dataSequenceNumber: opts.dataSequenceNumber });
+  }
+
+  /** An append as an update, for multi-table commits. */
+  appendUpdate(files: { file: DataFile; specId: number }[], summary?: Record<string, string>): SnapshotUpdate {
+    return new SnapshotUpdate(this.io, { operation: 'append', added: files, removed: new Set(), summary });
   }
 
   async overwrite(filesRead: (DataFile | string)[], newFiles: { file: DataFile; specId: number }[], operation: 'overwrite' | 'replace' | 'delete' = 'overwrite'): Promise<CommitResult> {

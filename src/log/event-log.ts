@@ -1,0 +1,410 @@
+// The event log: append-only code-graph events in the lake's event tables.
+//
+// Ring mode: a *unified* lake keeps ring rows (repo `@universe`) in the source
+// tables; a *split* lake keeps them in the ring tables. The mode is the node
+// source table's property `mimir.ring`. Reads merge per mode (split = the ring
+// table plus the source table's non-ring rows, so ring rows left in a source
+// table before compaction are never counted twice). Writes route ring rows by
+// the mode in force *at commit time*: every append commit carries a guard on
+// the node table that re-checks the mode in the catalog transaction itself, so
+// no ring row can land in a source table after a switch — from this process
+// or any other.
+//
+// Commit discipline (the seed's): every commit takes the log's commit lock,
+// records `releaseBase` (the catalog generation it starts from) and is in
+// flight — in this process's registry and, for other processes, as a lease in
+// the catalog — until it lands or fails. Pinned handles are read-only and hold
+// a lease on their generation while open, so GC keeps what they read.
+import type { Batch, NestedField, Schema, Value } from '../lake/spec/types.ts';
+import { Lake } from '../lake/lake.ts';
+import type { Table } from '../lake/table/table.ts';
+import { ValidationError, checkUpdate, type CommitTarget, type TableUpdate } from '../lake/table/commit.ts';
+import type { TableMetadata } from '../lake/spec/types.ts';
+import { coerceValue } from '../lake/spec/values.ts';
+import { isPrimitive } from '../lake/spec/schema.ts';
+import { and, ne, type Expr } from '../lake/expr/expr.ts';
+import { identToString } from '../lake/catalog/sql-catalog.ts';
+import {
+  CODE_NODE_EVENTS,
+  COL_ID,
+  COL_OP,
+  COL_REPO,
+  EVENT_TABLE_PROPERTIES,
+  INGEST_RUNS,
+  INGEST_RUNS_SCHEMA,
+  PROP_RING,
+  RING_SPLIT,
+  SOURCE_KINDS,
+  UNIVERSE_REPO,
+  ident,
+  kindSchema,
+  ringTableName,
+  tableName,
+  type Kind,
+} from './schema.ts';
+
+/** An event row by column name (values in the lake's Value form; loose input is coerced). */
+export type EventRow = Record<string, unknown>;
+
+export type RingMode = 'split' | 'unified';
+
+/** A pinned read handle refused a write. */
+export class PinnedError extends Error {}
+
+/** The ring mode changed between writing files and committing them: route again. */
+class ModeChanged extends ValidationError {}
+
+/** A FIFO async mutex. */
+export class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  async lock(): Promise<() => void> {
+    let release!: () => void;
+    const next = new Promise<void>((r) => (release = r));
+    const prev = this.tail;
+    this.tail = prev.then(() => next);
+    await prev;
+    return release;
+  }
+}
+
+/** A commit of this process in flight. */
+export interface InFlightCommit {
+  note: string;
+  releaseBase: bigint;
+  startedMs: number;
+}
+
+interface Shared {
+  lake: Lake;
+  ownsLake: boolean;
+  commitLock: Mutex;
+  inFlight: Set<InFlightCommit>;
+  /** The catalog generation the latest commit of this log started from. */
+  releaseBase: bigint;
+  writeProps: Record<string, string>;
+}
+
+export interface OpenOptions {
+  /** Ring mode of a new lake (default split). Refused if the lake exists with the other mode. */
+  init?: RingMode;
+}
+
+export interface AppendReport {
+  rows: number;
+  /** Rows routed to the ring table (split lake). */
+  ring: number;
+  generation: bigint;
+}
+
+export function isRingSplit(m: TableMetadata): boolean {
+  return m.properties[PROP_RING] === RING_SPLIT;
+}
+
+export class EventLog {
+  private released = false;
+
+  private constructor(
+    private readonly shared: Shared,
+    private readonly pinned?: { generation: bigint; end: () => void },
+  ) {}
+
+  /** Open the log of a lake, creating its tables on first use. */
+  static async open(lake: Lake | string, opts: OpenOptions = {}): Promise<EventLog> {
+    const owns = typeof lake === 'string';
+    const l = typeof lake === 'string' ? Lake.open(lake) : lake;
+    const log = new EventLog({
+      lake: l,
+      ownsLake: owns,
+      commitLock: new Mutex(),
+      inFlight: new Set(),
+      releaseBase: l.catalog.pointerGeneration(),
+      writeProps: { ...EVENT_TABLE_PROPERTIES },
+    });
+    await log.ensureTables(opts.init);
+    return log;
+  }
+
+  /**
+   * Create what is missing. The node source table carries the mode, so it is
+   * created last: a crash midway leaves no node table and the next open
+   * finishes the job (idempotent).
+   */
+  private async ensureTables(init: RingMode | undefined): Promise<void> {
+    const { lake } = this.shared;
+    const nodeIdent = ident(CODE_NODE_EVENTS);
+    if (lake.tableExists(nodeIdent)) {
+      if (init) {
+        const mode = (await this.ringSplit()) ? 'split' : 'unified';
+        if (mode !== init) throw new Error(`the lake at ${lake.root} exists and is ${mode}; it cannot be initialised as ${init} (use mimir ring split/unsplit)`);
+      }
+      // a lake made before some table existed: create the rest
+    }
+    const want: { name: string; schema: Schema; props?: Record<string, string> }[] = [];
+    for (const k of SOURCE_KINDS) want.push({ name: ringTableName(k), schema: kindSchema(k) });
+    for (const k of SOURCE_KINDS) if (k !== 'node') want.push({ name: tableName(k), schema: kindSchema(k) });
+    want.push({ name: INGEST_RUNS, schema: INGEST_RUNS_SCHEMA });
+    const mode = init ?? 'split';
+    want.push({ name: CODE_NODE_EVENTS, schema: kindSchema('node'), props: mode === 'split' ? { [PROP_RING]: RING_SPLIT } : {} });
+    for (const w of want) {
+      const id = ident(w.name);
+      if (lake.tableExists(id)) continue;
+      try {
+        await lake.createTable(id, w.schema, { properties: { ...this.shared.writeProps, ...w.props } });
+      } catch (e) {
+        if (!lake.tableExists(id)) throw e; // another process created it first: fine
+      }
+    }
+  }
+
+  get lake(): Lake {
+    return this.shared.lake;
+  }
+  get isPinned(): boolean {
+    return this.pinned !== undefined;
+  }
+  /** The lake generation a pinned handle reads; undefined for the read-write handle. */
+  get pinnedGeneration(): bigint | undefined {
+    return this.pinned?.generation;
+  }
+  get releaseBase(): bigint {
+    return this.shared.releaseBase;
+  }
+  get writeProps(): Readonly<Record<string, string>> {
+    return this.shared.writeProps;
+  }
+  /** Commits of this process in flight now. */
+  inFlight(): InFlightCommit[] {
+    return [...this.shared.inFlight];
+  }
+
+  /** A read-only handle fixed to a lake generation or a time. */
+  pin(at: { generation: bigint } | { asOf: Date | number }): EventLog {
+    const { lake } = this.shared;
+    const generation = 'generation' in at ? at.generation : lake.catalog.generationAt(at.asOf instanceof Date ? at.asOf.getTime() : at.asOf);
+    const now = lake.catalog.pointerGeneration();
+    if (generation > now) throw new Error(`generation ${generation} is in the future (the lake is at ${now})`);
+    const lease = lake.catalog.beginLease({ releaseBase: generation, note: `pin ${generation}`, ttlMs: 60_000 });
+    const timer = setInterval(() => {
+      try {
+        lease.renew();
+      } catch {
+        // expired: GC's horizon is then the only guard
+      }
+    }, 20_000);
+    timer.unref();
+    return new EventLog(this.shared, {
+      generation,
+      end: () => {
+        clearInterval(timer);
+        lease.end();
+      },
+    });
+  }
+
+  /** The generation reads of this handle see (pinned, or the current one). */
+  readGeneration(): bigint {
+    return this.pinned?.generation ?? this.shared.lake.catalog.pointerGeneration();
+  }
+
+  /** Load a table as this handle sees it (at `generation` if given). */
+  async table(name: string, generation?: bigint): Promise<Table | undefined> {
+    const { lake } = this.shared;
+    const id = ident(name);
+    const g = generation ?? this.pinned?.generation;
+    if (g === undefined) return lake.tableExists(id) ? lake.loadTable(id) : undefined;
+    const loc = lake.catalog.pointersAt(g).get(identToString(id));
+    return loc ? lake.loadTable(id, { generation: g }) : undefined;
+  }
+
+  /** Is the lake split (as this handle sees it)? */
+  async ringSplit(generation?: bigint): Promise<boolean> {
+    const t = await this.table(CODE_NODE_EVENTS, generation);
+    return t ? isRingSplit(t.metadata) : false;
+  }
+
+  private refuse(what: string): void {
+    if (this.pinned) throw new PinnedError(`a pinned read handle cannot ${what}`);
+  }
+
+  /**
+   * Run `fn` as one commit of this log: under the commit lock, with
+   * `releaseBase` recorded and the commit registered in flight (here and as a
+   * catalog lease) until it lands or fails.
+   */
+  async commit<T>(note: string, fn: () => Promise<T>): Promise<T> {
+    this.refuse(note);
+    const release = await this.shared.commitLock.lock();
+    const { lake } = this.shared;
+    const entry: InFlightCommit = { note, releaseBase: lake.catalog.pointerGeneration(), startedMs: Date.now() };
+    this.shared.releaseBase = entry.releaseBase;
+    this.shared.inFlight.add(entry);
+    try {
+      return await lake.inFlight(note, fn);
+    } finally {
+      this.shared.inFlight.delete(entry);
+      release();
+    }
+  }
+
+  /**
+   * Append events of one kind. Ring rows go where the mode in force at commit
+   * time says; a switch in between (here or in another process) makes the
+   * commit fail its guard, and the rows are routed again.
+   */
+  async append(kind: Kind, rows: EventRow[]): Promise<AppendReport> {
+    this.refuse('append');
+    if (rows.length === 0) return { rows: 0, ring: 0, generation: this.shared.lake.catalog.pointerGeneration() };
+    const schema = kindSchema(kind);
+    const batchOf = (rs: EventRow[]): Batch => rowsToBatch(schema, rs, kind);
+    const ringRows = rows.filter((r) => r[COL_REPO] === UNIVERSE_REPO);
+    const repoRows = rows.filter((r) => r[COL_REPO] !== UNIVERSE_REPO);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.commit(`append ${kind}`, async () => {
+          const { lake } = this.shared;
+          const node = await lake.loadTable(ident(CODE_NODE_EVENTS));
+          const split = isRingSplit(node.metadata);
+          const plan: { table: Table; rows: EventRow[] }[] = [];
+          const src = kind === 'node' ? node : await lake.loadTable(ident(tableName(kind)));
+          const srcRows = split ? repoRows : rows;
+          if (srcRows.length > 0) plan.push({ table: src, rows: srcRows });
+          if (split && ringRows.length > 0) plan.push({ table: await lake.loadTable(ident(ringTableName(kind))), rows: ringRows });
+          return await this.commitAppends(plan, split, batchOf, kind);
+        });
+      } catch (e) {
+        if (e instanceof ModeChanged && attempt < 5) continue;
+        throw e;
+      }
+    }
+  }
+
+  /** Write each table's rows, then commit all appends with the mode guard in one catalog transaction. */
+  private async commitAppends(
+    plan: { table: Table; rows: EventRow[] }[],
+    split: boolean,
+    batchOf: (rs: EventRow[]) => Batch,
+    kind: Kind,
+  ): Promise<AppendReport> {
+    const { lake } = this.shared;
+    const guard = (base: TableMetadata): void => {
+      if (isRingSplit(base) !== split) throw new ModeChanged(`the ring mode changed to ${isRingSplit(base) ? 'split' : 'unified'} before the commit`);
+    };
+    const written: string[] = [];
+    try {
+      const targets: Omit<CommitTarget, 'io'>[] = [];
+      for (const p of plan) {
+        const files = await p.table.writeDataFiles([batchOf(p.rows)]);
+        for (const f of files) written.push(f.file.filePath);
+        const update = p.table.appendUpdate(files, { 'mimir.kind': kind });
+        const isNode = p.table.ident!.name === CODE_NODE_EVENTS;
+        targets.push({ ident: p.table.ident!, update: isNode ? guarded(update, guard) : update });
+      }
+      if (!targets.some((t) => t.ident.name === CODE_NODE_EVENTS)) {
+        targets.push({ ident: ident(CODE_NODE_EVENTS), update: checkUpdate(guard), assertOnly: true });
+      }
+      const res = await lake.commit(targets, `append ${kind}`);
+      const ringRows = plan.filter((p) => p.table.ident!.name.endsWith('_ring')).reduce((s, p) => s + p.rows.length, 0);
+      return { rows: plan.reduce((s, p) => s + p.rows.length, 0), ring: ringRows, generation: res.generation };
+    } catch (e) {
+      // the commit did not land: the data files written for it are ours to remove
+      for (const f of written) await lake.io.delete(f).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /**
+   * Scan one kind, merged per the mode of the generation read: unified = the
+   * source table; split = the ring table plus the source table's non-ring rows.
+   * Every table is read at one lake generation, so a merge never mixes states.
+   */
+  async *scan(kind: Kind, opts: { filter?: Expr; columns?: string[]; generation?: bigint } = {}): AsyncGenerator<Batch> {
+    const g = opts.generation ?? this.readGeneration();
+    const split = await this.ringSplit(g);
+    const src = await this.table(tableName(kind), g);
+    if (!split) {
+      if (src) yield* src.scan({ filter: opts.filter, columns: opts.columns }).batches();
+      return;
+    }
+    const ring = await this.table(ringTableName(kind), g);
+    if (ring) yield* ring.scan({ filter: opts.filter, columns: opts.columns }).batches();
+    if (src) {
+      const notRing = ne(COL_REPO, UNIVERSE_REPO);
+      yield* src.scan({ filter: opts.filter ? and(opts.filter, notRing) : notRing, columns: opts.columns }).batches();
+    }
+  }
+
+  /** Rows of a scan as objects (small results and tests). */
+  async rows(kind: Kind, opts: { filter?: Expr; columns?: string[]; generation?: bigint } = {}): Promise<Record<string, Value>[]> {
+    const out: Record<string, Value>[] = [];
+    for await (const b of this.scan(kind, opts)) out.push(...batchRows(b));
+    return out;
+  }
+
+  /**
+   * Current state: the events folded per `id` in commit order — the latest
+   * event wins, `remove` hides the id.
+   */
+  async state(kind: Kind, filter?: Expr, opts: { generation?: bigint } = {}): Promise<Map<string, Record<string, Value>>> {
+    const latest = new Map<string, { seq: bigint; row: Record<string, Value> }>();
+    for await (const b of this.scan(kind, { filter, generation: opts.generation })) {
+      const seq = b.source?.sequenceNumber ?? 0n;
+      for (const row of batchRows(b)) {
+        const id = row[COL_ID] as string;
+        const prev = latest.get(id);
+        if (!prev || seq >= prev.seq) latest.set(id, { seq, row });
+      }
+    }
+    const out = new Map<string, Record<string, Value>>();
+    for (const [id, { row }] of latest) if (row[COL_OP] !== 'remove') out.set(id, row);
+    return out;
+  }
+
+  /** Release a pinned handle's lease, and the lake if this log opened it. */
+  close(): void {
+    if (this.released) return;
+    this.released = true;
+    if (this.pinned) this.pinned.end();
+    else if (this.shared.ownsLake) this.shared.lake.close();
+  }
+}
+
+/** An update that runs `check` on the base before applying `inner`. */
+export function guarded(inner: TableUpdate, check: (base: TableMetadata) => void): TableUpdate {
+  return {
+    apply: async (base, attempt) => {
+      check(base);
+      return inner.apply(base, attempt);
+    },
+    attemptFiles: () => inner.attemptFiles(),
+    sharedFiles: () => inner.sharedFiles(),
+  };
+}
+
+export function batchRows(b: Batch): Record<string, Value>[] {
+  const out: Record<string, Value>[] = new Array(b.numRows);
+  for (let i = 0; i < b.numRows; i++) {
+    const row: Record<string, Value> = {};
+    for (let c = 0; c < b.fields.length; c++) row[b.fields[c]!.name] = b.columns[c]![i] ?? null;
+    out[i] = row;
+  }
+  return out;
+}
+
+/** Rows by column name into a batch of the kind's schema, coercing loose values. */
+export function rowsToBatch(schema: Schema, rows: EventRow[], what: string): Batch {
+  const fields: NestedField[] = schema.fields;
+  const columns: Value[][] = fields.map(() => new Array<Value>(rows.length));
+  for (let c = 0; c < fields.length; c++) {
+    const f = fields[c]!;
+    if (!isPrimitive(f.type)) throw new Error(`${what}: column ${f.name} is not primitive`);
+    const t = f.type;
+    const col = columns[c]!;
+    for (let i = 0; i < rows.length; i++) {
+      const v = rows[i]![f.name];
+      const value = v === undefined || v === null ? null : coerceValue(t, v, `${what} row ${i} column ${f.name}`);
+      if (value === null && f.required) throw new Error(`${what} row ${i}: column ${f.name} is required`);
+      col[i] = value;
+    }
+  }
+  return { fields, numRows: rows.length, columns };
+}

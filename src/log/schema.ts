@@ -1,0 +1,121 @@
+// Every name of the event log: namespace, tables, columns, properties and
+// their values. Nothing else in Mimir spells them. Each source kind (node,
+// edge, file) has a source table and a ring table with the same schema and
+// field ids; `ingest_runs` has no ring. Field ids are fixed here forever:
+// files written by any version read by id.
+import type { NestedField, Schema } from '../lake/spec/types.ts';
+import type { TableIdent } from '../lake/catalog/sql-catalog.ts';
+
+export const NAMESPACE = 'mimir';
+/** The `repo` of every ring row: the dependency crates shared by all repos. */
+export const UNIVERSE_REPO = '@universe';
+/** Table property on the node source table that says the lake is split. */
+export const PROP_RING = 'mimir.ring';
+export const RING_SPLIT = 'split';
+
+export type Kind = 'node' | 'edge' | 'file';
+/** The kinds that have a ring table. */
+export const SOURCE_KINDS: readonly Kind[] = ['node', 'edge', 'file'];
+
+export const CODE_NODE_EVENTS = 'code_node_events';
+export const CODE_EDGE_EVENTS = 'code_edge_events';
+export const CODE_FILE_EVENTS = 'code_file_events';
+export const INGEST_RUNS = 'ingest_runs';
+const RING_SUFFIX = '_ring';
+
+const SOURCE_TABLE: Record<Kind, string> = { node: CODE_NODE_EVENTS, edge: CODE_EDGE_EVENTS, file: CODE_FILE_EVENTS };
+
+export function tableName(kind: Kind): string {
+  return SOURCE_TABLE[kind];
+}
+export function ringTableName(kind: Kind): string {
+  return SOURCE_TABLE[kind] + RING_SUFFIX;
+}
+export function ident(name: string): TableIdent {
+  return { namespace: [NAMESPACE], name };
+}
+export function qualified(name: string): string {
+  return `${NAMESPACE}.${name}`;
+}
+
+// ---- columns -----------------------------------------------------------------
+
+export const COL_REPO = 'repo';
+export const COL_KRATE = 'krate';
+export const COL_RUN = 'run';
+export const COL_TS = 'ts';
+export const COL_OP = 'op';
+export const COL_ID = 'id';
+
+export type Op = 'add' | 'change' | 'remove';
+export const OPS: readonly Op[] = ['add', 'change', 'remove'];
+
+const str = (id: number, name: string, required = false): NestedField => ({ id, name, required, type: { type: 'string' } });
+const int = (id: number, name: string): NestedField => ({ id, name, required: false, type: { type: 'int' } });
+const long = (id: number, name: string): NestedField => ({ id, name, required: false, type: { type: 'long' } });
+
+/** Columns every source row has (ids 1..6). */
+const COMMON: NestedField[] = [
+  str(1, COL_REPO, true),
+  str(2, COL_KRATE, true),
+  str(3, COL_RUN, true),
+  { id: 4, name: COL_TS, required: true, type: { type: 'timestamptz' } },
+  str(5, COL_OP, true),
+  str(6, COL_ID, true),
+];
+
+const NODE: NestedField[] = [
+  ...COMMON,
+  str(7, 'kind'),
+  str(8, 'name'),
+  str(9, 'qpath'),
+  str(10, 'file'),
+  int(11, 'line_start'),
+  int(12, 'line_end'),
+  str(13, 'visibility'),
+  str(14, 'signature'),
+  str(15, 'parent'),
+];
+
+const EDGE: NestedField[] = [
+  ...COMMON,
+  str(7, 'src'),
+  str(8, 'dst'),
+  str(9, 'dst_path'),
+  str(10, 'dst_krate'),
+  str(11, 'edge_kind'),
+  str(12, 'file'),
+  int(13, 'line'),
+];
+
+const FILE: NestedField[] = [...COMMON, str(7, 'path'), str(8, 'hash'), long(9, 'size'), str(10, 'parse_status')];
+
+const SCHEMAS: Record<Kind, Schema> = {
+  node: { schemaId: 0, fields: NODE },
+  edge: { schemaId: 0, fields: EDGE },
+  file: { schemaId: 0, fields: FILE },
+};
+
+export function kindSchema(kind: Kind): Schema {
+  return SCHEMAS[kind];
+}
+
+export const INGEST_RUNS_SCHEMA: Schema = {
+  schemaId: 0,
+  fields: [
+    str(1, 'run', true),
+    str(2, 'repo', true),
+    str(3, 'rev'),
+    { id: 4, name: 'started', required: true, type: { type: 'timestamptz' } },
+    { id: 5, name: 'finished', required: false, type: { type: 'timestamptz' } },
+    str(6, 'status'),
+    long(7, 'events'),
+    str(8, 'summary'),
+  ],
+};
+
+/** Table properties every event table is created with. */
+export const EVENT_TABLE_PROPERTIES: Record<string, string> = {
+  'write.parquet.compression-codec': 'zstd',
+  'mimir.table': 'event-log',
+};
