@@ -15,6 +15,7 @@ import type { FileIO } from '../io/fileio.ts';
 import type { TableMetadata } from '../spec/types.ts';
 import { parseTableMetadata, serializeTableMetadata } from '../spec/metadata.ts';
 import { CommitConflictError, type SqlCatalog, type TableIdent, identToString } from '../catalog/sql-catalog.ts';
+import { crashPoint } from '../testing/crash.ts';
 
 /** One table's change; `apply` may be called once per attempt. */
 export interface TableUpdate {
@@ -152,8 +153,10 @@ export async function commitTables(catalog: SqlCatalog, targets: CommitTarget[],
           changes.push({ ident: t.ident, expected: base.location, next: loc });
           results.push({ ident: t.ident, metadataLocation: loc, metadata: next });
         }
+        crashPoint('lake:before-catalog-commit');
         try {
           const generation = catalog.commit(changes, opts.note);
+          crashPoint('lake:after-catalog-commit');
           landed = true;
           return { generation, tables: results };
         } catch (e) {

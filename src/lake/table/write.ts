@@ -11,6 +11,7 @@ import type { Batch, DataFile, NestedField, PartitionSpec, Schema, Value } from 
 import { encodeDataFile, type DataFileWriteOptions } from '../parquet/write.ts';
 import { partitionPath, partitionValues } from '../spec/partition.ts';
 import { partitionKey } from '../scan/plan.ts';
+import { crashPoint } from '../testing/crash.ts';
 
 export interface WriteOptions {
   /** Rows per data file at most (bounds memory while buffering a partition). */
@@ -109,6 +110,7 @@ export class DataFileWriter {
     const dir = this.spec.fields.length > 0 ? `data/${partitionPath(this.spec, this.schema, p.values)}` : 'data';
     const path = `${this.location.replace(/\/+$/, '')}/${dir}/${String(this.seq++).padStart(5, '0')}-${this.prefix}.parquet`;
     await this.io.writeNew(path, bytes);
+    crashPoint('lake:data-file-written');
     const { splitOffsets, recordCount, ...counts } = metrics;
     this.written.push({
       content: 0,
