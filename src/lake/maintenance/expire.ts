@@ -30,6 +30,8 @@ export interface ExpireOptions {
   keepLast?: number;
   /** Report what would be expired and deleted; commit and delete nothing. */
   dryRun?: boolean;
+  /** Snapshot ids never expired, whatever their age (e.g. what live pins and commits in flight read). */
+  protect?: Set<bigint>;
 }
 
 export interface ExpireReport {
@@ -68,7 +70,7 @@ function requireGc(m: TableMetadata, name: string): void {
 }
 
 /** Which snapshots `base` keeps and the metadata without the others (pure). */
-export function planRetention(base: TableMetadata, nowMs: number, opts: { olderThanMs?: number; keepLast?: number }, name = base.location): RetentionPlan {
+export function planRetention(base: TableMetadata, nowMs: number, opts: { olderThanMs?: number; keepLast?: number; protect?: Set<bigint> }, name = base.location): RetentionPlan {
   requireGc(base, name);
   const maxAge = opts.olderThanMs ?? intProp(base.properties, 'history.expire.max-snapshot-age-ms') ?? DEFAULT_MAX_SNAPSHOT_AGE_MS;
   const minKeep = opts.keepLast ?? intProp(base.properties, 'history.expire.min-snapshots-to-keep') ?? DEFAULT_MIN_SNAPSHOTS_TO_KEEP;
@@ -92,6 +94,7 @@ export function planRetention(base: TableMetadata, nowMs: number, opts: { olderT
   const retained = new Set<bigint>();
   const onABranch = new Set<bigint>();
   if (base.currentSnapshotId !== undefined) retained.add(base.currentSnapshotId);
+  if (opts.protect) for (const s of base.snapshots) if (opts.protect.has(s.snapshotId)) retained.add(s.snapshotId);
   for (const ref of branches) {
     retained.add(ref.snapshotId);
     if (ref.type !== 'branch') continue;

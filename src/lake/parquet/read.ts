@@ -435,11 +435,21 @@ export class ParquetDataFile {
    * All rows of one row group, one column per requested field (matched by
    * field id). A field absent from the file gets `missing(field)` (default null).
    */
-  async readRowGroup(index: number, fields: NestedField[], missing?: (field: NestedField) => Value): Promise<Batch> {
+  async readRowGroup(
+    index: number,
+    fields: NestedField[],
+    missing?: (field: NestedField) => Value,
+    rows?: { from: number; to: number },
+  ): Promise<Batch> {
     const rg = this.group(index);
     readStats.rowGroupsRead++;
-    const numRows = Number(rg.num_rows);
-    const groupStart = this.groupStarts[index]!;
+    const groupRows = Number(rg.num_rows);
+    const from = rows ? Math.max(0, Math.min(rows.from, groupRows)) : 0;
+    const to = rows ? Math.max(from, Math.min(rows.to, groupRows)) : groupRows;
+    const numRows = to - from;
+    // a row range reads only the pages it needs (offset index); chunks are clipped to it
+    const narrowed = numRows < groupRows;
+    const groupStart = this.groupStarts[index]! + from;
     const columns: Value[][] = [];
     const present: { j: number; node: SchemaTree; field: NestedField }[] = [];
     const names = new Set<string>();
@@ -468,6 +478,7 @@ export class ParquetDataFile {
           columns: [...names],
           rowStart: groupStart,
           rowEnd: groupStart + numRows,
+          useOffsetIndex: narrowed,
           compressors,
           utf8: false,
           parsers: { timestampFromNanoseconds: (n: bigint) => n },
@@ -484,7 +495,18 @@ export class ParquetDataFile {
         const out = columns[j]!;
         const list = chunks.get(node.element.name) ?? [];
         let filled = 0;
-        for (const { rowStart, data } of list) {
+        for (const chunk of list) {
+          let { rowStart, data } = chunk;
+          if (narrowed) {
+            // pages may extend past the range on either side
+            const lo = Math.max(rowStart, groupStart);
+            const hi = Math.min(rowStart + data.length, groupStart + numRows);
+            if (hi <= lo) continue;
+            if (lo !== rowStart || hi !== rowStart + data.length) {
+              data = sliceOf(data, lo - rowStart, hi - rowStart);
+              rowStart = lo;
+            }
+          }
           const offset = rowStart - groupStart;
           if (offset < 0 || offset + data.length > numRows) throw new Error(`${this.path}: row group ${index}: column "${node.element.name}" returned rows outside the group`);
           if (isPrimitiveType(field.type)) convertPrimitiveInto(out, offset, data, field.type, node.element);
@@ -502,6 +524,13 @@ export class ParquetDataFile {
   async close(): Promise<void> {
     await this.input.close();
   }
+}
+
+function sliceOf(data: ArrayLike<unknown>, a: number, b: number): ArrayLike<unknown> {
+  const d = data as ArrayLike<unknown> & { subarray?: (a: number, b: number) => ArrayLike<unknown>; slice?: (a: number, b: number) => ArrayLike<unknown> };
+  if (typeof d.subarray === 'function') return d.subarray(a, b);
+  if (typeof d.slice === 'function') return d.slice(a, b);
+  return Array.prototype.slice.call(data, a, b);
 }
 
 function isPrimitiveType(t: IcebergType): t is PrimitiveType {

@@ -28,10 +28,11 @@ export interface DataFileWriteOptions {
   /** Page compression. Default `zstd`, as Java and PyIceberg write (`write.parquet.compression-codec`). */
   codec?: 'zstd' | 'snappy' | 'gzip' | 'uncompressed';
   /**
-   * Rows per row group. Default 131072 (128k): a reader holds one row group of
-   * the projected columns in memory (about 25 MB at ~200 bytes a row), and this
-   * writer holds one row group of converted values; it is still large enough
-   * for good compression and a small footer.
+   * Rows per row group. Default 65536 (64k): a reader holds one row group of
+   * the projected columns in memory (about 13 MB at ~200 bytes a row), and this
+   * writer holds one row group of converted values; row-group pruning skips in
+   * finer steps, and it is still large enough for good compression (pages are
+   * compressed one by one anyway) and a small footer.
    */
   rowGroupRows?: number;
   /** zstd level, default 3 (zstd's own default: fast, close to the best ratio for this data). */
@@ -49,7 +50,9 @@ export interface DataFileMetrics {
   splitOffsets: bigint[];
 }
 
-export const DEFAULT_ROW_GROUP_ROWS = 128 * 1024;
+export const DEFAULT_ROW_GROUP_ROWS = 64 * 1024;
+/** Code units at or above U+D800: where JS `<` on strings can disagree with UTF-8 byte order. */
+const HIGH_UNITS = /[\ud800-\uffff]/;
 /** Java's default metrics mode `truncate(16)`. */
 const TRUNCATE = 16;
 
@@ -238,8 +241,9 @@ function typeLabel(t: IcebergType): string {
  * Copies values [start, end) of one primitive column into `dst` in the form the
  * Parquet encoder takes, validating each and updating `s`. One tight loop per type.
  */
-function appendPrimitive(dst: unknown[], src: Value[], start: number, end: number, s: Stats): void {
+function appendPrimitive(dst: unknown[], at: number, src: Value[], start: number, end: number, s: Stats): void {
   const f = s.field;
+  const shift = at - start;
   const t = s.type;
   let nulls = 0;
   let min = s.min;
@@ -253,13 +257,13 @@ function appendPrimitive(dst: unknown[], src: Value[], start: number, end: numbe
         const v = src[i];
         if (v === null || v === undefined) {
           nulls++;
-          dst.push(null);
+          dst[i + shift] = null;
           continue;
         }
         if (typeof v !== 'number' || (v | 0) !== v) fail(f, `a 32-bit integer (${t.type})`, v);
         if (lo === undefined || v < lo) lo = v;
         if (hi === undefined || v > hi) hi = v;
-        dst.push(v);
+        dst[i + shift] = v;
       }
       min = lo;
       max = hi;
@@ -277,13 +281,13 @@ function appendPrimitive(dst: unknown[], src: Value[], start: number, end: numbe
         const v = src[i];
         if (v === null || v === undefined) {
           nulls++;
-          dst.push(null);
+          dst[i + shift] = null;
           continue;
         }
         if (typeof v !== 'bigint') fail(f, `a bigint (${t.type})`, v);
         if (lo === undefined || v < lo) lo = v;
         if (hi === undefined || v > hi) hi = v;
-        dst.push(v);
+        dst[i + shift] = v;
       }
       min = lo;
       max = hi;
@@ -298,11 +302,11 @@ function appendPrimitive(dst: unknown[], src: Value[], start: number, end: numbe
         const v = src[i];
         if (v === null || v === undefined) {
           nulls++;
-          dst.push(null);
+          dst[i + shift] = null;
           continue;
         }
         if (typeof v !== 'number') fail(f, `a number (${t.type})`, v);
-        dst.push(v);
+        dst[i + shift] = v;
         if (v !== v) {
           nans++;
           continue;
@@ -321,13 +325,13 @@ function appendPrimitive(dst: unknown[], src: Value[], start: number, end: numbe
         const v = src[i];
         if (v === null || v === undefined) {
           nulls++;
-          dst.push(null);
+          dst[i + shift] = null;
           continue;
         }
         if (typeof v !== 'boolean') fail(f, 'a boolean', v);
         if (min === undefined || (min === true && !v)) min = v;
         if (max === undefined || (max === false && v)) max = v;
-        dst.push(v);
+        dst[i + shift] = v;
       }
       break;
     }
@@ -338,15 +342,22 @@ function appendPrimitive(dst: unknown[], src: Value[], start: number, end: numbe
         const v = src[i];
         if (v === null || v === undefined) {
           nulls++;
-          dst.push(null);
+          dst[i + shift] = null;
           continue;
         }
         if (typeof v !== 'string') fail(f, 'a string', v);
-        if (lo === undefined || (v < lo && compareStrings(v, lo) < 0)) lo = v;
-        else if (lo !== v && v.charCodeAt(0) >= 0xd800 && compareStrings(v, lo) < 0) lo = v;
-        if (hi === undefined || (v > hi && compareStrings(v, hi) > 0)) hi = v;
-        else if (hi !== v && v.charCodeAt(0) >= 0xd800 && compareStrings(v, hi) > 0) hi = v;
-        dst.push(v);
+        if (lo === undefined) {
+          lo = hi = v;
+        } else if (HIGH_UNITS.test(v)) {
+          // UTF-16 order differs from code-point (UTF-8 byte) order only where a
+          // surrogate meets U+E000..U+FFFF: such strings are compared exactly
+          if (compareStrings(v, lo) < 0) lo = v;
+          if (compareStrings(v, hi!) > 0) hi = v;
+        } else {
+          if (v < lo) lo = v;
+          else if (v > hi!) hi = v;
+        }
+        dst[i + shift] = v;
       }
       min = lo;
       max = hi;
@@ -360,7 +371,7 @@ function appendPrimitive(dst: unknown[], src: Value[], start: number, end: numbe
         const v = src[i];
         if (v === null || v === undefined) {
           nulls++;
-          dst.push(null);
+          dst[i + shift] = null;
           continue;
         }
         if (typeof v !== 'string') fail(f, `a decimal string (${typeLabel(t)})`, v);
@@ -373,7 +384,7 @@ function appendPrimitive(dst: unknown[], src: Value[], start: number, end: numbe
         if (u >= limit || u <= -limit) fail(f, `a value with at most ${t.precision} digits (${typeLabel(t)})`, v);
         if (lo === undefined || u < lo) lo = u;
         if (hi === undefined || u > hi) hi = u;
-        dst.push(u);
+        dst[i + shift] = u;
       }
       min = lo;
       max = hi;
@@ -384,14 +395,14 @@ function appendPrimitive(dst: unknown[], src: Value[], start: number, end: numbe
         const v = src[i];
         if (v === null || v === undefined) {
           nulls++;
-          dst.push(null);
+          dst[i + shift] = null;
           continue;
         }
         if (typeof v !== 'string') fail(f, 'a uuid string', v);
         const b = uuidToBytes(v);
         if (min === undefined || compareBytes(b, min as Uint8Array) < 0) min = b;
         if (max === undefined || compareBytes(b, max as Uint8Array) > 0) max = b;
-        dst.push(b);
+        dst[i + shift] = b;
       }
       break;
     }
@@ -401,14 +412,14 @@ function appendPrimitive(dst: unknown[], src: Value[], start: number, end: numbe
         const v = src[i];
         if (v === null || v === undefined) {
           nulls++;
-          dst.push(null);
+          dst[i + shift] = null;
           continue;
         }
         if (!(v instanceof Uint8Array)) fail(f, `a Uint8Array (${typeLabel(t)})`, v);
         if (t.type === 'fixed' && v.length !== t.length) fail(f, `exactly ${t.length} bytes (${typeLabel(t)})`, v);
         if (min === undefined || compareBytes(v, min as Uint8Array) < 0) min = v;
         if (max === undefined || compareBytes(v, max as Uint8Array) > 0) max = v;
-        dst.push(v);
+        dst[i + shift] = v;
       }
       break;
     }
@@ -472,9 +483,118 @@ function convertNested(field: NestedField, t: IcebergType, v: Value, stats: Map<
   }
   // a primitive inside a struct (metrics kept) or inside a list/map (no metrics)
   const s = stats?.get(field.id) ?? newStats(field, t);
-  const dst: unknown[] = [];
-  appendPrimitive(dst, [v], 0, 1, s);
+  const dst: unknown[] = [undefined];
+  appendPrimitive(dst, 0, [v], 0, 1, s);
   return dst[0];
+}
+
+
+/** hyparquet-writer's default for byte-array min/max in the footer (a prefix; max rounded up). */
+const STATS_TRUNCATE_BYTES = 16;
+/**
+ * Target uncompressed page size. Smaller than the usual 1 MiB so a reader
+ * selecting a row range through the offset index decodes little beyond it;
+ * large enough that zstd still sees long runs.
+ */
+const PAGE_BYTES = 256 * 1024;
+
+function isPrimitive(t: IcebergType): t is PrimitiveType {
+  return t.type !== 'struct' && t.type !== 'list' && t.type !== 'map';
+}
+
+/** Orders two non-null comparable values of a column (the forms kept in `Stats`). */
+function compareStat(t: PrimitiveType, a: unknown, b: unknown): number {
+  if (t.type === 'string') return compareStrings(a as string, b as string);
+  if (a instanceof Uint8Array) return compareBytes(a, b as Uint8Array);
+  if (t.type === 'float' || t.type === 'double') {
+    if (a === 0 && b === 0) return Object.is(a, -0) === Object.is(b, -0) ? 0 : Object.is(a, -0) ? -1 : 1;
+  }
+  return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+}
+
+/** Folds one row group's metrics into the file's. */
+function mergeStats(into: Stats, g: Stats): void {
+  into.values += g.values;
+  into.nulls += g.nulls;
+  into.nans += g.nans;
+  if (g.min !== undefined && (into.min === undefined || compareStat(into.type, g.min, into.min) < 0)) into.min = g.min;
+  if (g.max !== undefined && (into.max === undefined || compareStat(into.type, g.max, into.max) > 0)) into.max = g.max;
+}
+
+/** One row group's metrics as the Parquet chunk statistics hyparquet-writer serializes (physical values). */
+function chunkStatistics(g: Stats): { min_value?: unknown; max_value?: unknown; null_count: bigint; nan_count?: bigint } {
+  const float = g.type.type === 'float' || g.type.type === 'double';
+  let min = g.min;
+  let max = g.max;
+  // Parquet: a zero min is written as -0, a zero max as +0
+  if (float && min === 0) min = -0;
+  if (float && max === 0) max = 0;
+  const out: { min_value?: unknown; max_value?: unknown; null_count: bigint; nan_count?: bigint } = { null_count: BigInt(g.nulls) };
+  if (min !== undefined && max !== undefined) {
+    out.min_value = min;
+    out.max_value = max;
+  }
+  if (float) out.nan_count = BigInt(g.nans);
+  return out;
+}
+
+
+/**
+ * Whether a dictionary is likely to pay for a string column: the distinct
+ * share of a spread sample, as hyparquet-writer judges it (it makes the final
+ * call for columns this lets through).
+ */
+function dictionaryLikely(data: unknown[]): boolean {
+  const n = data.length;
+  const sample = Math.min(n, 1000);
+  const seen = new Set<unknown>();
+  let distinctLen = 0;
+  let totalLen = 0;
+  for (let i = 0; i < sample; i++) {
+    const v = data[sample === 1 ? 0 : Math.floor((i * (n - 1)) / (sample - 1))];
+    if (typeof v !== 'string') continue;
+    totalLen += v.length + 4;
+    if (!seen.has(v)) {
+      seen.add(v);
+      distinctLen += v.length + 4;
+    }
+  }
+  return totalLen > 0 && distinctLen / totalLen <= 0.9;
+}
+
+const utf8Encoder = new TextEncoder();
+
+/** Strings (or nulls) as UTF-8 views over one shared buffer: one allocation instead of one per value. */
+function utf8Views(data: unknown[]): (Uint8Array | null)[] {
+  const n = data.length;
+  let chars = 0;
+  for (let i = 0; i < n; i++) {
+    const v = data[i];
+    if (typeof v === 'string') chars += v.length;
+  }
+  let buf = new Uint8Array(chars + 16);
+  let at = 0;
+  const ends = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    const v = data[i];
+    if (typeof v === 'string' && v.length > 0) {
+      for (;;) {
+        const r = utf8Encoder.encodeInto(v, buf.subarray(at));
+        if (r.read === v.length) {
+          at += r.written;
+          break;
+        }
+        // non-ASCII text takes up to 3 bytes per UTF-16 unit: grow and encode the value again
+        const bigger = new Uint8Array(Math.max(buf.length * 2, at + v.length * 3 + 16));
+        bigger.set(buf.subarray(0, at));
+        buf = bigger;
+      }
+    }
+    ends[i + 1] = at;
+  }
+  const out = new Array<Uint8Array | null>(n);
+  for (let i = 0; i < n; i++) out[i] = typeof data[i] === 'string' ? buf.subarray(ends[i]!, ends[i + 1]!) : null;
+  return out;
 }
 
 // ---- encoding --------------------------------------------------------------------
@@ -543,19 +663,47 @@ export async function encodeDataFile(
       GZIP: (input: Uint8Array) => new Uint8Array(gzipSync(input)),
     },
     statistics: true,
+    statisticsTruncateLength: STATS_TRUNCATE_BYTES,
     kvMetadata: [{ key: 'iceberg.schema', value: stringifyJson(schemaToJson(schema)) }],
     createdBy: 'mimir version 0.1.0 (hyparquet-writer)',
   });
 
-  let pending: unknown[][] = fields.map(() => []);
+  // Top-level primitive columns: converted straight into preallocated arrays,
+  // with metrics per row group (written as the chunk's Parquet statistics and
+  // folded into the file's metrics), so the encoder computes no statistics of its own.
+  const flat = fields.map((f) => isPrimitive(f.type));
+  let totalInput = 0;
+  for (const batch of batches) totalInput += batch.numRows;
+  const groupRows = (done: number): number => Math.min(rowGroupRows, Math.max(totalInput - done, 0));
+  let pendingSize = groupRows(0);
+  let pending: unknown[][] = fields.map((_f, j) => (flat[j] ? new Array<unknown>(pendingSize) : []));
+  let groupStats: (Stats | undefined)[] = fields.map((f, j) => (flat[j] ? newStats(f, f.type as PrimitiveType) : undefined));
   let pendingRows = 0;
   let totalRows = 0;
   const flush = (): void => {
     if (pendingRows === 0) return;
-    const columnData = fields.map((f, j) => ({ name: f.name, data: pending[j]! }));
-    const r = pq.write({ columnData, rowGroupSize: pendingRows });
+    const columnData = fields.map((f, j) => {
+      let data = pending[j]!;
+      if (data.length !== pendingRows) data.length = pendingRows;
+      if (f.type.type === 'string' && !dictionaryLikely(data)) {
+        // mostly distinct strings: encode them once into one buffer, written as PLAIN
+        return { name: f.name, data: utf8Views(data), statistics: false, encoding: 'PLAIN' as const };
+      }
+      return { name: f.name, data, statistics: !flat[j] };
+    });
+    const r = pq.write({ columnData, rowGroupSize: pendingRows, pageSize: PAGE_BYTES });
     if (r) throw new Error('internal: hyparquet-writer went asynchronous with an in-memory writer');
-    pending = fields.map(() => []);
+    const chunks = pq.row_groups[pq.row_groups.length - 1]!.columns;
+    for (let j = 0; j < fields.length; j++) {
+      const g = groupStats[j];
+      if (!g) continue;
+      const md = chunks.find((c) => c.meta_data?.path_in_schema.length === 1 && c.meta_data.path_in_schema[0] === fields[j]!.name)?.meta_data;
+      if (md) md.statistics = chunkStatistics(g) as typeof md.statistics;
+      mergeStats(stats.get(g.field.id)!, g);
+    }
+    pendingSize = groupRows(totalRows);
+    pending = fields.map((_f, j) => (flat[j] ? new Array<unknown>(pendingSize) : []));
+    groupStats = fields.map((f, j) => (flat[j] ? newStats(f, f.type as PrimitiveType) : undefined));
     pendingRows = 0;
   };
 
@@ -582,21 +730,24 @@ export async function encodeDataFile(
         const f = fields[j]!;
         const c = idx[j]!;
         const dst = pending[j]!;
-        const s = stats.get(f.id);
+        const g = groupStats[j];
         if (c < 0) {
-          for (let i = start; i < end; i++) dst.push(null);
-          if (s) {
-            s.values += take;
-            s.nulls += take;
-          } else markNullSubtree(f, stats, take);
+          if (g) {
+            for (let i = 0; i < take; i++) dst[pendingRows + i] = null;
+            g.values += take;
+            g.nulls += take;
+          } else {
+            for (let i = 0; i < take; i++) dst.push(null);
+            markNullSubtree(f, stats, take);
+          }
           continue;
         }
         const src = batch.columns[c]!;
-        if (s) {
-          const before = s.nulls;
-          appendPrimitive(dst, src, start, end, s);
-          if (f.required && s.nulls > before) {
-            throw new TypeError(`field ${f.id} (${f.name}) is required but ${s.nulls - before} of its values in batch ${b} are null`);
+        if (g) {
+          const before = g.nulls;
+          appendPrimitive(dst, pendingRows, src, start, end, g);
+          if (f.required && g.nulls > before) {
+            throw new TypeError(`field ${f.id} (${f.name}) is required but ${g.nulls - before} of its values in batch ${b} are null`);
           }
         } else {
           for (let i = start; i < end; i++) {

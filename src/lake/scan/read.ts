@@ -160,13 +160,45 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
         base += rows;
         continue;
       }
-      const b = await pf.readRowGroup(rg, readFields, missing);
+      // A real filter: read its columns first; the other columns are read only
+      // for the row range that holds matches (pages outside it are skipped).
+      let from = 0;
+      let candidates: number[] | undefined;
+      if (filter.op !== 'true' && eqSets.length === 0 && filterFields.length > 0 && filterFields.length < readFields.length) {
+        const fb = await pf.readRowGroup(rg, filterFields, missing);
+        const fcols = new Map(filterFields.map((f, j) => [f.id, fb.columns[j]!]));
+        let at = 0;
+        const getF = (id: number): Value => fcols.get(id)![at] ?? null;
+        candidates = [];
+        for (; at < rows; at++) {
+          if (deleted.size > 0 && deleted.has(base + at)) {
+            ctx.metrics.rowsDeleted++;
+            continue;
+          }
+          if (matchRow(filter, getF)) candidates.push(at);
+        }
+        if (candidates.length === 0) {
+          ctx.metrics.rowGroups++;
+          ctx.metrics.rowsRead += rows;
+          base += rows;
+          continue;
+        }
+        from = candidates[0]!;
+      }
+      const to = candidates ? candidates[candidates.length - 1]! + 1 : rows;
+      const b = candidates
+        ? await pf.readRowGroup(rg, readFields, missing, { from, to })
+        : await pf.readRowGroup(rg, readFields, missing);
       ctx.metrics.rowGroups++;
-      ctx.metrics.rowsRead += b.numRows;
+      ctx.metrics.rowsRead += rows;
       const keep: number[] = [];
       const cols = b.columns;
-      for (let i = 0; i < b.numRows; i++) {
-        if (deleted.size > 0 && deleted.has(base + i)) {
+      let i = 0;
+      const get = (id: number): Value => cols[col.get(id)!]![i] ?? null;
+      const n = candidates ? candidates.length : b.numRows;
+      for (let k = 0; k < n; k++) {
+        i = candidates ? candidates[k]! - from : k;
+        if (!candidates && deleted.size > 0 && deleted.has(base + i)) {
           ctx.metrics.rowsDeleted++;
           continue;
         }
@@ -183,10 +215,10 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
             continue;
           }
         }
-        if (filter.op !== 'true' && !matchRow(filter, (id) => cols[col.get(id)!]![i] ?? null)) continue;
+        if (!candidates && filter.op !== 'true' && !matchRow(filter, get)) continue;
         keep.push(i);
       }
-      base += b.numRows;
+      base += rows;
       if (keep.length === 0) continue;
       const outCols = output.map((_f, j) => {
         const c = cols[j]!;
