@@ -683,7 +683,7 @@ export async function encodeDataFile(
   const flush = (): void => {
     if (pendingRows === 0) return;
     const columnData = fields.map((f, j) => {
-      let data = pending[j]!;
+      const data = pending[j]!;
       if (data.length !== pendingRows) data.length = pendingRows;
       if (f.type.type === 'string' && !dictionaryLikely(data)) {
         // mostly distinct strings: encode them once into one buffer, written as PLAIN
