@@ -1,0 +1,342 @@
+// Cargo manifests and lock files -> packages, targets and dependencies, read
+// with a real TOML parser (smol-toml).
+//
+// Invariant: never throws on bad input. A malformed or unreadable Cargo.toml,
+// a member that does not exist or a broken Cargo.lock becomes a Problem and the
+// rest of the workspace is still read. Read-only.
+import { readdir, readFile, stat } from 'node:fs/promises';
+import * as path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import type { Problem } from './types.ts';
+
+export interface Target {
+  kind: 'lib' | 'bin';
+  name: string;
+  /** Relative to the package dir, '/'-separated. */
+  path: string;
+}
+
+export interface Dependency {
+  /** The name the code uses (`foo` in `foo = { package = "bar" }`), with `-` kept as written. */
+  localName: string;
+  /** The crate's real name (`bar` above). */
+  crateName: string;
+  /** Version requirement as written, or null (path/git dependencies without one). */
+  req: string | null;
+  /** Version picked from Cargo.lock, or null when the lock does not list the crate. */
+  resolved: string | null;
+  kind: 'normal' | 'dev' | 'build';
+  /** Absolute dir of a path dependency, else null. */
+  path: string | null;
+}
+
+export interface Package {
+  name: string;
+  version: string;
+  edition: string;
+  /** Absolute package dir. */
+  dir: string;
+  targets: Target[];
+  deps: Dependency[];
+}
+
+export interface Workspace {
+  /** Absolute dir holding the top Cargo.toml. */
+  root: string;
+  packages: Package[];
+  /** Cargo.lock versions per crate name (empty when there is no lock). */
+  lock: Map<string, string[]>;
+  problems: Problem[];
+}
+
+type Table = Record<string, unknown>;
+
+function isTable(v: unknown): v is Table {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+
+function str(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}
+
+function rel(from: string, p: string): string {
+  return path.relative(from, p).split(path.sep).join('/') || '.';
+}
+
+async function readToml(file: string, problems: Problem[], shownFrom: string): Promise<Table | null> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    problems.push({ path: rel(shownFrom, file), kind: 'unreadable', message: `cannot read ${file}: ${(e as Error).message}` });
+    return null;
+  }
+  try {
+    return parseToml(text) as Table;
+  } catch (e) {
+    const first = String((e as Error).message).split('\n')[0];
+    problems.push({ path: rel(shownFrom, file), kind: 'bad-manifest', message: `${file} is not valid TOML: ${first}` });
+    return null;
+  }
+}
+
+/** Cargo.lock in `dir`: crate name -> versions listed (sorted ascending). Missing/bad lock: empty map. */
+export async function lockVersions(dir: string, problems: Problem[] = []): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const file = path.join(dir, 'Cargo.lock');
+  try {
+    await stat(file);
+  } catch {
+    return out;
+  }
+  const doc = await readToml(file, problems, dir);
+  const pkgs = doc?.['package'];
+  if (!Array.isArray(pkgs)) return out;
+  for (const p of pkgs) {
+    if (!isTable(p)) continue;
+    const name = str(p['name']);
+    const version = str(p['version']);
+    if (!name || !version) continue;
+    const list = out.get(name) ?? [];
+    if (!list.includes(version)) list.push(version);
+    out.set(name, list);
+  }
+  for (const list of out.values()) list.sort(compareVersions);
+  return out;
+}
+
+/** Read a workspace (`[workspace]` members) or a single package at `dir`. */
+export async function readWorkspace(dir: string): Promise<Workspace> {
+  const root = path.resolve(dir);
+  const problems: Problem[] = [];
+  const lock = await lockVersions(root, problems);
+  const ws: Workspace = { root, packages: [], lock, problems };
+  const manifest = await readToml(path.join(root, 'Cargo.toml'), problems, root);
+  if (!manifest) return ws;
+  const workspace = isTable(manifest['workspace']) ? manifest['workspace'] : null;
+  const memberDirs: string[] = [];
+  if (manifest['package'] !== undefined) memberDirs.push(root);
+  if (workspace) {
+    const exclude = new Set(
+      (Array.isArray(workspace['exclude']) ? workspace['exclude'] : [])
+        .map((e) => str(e)).filter((e): e is string => e !== null).map((e) => path.resolve(root, e)));
+    const members = Array.isArray(workspace['members']) ? workspace['members'] : [];
+    for (const m of members) {
+      const pattern = str(m);
+      if (pattern === null) continue;
+      const dirs = await expandGlob(root, pattern);
+      if (dirs.length === 0 && !/[*?[]/.test(pattern)) {
+        problems.push({ path: pattern, kind: 'missing', message: `workspace member ${pattern} has no Cargo.toml` });
+      }
+      for (const d of dirs) if (!exclude.has(d) && !memberDirs.includes(d)) memberDirs.push(d);
+    }
+  }
+  for (const d of memberDirs) {
+    const doc = d === root ? manifest : await readToml(path.join(d, 'Cargo.toml'), problems, root);
+    if (!doc) continue;
+    const pkg = await packageOf(d, doc, workspace, lock, problems, root);
+    if (pkg) ws.packages.push(pkg);
+  }
+  return ws;
+}
+
+/**
+ * A crate directory as found in a registry or vendor layout (`name-version/`
+ * holding a Cargo.toml). `lock` resolves its dependencies when given.
+ */
+export async function readCrateDir(dir: string, lock: Map<string, string[]> = new Map()): Promise<{ pkg: Package | null; problems: Problem[] }> {
+  const d = path.resolve(dir);
+  const problems: Problem[] = [];
+  const doc = await readToml(path.join(d, 'Cargo.toml'), problems, d);
+  if (!doc) return { pkg: null, problems };
+  const pkg = await packageOf(d, doc, null, lock, problems, d);
+  if (pkg && !pkg.version) {
+    const m = /-(\d+\.\d+\.\d+[^/]*)$/.exec(path.basename(d));
+    if (m) pkg.version = m[1]!;
+  }
+  return { pkg, problems };
+}
+
+/** `crates/*`-style member patterns: `*` and `?` within one path segment. */
+async function expandGlob(root: string, pattern: string): Promise<string[]> {
+  const segs = pattern.split('/').filter((s) => s !== '' && s !== '.');
+  let dirs = [root];
+  for (const seg of segs) {
+    const next: string[] = [];
+    if (!/[*?[]/.test(seg)) {
+      for (const d of dirs) next.push(path.join(d, seg));
+    } else {
+      const re = new RegExp('^' + seg.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$');
+      for (const d of dirs) {
+        let names: string[] = [];
+        try { names = await readdir(d); } catch { /* unreadable: nothing matches */ }
+        for (const n of names.sort()) if (re.test(n)) next.push(path.join(d, n));
+      }
+    }
+    dirs = next;
+  }
+  const out: string[] = [];
+  for (const d of dirs) {
+    try {
+      if ((await stat(path.join(d, 'Cargo.toml'))).isFile()) out.push(d);
+    } catch { /* not a package */ }
+  }
+  return out;
+}
+
+async function packageOf(
+  dir: string, doc: Table, workspace: Table | null, lock: Map<string, string[]>, problems: Problem[], shownFrom: string,
+): Promise<Package | null> {
+  const pkg = isTable(doc['package']) ? doc['package'] : null;
+  const manifest = rel(shownFrom, path.join(dir, 'Cargo.toml'));
+  if (!pkg || !str(pkg['name'])) {
+    problems.push({ path: manifest, kind: 'bad-manifest', message: `${manifest}: expected [package] with a name, found none` });
+    return null;
+  }
+  const wsPackage = workspace && isTable(workspace['package']) ? workspace['package'] : {};
+  const inherited = (key: string): string => {
+    const v = pkg[key];
+    if (isTable(v) && v['workspace'] === true) return str(wsPackage[key]) ?? '';
+    return str(v) ?? '';
+  };
+  const name = str(pkg['name'])!;
+  const out: Package = {
+    name,
+    version: inherited('version'),
+    edition: inherited('edition') || '2015',
+    dir,
+    targets: await targetsOf(dir, name, doc, pkg),
+    deps: [],
+  };
+  const wsDeps = workspace && isTable(workspace['dependencies']) ? workspace['dependencies'] : {};
+  const sections: [string, Dependency['kind']][] = [['dependencies', 'normal'], ['dev-dependencies', 'dev'], ['build-dependencies', 'build']];
+  const tables: [Table, Dependency['kind']][] = [];
+  for (const [key, kind] of sections) if (isTable(doc[key])) tables.push([doc[key] as Table, kind]);
+  // [target.'cfg(..)'.dependencies] count as well.
+  if (isTable(doc['target'])) {
+    for (const t of Object.values(doc['target'])) {
+      if (!isTable(t)) continue;
+      for (const [key, kind] of sections) if (isTable(t[key])) tables.push([t[key] as Table, kind]);
+    }
+  }
+  for (const [table, kind] of tables) {
+    for (const [localName, spec] of Object.entries(table)) {
+      let s: unknown = spec;
+      if (isTable(s) && s['workspace'] === true) {
+        const base = wsDeps[localName];
+        s = isTable(base) ? { ...base, ...s } : base ?? s;
+      }
+      const crateName = (isTable(s) ? str(s['package']) : null) ?? localName;
+      const req = typeof s === 'string' ? s : isTable(s) ? str(s['version']) : null;
+      const depPath = isTable(s) && str(s['path']) ? path.resolve(dir, str(s['path'])!) : null;
+      out.deps.push({ localName, crateName, req, resolved: pickVersion(lock.get(crateName) ?? [], req), kind, path: depPath });
+    }
+  }
+  return out;
+}
+
+async function exists(p: string): Promise<boolean> {
+  try { return (await stat(p)).isFile(); } catch { return false; }
+}
+
+async function targetsOf(dir: string, name: string, doc: Table, pkg: Table): Promise<Target[]> {
+  const targets: Target[] = [];
+  const ident = name.replace(/-/g, '_');
+  const lib = isTable(doc['lib']) ? doc['lib'] : null;
+  const libPath = (lib && str(lib['path'])) ?? 'src/lib.rs';
+  if ((lib && str(lib['path'])) || await exists(path.join(dir, libPath))) {
+    targets.push({ kind: 'lib', name: (lib && str(lib['name'])) ?? ident, path: libPath });
+  }
+  const bins = Array.isArray(doc['bin']) ? doc['bin'].filter(isTable) : [];
+  const seen = new Set<string>();
+  for (const b of bins) {
+    const bname = str(b['name']) ?? name;
+    const bpath = str(b['path']) ?? (await exists(path.join(dir, 'src/bin', `${bname}.rs`)) ? `src/bin/${bname}.rs` : bname === name ? 'src/main.rs' : `src/bin/${bname}/main.rs`);
+    targets.push({ kind: 'bin', name: bname, path: bpath });
+    seen.add(bpath);
+  }
+  if (pkg['autobins'] !== false) {
+    if (!seen.has('src/main.rs') && await exists(path.join(dir, 'src/main.rs'))) targets.push({ kind: 'bin', name, path: 'src/main.rs' });
+    let names: string[] = [];
+    try { names = (await readdir(path.join(dir, 'src/bin'))).sort(); } catch { /* no src/bin */ }
+    for (const n of names) {
+      const p = n.endsWith('.rs') ? `src/bin/${n}` : `src/bin/${n}/main.rs`;
+      if (!seen.has(p) && await exists(path.join(dir, p))) {
+        targets.push({ kind: 'bin', name: n.replace(/\.rs$/, ''), path: p });
+        seen.add(p);
+      }
+    }
+  }
+  return targets;
+}
+
+// --- versions -------------------------------------------------------------
+
+type Ver = [number, number, number, string];
+
+function parseVersion(v: string): Ver | null {
+  const m = /^(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?/.exec(v.trim());
+  if (!m) return null;
+  return [Number(m[1]), Number(m[2] ?? 0), Number(m[3] ?? 0), m[4] ?? ''];
+}
+
+export function compareVersions(a: string, b: string): number {
+  const x = parseVersion(a);
+  const y = parseVersion(b);
+  if (!x || !y) return a < b ? -1 : a > b ? 1 : 0;
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
+  if (x[3] === y[3]) return 0;
+  if (x[3] === '') return 1; // a release sorts after its pre-releases
+  if (y[3] === '') return -1;
+  return x[3] < y[3] ? -1 : 1;
+}
+
+/** Does `version` satisfy one comparator (`^1.2`, `~1`, `=1.2.3`, `>=1, <2`, `1.*`, `*`)? */
+function satisfies(version: string, req: string): boolean {
+  const v = parseVersion(version);
+  if (!v) return false;
+  for (const raw of req.split(',')) {
+    const part = raw.trim();
+    if (part === '' || part === '*') continue;
+    const m = /^(\^|~|=|>=|<=|>|<)?\s*(.*)$/.exec(part)!;
+    const op = m[1] ?? '^';
+    const spec = m[2]!.replace(/\.\*$/, '').replace(/\.x$/i, '');
+    const nums = spec.split('.').filter((s) => s !== '' && s !== '*');
+    const r = parseVersion(spec);
+    if (!r) return false;
+    const cmp = compareVersions(version, spec.split('.').length < 3 ? `${r[0]}.${r[1]}.${r[2]}` : spec);
+    const ok = (() => {
+      switch (op) {
+        case '=': return nums.length >= 3 ? cmp === 0 : prefixMatch(v, r, nums.length);
+        case '>': return cmp > 0;
+        case '>=': return cmp >= 0;
+        case '<': return cmp < 0;
+        case '<=': return cmp <= 0;
+        case '~': return cmp >= 0 && prefixMatch(v, r, Math.min(Math.max(nums.length, 1), 2));
+        default: {
+          // caret: same left-most non-zero component
+          if (cmp < 0) return false;
+          const lead = r[0] !== 0 || nums.length === 1 ? 1 : r[1] !== 0 || nums.length === 2 ? 2 : 3;
+          return prefixMatch(v, r, lead);
+        }
+      }
+    })();
+    if (!ok) return false;
+  }
+  return true;
+}
+
+function prefixMatch(v: Ver, r: Ver, n: number): boolean {
+  for (let i = 0; i < n; i++) if (v[i] !== r[i]) return false;
+  return true;
+}
+
+/** The highest locked version satisfying `req`; else the only/highest locked one; null if none is locked. */
+export function pickVersion(locked: string[], req: string | null): string | null {
+  if (locked.length === 0) return null;
+  const sorted = [...locked].sort(compareVersions);
+  if (req) {
+    for (let i = sorted.length - 1; i >= 0; i--) if (satisfies(sorted[i]!, req)) return sorted[i]!;
+  }
+  return sorted[sorted.length - 1]!;
+}

@@ -1,0 +1,483 @@
+// Rust source text -> the items of one file, with web-tree-sitter and the
+// tree-sitter-rust grammar (never a line-based reader).
+//
+// Invariant: `parse` never throws on any text and always frees the tree it
+// made (wasm memory is not garbage collected). A file with syntax errors keeps
+// every item that parsed, with status 'errors'. Input is fed to the parser in
+// chunks that never split a surrogate pair. Tree-sitter indices here are
+// UTF-16 code units, so node text is `text.slice(startIndex, endIndex)`.
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
+import { Language, Parser, type Node } from 'web-tree-sitter';
+import type { Item, NodeKind, ParsedFile, Ref, UseDecl } from './types.ts';
+
+export interface RustParser {
+  parse(text: string): ParsedFile;
+}
+
+const CHUNK = 64 * 1024;
+const SIGNATURE_CAP = 200;
+
+let language: Promise<Language> | null = null;
+
+/** The grammar, loaded once per process (or worker thread). */
+function rustLanguage(): Promise<Language> {
+  if (!language) {
+    language = (async () => {
+      await Parser.init();
+      const require = createRequire(import.meta.url);
+      const dir = path.dirname(require.resolve('tree-sitter-rust/package.json'));
+      return Language.load(path.join(dir, 'tree-sitter-rust.wasm'));
+    })();
+  }
+  return language;
+}
+
+/** A parser for Rust; cheap after the first call in a process. */
+export async function loadRust(): Promise<RustParser> {
+  const lang = await rustLanguage();
+  const parser = new Parser();
+  parser.setLanguage(lang);
+  return {
+    parse(text: string): ParsedFile {
+      const tree = parser.parse(chunked(text));
+      if (!tree) throw new Error('tree-sitter returned no tree (parser has no language?)');
+      try {
+        return new FileReader(text).read(tree.rootNode);
+      } finally {
+        tree.delete();
+      }
+    },
+  };
+}
+
+/** Parse only, for measuring the grammar's speed: returns whether the tree has errors. */
+export async function parseOnly(): Promise<(text: string) => boolean> {
+  const lang = await rustLanguage();
+  const parser = new Parser();
+  parser.setLanguage(lang);
+  return (text) => {
+    const tree = parser.parse(chunked(text));
+    const bad = tree ? tree.rootNode.hasError : true;
+    tree?.delete();
+    return bad;
+  };
+}
+
+function chunked(text: string): (index: number) => string | undefined {
+  return (index) => {
+    if (index >= text.length) return undefined;
+    let end = Math.min(index + CHUNK, text.length);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++;
+    return text.slice(index, end);
+  };
+}
+
+function collapse(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+/** Where an item sits decides the kind of its fns and consts. */
+type Scope = 'module' | 'impl' | 'trait' | 'extern';
+
+class FileReader {
+  constructor(private readonly src: string) {}
+
+  read(root: Node): ParsedFile {
+    const out: ParsedFile = {
+      status: 'ok', errorCount: 0, firstErrorLine: 0, items: [], uses: [], refs: [], externCrates: [],
+      lineCount: root.endPosition.row + 1,
+    };
+    if (root.hasError) this.countErrors(root, out);
+    const holder = this.blank('module', '', root);
+    this.readItems(root, 'module', holder);
+    out.items = holder.children;
+    out.uses = holder.uses;
+    out.externCrates = holder.externCrates ?? [];
+    out.refs = holder.refs;
+    return out;
+  }
+
+  private countErrors(root: Node, out: ParsedFile): void {
+    const cursor = root.walk();
+    try {
+      for (;;) {
+        if (cursor.nodeIsMissing || cursor.nodeType === 'ERROR') {
+          out.errorCount++;
+          if (!out.firstErrorLine) out.firstErrorLine = cursor.startPosition.row + 1;
+        }
+        if (cursor.gotoFirstChild()) continue;
+        let done = false;
+        while (!cursor.gotoNextSibling()) {
+          if (!cursor.gotoParent()) { done = true; break; }
+        }
+        if (done) break;
+      }
+    } finally {
+      cursor.delete();
+    }
+    if (out.errorCount === 0) out.errorCount = 1; // hasError was set: at least one
+    out.status = 'errors';
+  }
+
+  private text(node: Node): string {
+    return this.src.slice(node.startIndex, node.endIndex);
+  }
+
+  private blank(kind: NodeKind, name: string, node: Node): Item {
+    return {
+      kind, name, visibility: '', signature: '', file: '',
+      lineStart: node.startPosition.row + 1, lineEnd: node.endPosition.row + 1,
+      children: [], uses: [], refs: [], generics: [],
+    };
+  }
+
+  /** Items of a module body, impl, trait or extern block, appended to `into`. */
+  private readItems(container: Node, scope: Scope, into: Item) {
+    let attrs: Node[] = [];
+    for (const child of container.namedChildren) {
+      if (!child) continue;
+      const type = child.type;
+      if (type === 'attribute_item') { attrs.push(child); continue; }
+      if (type === 'line_comment' || type === 'block_comment' || type === 'inner_attribute_item') continue;
+      const item = this.readItem(child, scope, attrs, into);
+      attrs = [];
+      if (item) into.children.push(item);
+    }
+  }
+
+  private readItem(node: Node, scope: Scope, attrs: Node[], into: Item): Item | null {
+    switch (node.type) {
+      case 'function_item':
+      case 'function_signature_item':
+        return this.fn(node, scope);
+      case 'struct_item':
+      case 'union_item':
+        return this.struct(node, node.type === 'struct_item' ? 'struct' : 'union');
+      case 'enum_item':
+        return this.enumItem(node);
+      case 'trait_item':
+        return this.trait(node);
+      case 'impl_item':
+        return this.implItem(node);
+      case 'const_item':
+      case 'static_item': {
+        const kind: NodeKind = scope === 'trait' ? 'trait_item' : node.type === 'const_item' ? 'const' : 'static';
+        const item = this.header(node, kind, node.childForFieldName('value'));
+        this.typeRefs(node.childForFieldName('type'), item.refs, item.generics);
+        const value = node.childForFieldName('value');
+        if (value) this.bodyRefs(value, item);
+        return item;
+      }
+      case 'type_item':
+      case 'associated_type': {
+        const item = this.header(node, scope === 'trait' ? 'trait_item' : 'type', null);
+        this.generics(node, item);
+        this.typeRefs(node.childForFieldName('type'), item.refs, item.generics);
+        return item;
+      }
+      case 'macro_definition': {
+        const item = this.header(node, 'macro', null);
+        item.signature = `macro_rules! ${item.name}`;
+        item.macroExport = attrs.some((a) => this.attrName(a) === 'macro_export');
+        return item;
+      }
+      case 'mod_item': {
+        const body = node.childForFieldName('body');
+        const item = this.header(node, 'module', body);
+        const pathAttr = attrs.map((a) => this.attrValue(a, 'path')).find((v) => v !== null) ?? null;
+        item.mod = { external: !body, pathAttr };
+        if (body) this.readItems(body, 'module', item);
+        return item;
+      }
+      case 'use_declaration': {
+        const vis = this.visibility(node);
+        const arg = node.childForFieldName('argument');
+        if (arg) this.flattenUse(arg, [], vis, node.startPosition.row + 1, into.uses);
+        return null;
+      }
+      case 'extern_crate_declaration': {
+        const name = node.childForFieldName('name');
+        const alias = node.childForFieldName('alias');
+        if (name) {
+          (into.externCrates ??= []).push({ name: this.text(name), alias: this.text(alias ?? name) });
+        }
+        return null;
+      }
+      case 'foreign_mod_item': {
+        const body = node.childForFieldName('body');
+        if (body) this.readItems(body, 'extern', into);
+        return null;
+      }
+      case 'macro_invocation':
+        this.macroRef(node, into.refs);
+        return null;
+      case 'ERROR':
+        // Error recovery may wrap well-formed items: keep those.
+        this.readItems(node, scope, into);
+        return null;
+      default:
+        return null;
+    }
+  }
+
+  private header(node: Node, kind: NodeKind, body: Node | null): Item {
+    const nameNode = node.childForFieldName('name');
+    const item = this.blank(kind, nameNode ? this.text(nameNode) : '', node);
+    item.visibility = this.visibility(node);
+    const end = body ? body.startIndex : node.endIndex;
+    let sig = collapse(this.src.slice(node.startIndex, end));
+    if (sig.endsWith(';') || sig.endsWith('=')) sig = sig.slice(0, -1).trimEnd();
+    item.signature = sig.length > SIGNATURE_CAP ? sig.slice(0, SIGNATURE_CAP) : sig;
+    return item;
+  }
+
+  private visibility(node: Node): string {
+    for (const c of node.namedChildren) {
+      if (c && c.type === 'visibility_modifier') return collapse(this.text(c));
+    }
+    return '';
+  }
+
+  private generics(node: Node, item: Item, extra: string[] = []) {
+    item.generics.push(...extra);
+    const tp = node.childForFieldName('type_parameters');
+    if (!tp) return;
+    for (const p of tp.namedChildren) {
+      if (!p) continue;
+      if (p.type === 'type_parameter' || p.type === 'const_parameter') {
+        const n = p.childForFieldName('name');
+        if (n) item.generics.push(this.text(n));
+      } else if (p.type === 'type_identifier') {
+        item.generics.push(this.text(p));
+      }
+    }
+  }
+
+  private fn(node: Node, scope: Scope): Item {
+    const kind: NodeKind = scope === 'impl' ? 'method' : scope === 'trait' ? 'trait_item' : 'fn';
+    const body = node.childForFieldName('body');
+    const item = this.header(node, kind, body);
+    this.generics(node, item);
+    this.typeRefs(node.childForFieldName('parameters'), item.refs, item.generics);
+    this.typeRefs(node.childForFieldName('return_type'), item.refs, item.generics);
+    if (body) {
+      this.bodyRefs(body, item);
+      for (const u of body.descendantsOfType('use_declaration')) {
+        const arg = u?.childForFieldName('argument');
+        if (u && arg) this.flattenUse(arg, [], '', u.startPosition.row + 1, item.uses);
+      }
+    }
+    return item;
+  }
+
+  private struct(node: Node, kind: 'struct' | 'union'): Item {
+    const body = node.childForFieldName('body');
+    const item = this.header(node, kind, body && body.type === 'field_declaration_list' ? body : null);
+    this.generics(node, item);
+    this.typeRefs(body, item.refs, item.generics);
+    return item;
+  }
+
+  private enumItem(node: Node): Item {
+    const body = node.childForFieldName('body');
+    const item = this.header(node, 'enum', body);
+    this.generics(node, item);
+    for (const v of body?.namedChildren ?? []) {
+      if (!v || v.type !== 'enum_variant') continue;
+      const variant = this.header(v, 'variant', null);
+      variant.generics = item.generics;
+      this.typeRefs(v.childForFieldName('body'), variant.refs, item.generics);
+      item.children.push(variant);
+    }
+    return item;
+  }
+
+  private trait(node: Node): Item {
+    const body = node.childForFieldName('body');
+    const item = this.header(node, 'trait', body);
+    this.generics(node, item, ['Self']);
+    this.typeRefs(node.childForFieldName('bounds'), item.refs, item.generics);
+    if (body) this.readItems(body, 'trait', item);
+    for (const c of item.children) c.generics.push(...item.generics);
+    return item;
+  }
+
+  private implItem(node: Node): Item {
+    const body = node.childForFieldName('body');
+    const item = this.header(node, 'impl', body);
+    this.generics(node, item, ['Self']);
+    const trait = node.childForFieldName('trait');
+    const type = node.childForFieldName('type');
+    item.impl = {
+      trait: trait ? collapse(this.text(trait)) : null,
+      traitPath: trait ? this.typePath(trait) : null,
+      selfType: type ? collapse(this.text(type)) : '',
+      selfTypePath: type ? this.typePath(type) : '',
+    };
+    if (body) this.readItems(body, 'impl', item);
+    for (const c of item.children) c.generics.push(...item.generics);
+    return item;
+  }
+
+  /** The path of a type without its generic arguments (`a::B<T>` -> `a::B`, `&mut X` -> `X`). */
+  private typePath(node: Node): string {
+    switch (node.type) {
+      case 'generic_type': {
+        const t = node.childForFieldName('type');
+        return t ? this.typePath(t) : collapse(this.text(node));
+      }
+      case 'reference_type':
+      case 'pointer_type': {
+        const t = node.childForFieldName('type');
+        return t ? this.typePath(t) : collapse(this.text(node));
+      }
+      case 'type_identifier':
+      case 'scoped_type_identifier':
+      case 'scoped_identifier':
+      case 'identifier':
+        return this.pathText(node);
+      default:
+        return collapse(this.text(node));
+    }
+  }
+
+  /** A path node as `a::b::c`, generic arguments dropped. */
+  private pathText(node: Node): string {
+    switch (node.type) {
+      case 'scoped_identifier':
+      case 'scoped_type_identifier':
+      case 'scoped_use_list': {
+        const p = node.childForFieldName('path');
+        const n = node.childForFieldName('name');
+        const head = p ? this.pathText(p) : '';
+        const tail = n ? this.text(n) : '';
+        return head ? `${head}::${tail}` : tail;
+      }
+      case 'generic_type': {
+        const t = node.childForFieldName('type');
+        return t ? this.pathText(t) : collapse(this.text(node));
+      }
+      case 'generic_function': {
+        const f = node.childForFieldName('function');
+        return f ? this.pathText(f) : collapse(this.text(node));
+      }
+      default:
+        return this.text(node).replace(/\s+/g, '');
+    }
+  }
+
+  /** Type names mentioned in a signature part; generic parameters and primitives skipped. */
+  private typeRefs(node: Node | null, out: Ref[], generics: string[]) {
+    if (!node) return;
+    switch (node.type) {
+      case 'type_identifier': {
+        const name = this.text(node);
+        if (!generics.includes(name)) out.push({ kind: 'type_ref', target: name, line: node.startPosition.row + 1 });
+        return;
+      }
+      case 'scoped_type_identifier': {
+        const target = this.pathText(node);
+        const first = target.split('::')[0] ?? '';
+        if (!generics.includes(first)) out.push({ kind: 'type_ref', target, line: node.startPosition.row + 1 });
+        // generic args inside path segments are rare; not descended
+        return;
+      }
+      case 'block':
+      case 'closure_expression':
+        return; // expressions inside array lengths / const args
+      default:
+        for (const c of node.namedChildren) if (c) this.typeRefs(c, out, generics);
+    }
+  }
+
+  /** Calls, method calls and macro invocations in a body (closures and nested items included). */
+  private bodyRefs(body: Node, item: Item) {
+    for (const n of body.descendantsOfType(['call_expression', 'macro_invocation'])) {
+      if (!n) continue;
+      if (n.type === 'macro_invocation') { this.macroRef(n, item.refs); continue; }
+      const f = n.childForFieldName('function');
+      if (!f) continue;
+      const line = n.startPosition.row + 1;
+      let target: string | null = null;
+      const callee = f.type === 'generic_function' ? f.childForFieldName('function') ?? f : f;
+      switch (callee.type) {
+        case 'identifier':
+        case 'scoped_identifier':
+          target = this.pathText(callee);
+          break;
+        case 'field_expression': {
+          const field = callee.childForFieldName('field');
+          if (field) target = `.${this.text(field)}`;
+          break;
+        }
+        default:
+          break;
+      }
+      if (target) item.refs.push({ kind: 'calls', target, line });
+    }
+  }
+
+  private macroRef(node: Node, out: Ref[]) {
+    const m = node.childForFieldName('macro');
+    if (m) out.push({ kind: 'calls', target: `${this.pathText(m)}!`, line: node.startPosition.row + 1 });
+  }
+
+  private flattenUse(node: Node, prefix: string[], visibility: string, line: number, out: UseDecl[]) {
+    const join = (segs: string[]) => segs.filter((s) => s !== '').join('::');
+    switch (node.type) {
+      case 'use_as_clause': {
+        const p = node.childForFieldName('path');
+        const a = node.childForFieldName('alias');
+        if (!p) return;
+        const segs = [...prefix, ...this.pathText(p).split('::')];
+        out.push({ path: join(segs), alias: a ? this.text(a) : segs[segs.length - 1]!, glob: false, line, visibility });
+        return;
+      }
+      case 'use_wildcard': {
+        const inner = node.namedChildren.find((c) => c && c.type !== 'line_comment' && c.type !== 'block_comment');
+        const segs = inner ? [...prefix, ...this.pathText(inner).split('::')] : prefix;
+        out.push({ path: join(segs), alias: null, glob: true, line, visibility });
+        return;
+      }
+      case 'scoped_use_list': {
+        const p = node.childForFieldName('path');
+        const list = node.childForFieldName('list');
+        const segs = p ? [...prefix, ...this.pathText(p).split('::')] : prefix;
+        if (list) this.flattenUse(list, segs, visibility, line, out);
+        return;
+      }
+      case 'use_list':
+        for (const c of node.namedChildren) if (c) this.flattenUse(c, prefix, visibility, line, out);
+        return;
+      case 'self':
+        // `use a::{self}` imports `a` itself.
+        if (prefix.length > 0) out.push({ path: join(prefix), alias: prefix[prefix.length - 1]!, glob: false, line, visibility });
+        return;
+      case 'line_comment':
+      case 'block_comment':
+        return;
+      default: {
+        const segs = [...prefix, ...this.pathText(node).split('::')];
+        out.push({ path: join(segs), alias: segs[segs.length - 1]!, glob: false, line, visibility });
+      }
+    }
+  }
+
+  private attrName(attr: Node): string {
+    const a = attr.namedChildren.find((c) => c?.type === 'attribute');
+    const first = a?.namedChild(0);
+    return first ? this.text(first) : '';
+  }
+
+  /** `#[name = "value"]` -> value (string literal content), else null. */
+  private attrValue(attr: Node, name: string): string | null {
+    const a = attr.namedChildren.find((c) => c?.type === 'attribute');
+    if (!a || this.attrName(attr) !== name) return null;
+    const v = a.childForFieldName('value');
+    if (!v || v.type !== 'string_literal') return null;
+    const content = v.namedChildren.find((c) => c?.type === 'string_content');
+    return content ? this.text(content) : '';
+  }
+}
