@@ -42,4 +42,22 @@ export const COMMANDS: Entry[] = [
       { name: 'drop', summary: 'remove a table from the lake catalog (its files stay for gc)', load: async () => (await import('./table/drop.ts')).command },
     ],
   },
+  { name: 'init', summary: 'create the event-log tables on the lake (--ring split|unified)', load: async () => (await import('./log/init.ts')).command },
+  {
+    name: 'ring',
+    summary: 'the ring (dependency crates, repo @universe): status, split, unsplit',
+    description: 'A split lake keeps ring rows in their own ring tables; a unified lake keeps them in the source tables.',
+    commands: [
+      { name: 'status', summary: 'ring mode, rows per table, ring rows left in source tables, ring crates', load: async () => (await import('./log/ring-status.ts')).command },
+      { name: 'split', summary: 'copy the ring into the ring tables, verify, switch to split', load: async () => (await import('./log/ring-split.ts')).command },
+      { name: 'unsplit', summary: 'copy new ring rows back to the source tables, switch to unified', load: async () => (await import('./log/ring-unsplit.ts')).command },
+    ],
+  },
+  { name: 'compact', summary: 'rewrite the event tables: partitioned by repo, sorted, ring rows dropped when split', load: async () => (await import('./log/compact.ts')).command },
+  { name: 'gc', summary: 'expire old snapshots and remove orphan files (honours pins and commits in flight)', load: async () => (await import('./log/gc.ts')).command },
+  {
+    name: 'log',
+    summary: 'the lake\'s history',
+    commands: [{ name: 'generations', summary: 'lake generations newest first: time, note, tables touched', load: async () => (await import('./log/generations.ts')).command }],
+  },
 ];
