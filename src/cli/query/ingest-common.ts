@@ -1,0 +1,52 @@
+// Shared pieces of `mimir ingest` and `mimir universe add`: opening the lake's
+// event log (created, split, when absent — ingesting into a new folder is the
+// first thing a user does), progress from ingest's callback on a terminal, and
+// printing a report: one line per problem, then the report's one-line form
+// (src/ingest/ingest.ts formatIngestReport), or the report as JSON. A strict
+// run that met problems lists them on stderr and fails (exit 1), nothing
+// written.
+import { existsSync } from 'node:fs';
+import type { Context } from '../command.ts';
+import { Lake } from '../../lake/lake.ts';
+import { EventLog } from '../../log/event-log.ts';
+import { StrictIngestError, formatIngestReport, type IngestProblem, type IngestProgress, type IngestReport } from '../../ingest/index.ts';
+
+export const problemLine = (p: IngestProblem): string => `problem ${p.kind} ${p.krate || '-'} ${p.path}: ${p.message}`;
+
+export function progress(ctx: Context): (p: IngestProgress) => void {
+  return (p) => ctx.out.progress(`${p.phase} ${p.krate}${p.total > 0 ? ` ${p.done}/${p.total}` : ''}`);
+}
+
+/** Every PATH must exist: a typo is a failure, not an empty run. */
+export function requireFolders(paths: string[]): void {
+  for (const p of paths) if (!existsSync(p)) throw new Error(`no such file or folder: ${p}`);
+}
+
+/** Run `fn` on the lake's event log (created when absent) and print its report. */
+export async function runIngest(ctx: Context, fn: (log: EventLog) => Promise<IngestReport>): Promise<number> {
+  const lake = Lake.open(ctx.lakeDir, { create: true });
+  try {
+    const log = await EventLog.open(lake);
+    let report: IngestReport;
+    try {
+      report = await fn(log);
+    } catch (e) {
+      if (e instanceof StrictIngestError) for (const p of e.problems) ctx.out.err(problemLine(p));
+      throw e;
+    } finally {
+      ctx.out.clearProgress();
+      log.close();
+    }
+    if (ctx.json) {
+      await ctx.out.json(report);
+      return 0;
+    }
+    const all = [...report.problems, ...(report.deps?.report.problems ?? [])];
+    for (const p of all) await ctx.out.line(problemLine(p));
+    for (const n of report.deps?.notFound ?? []) await ctx.out.line(`dependency not found locally: ${n}`);
+    await ctx.out.line(formatIngestReport(report));
+    return 0;
+  } finally {
+    lake.close();
+  }
+}

@@ -1,0 +1,61 @@
+// `def`: the live definition(s) of a qualified path, in every repo and the
+// universe. The exact `qpath` first (pushed down as an equality); when nothing
+// has it, the path's last segments: an item re-exported higher than it is
+// defined (`regex::Regex::new` defined at `regex::regex::string::Regex::new`)
+// is found by the crate segment plus the longest run of trailing segments that
+// matches, then by the whole path as a suffix (`Regex::new`). The fallback
+// pushes the last segment down as `name`. Read-only.
+import { eq } from '../lake/expr/expr.ts';
+import type { EventLog } from '../log/event-log.ts';
+import { byPlace, candidateIds, foldIds, nodeHit, readAt, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
+
+export interface DefResult {
+  generation: bigint;
+  /** How the hits matched: the exact qpath, its last segments, or nothing. */
+  match: 'exact' | 'suffix' | 'none';
+  hits: NodeHit[];
+}
+
+export async function def(log: EventLog, path: string, opts: QueryOptions = {}): Promise<DefResult> {
+  checkPath(path, 'def');
+  return readAt(log, opts.asOf, (r) => resolvePath(r, path));
+}
+
+export function checkPath(path: string, what: string): void {
+  if (path.trim() === '') throw new Error(`${what}: expected a PATH such as regex::Regex::new, found an empty string`);
+}
+
+/** The live nodes a path names at the read generation (see the module comment). */
+export async function resolvePath(r: ReadAt, path: string): Promise<DefResult> {
+  const exact = await liveWhere(r, eq('qpath', path), (row) => row.qpath === path, ['qpath']);
+  if (exact.length > 0) return done(r, 'exact', exact);
+  const segs = path.split('::').filter((s) => s !== '');
+  const last = segs[segs.length - 1];
+  if (last === undefined) return done(r, 'none', []);
+  const pool = await liveWhere(r, eq('name', last), (row) => typeof row.qpath === 'string' && (row.qpath === last || row.qpath.endsWith(`::${last}`)), ['qpath']);
+  const qp = (row: Row): string => row.qpath as string;
+  // the crate segment plus the longest matching tail of the rest
+  if (segs.length >= 2) {
+    const head = `${segs[0]}::`;
+    for (let k = segs.length - 1; k >= 1; k--) {
+      if (k === 1 && segs.length > 2) break; // `a::b::c` never degrades to `a::…::c`
+      const tail = `::${segs.slice(segs.length - k).join('::')}`;
+      const hits = pool.filter((row) => qp(row).startsWith(head) && qp(row).endsWith(tail));
+      if (hits.length > 0) return done(r, 'suffix', hits);
+    }
+  }
+  const suffix = pool.filter((row) => qp(row).endsWith(`::${path}`) || qp(row) === path);
+  return done(r, suffix.length > 0 ? 'suffix' : 'none', suffix);
+}
+
+/** Live node rows among the ids that ever matched `filter` + `test`, checked again after the fold. */
+async function liveWhere(r: ReadAt, filter: ReturnType<typeof eq>, test: (row: Row) => boolean, columns: string[]): Promise<Row[]> {
+  const ids = await candidateIds(r, 'node', filter, { columns, fn: test });
+  const state = await foldIds(r, 'node', ids);
+  return [...state.values()].filter(test);
+}
+
+function done(r: ReadAt, match: DefResult['match'], rows: Row[]): DefResult {
+  const hits = rows.map(nodeHit).sort(byPlace((h) => h.qpath ?? ''));
+  return { generation: r.generation, match, hits };
+}

@@ -1,0 +1,52 @@
+// `find`: live nodes by name. NAME is matched against the item's `name`, or
+// against its `qpath` when it contains `::`; `exact` = equal; a NAME with `*`
+// or `?` is a glob over the whole value (case-sensitive); otherwise it is a
+// case-insensitive substring. Equality, a glob's literal prefix, kind, repo and
+// krate are pushed into the scan; the fold then reads every event of the
+// candidate ids (read.ts). Read-only.
+import { eq, type Expr } from '../lake/expr/expr.ts';
+import type { EventLog } from '../log/event-log.ts';
+import { allOf, byPlace, candidateIds, foldIds, globRegExp, hasGlob, nodeHit, prefixRange, readAt, scopeFilter, type NodeHit, type QueryOptions, type Row } from './read.ts';
+
+export interface FindOptions extends QueryOptions {
+  kind?: string;
+  repo?: string;
+  krate?: string;
+  exact?: boolean;
+}
+
+export interface FindResult {
+  /** The generation the answer is true at. */
+  generation: bigint;
+  hits: NodeHit[];
+}
+
+/** How a NAME matches: the column, the pushed-down filter (if any) and the exact test. */
+export function nameMatcher(name: string, exact = false): { col: 'name' | 'qpath'; filter?: Expr; test: (v: string | null) => boolean } {
+  const col = name.includes('::') ? 'qpath' : 'name';
+  if (exact) return { col, filter: eq(col, name), test: (v) => v === name };
+  if (hasGlob(name)) {
+    const re = globRegExp(name);
+    return { col, filter: prefixRange(col, name), test: (v) => v !== null && re.test(v) };
+  }
+  const lower = name.toLowerCase();
+  return { col, test: (v) => v !== null && v.toLowerCase().includes(lower) };
+}
+
+export async function find(log: EventLog, name: string, opts: FindOptions = {}): Promise<FindResult> {
+  if (name === '') throw new Error('find: expected a NAME, found an empty string');
+  const m = nameMatcher(name, opts.exact);
+  return readAt(log, opts.asOf, async (r) => {
+    const scope = scopeFilter(opts);
+    const parts = [...scope];
+    if (opts.kind !== undefined) parts.push(eq('kind', opts.kind));
+    if (m.filter) parts.push(m.filter);
+    const ids = await candidateIds(r, 'node', allOf(parts), { columns: [m.col], fn: (row) => m.test(typeof row[m.col] === 'string' ? (row[m.col] as string) : null) });
+    const state = await foldIds(r, 'node', ids, scope);
+    const keep = (row: Row): boolean =>
+      (opts.kind === undefined || row.kind === opts.kind) && m.test(typeof row[m.col] === 'string' ? (row[m.col] as string) : null);
+    const hits = [...state.values()].filter(keep).map(nodeHit);
+    hits.sort(byPlace((h) => h.qpath ?? ''));
+    return { generation: r.generation, hits };
+  });
+}

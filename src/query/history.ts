@@ -1,0 +1,144 @@
+// `history`: every event of the item(s) a path names — every node id that
+// ever had that qpath (removed ones too; def's last-segment rules when none
+// did), their node events and the events of the edges going out of them — in
+// commit order, oldest first.
+//
+// Order: within one table, by data sequence number, then scan order (rows of
+// one id never straddle two files of one sequence number, see log/compact.ts).
+// Across tables (node vs edge, ring vs source) sequence numbers are not
+// comparable, so each event is labelled with the lake generation that
+// committed it and sorted by that first. The generation is derived without
+// extra I/O: the snapshots of the table (in sequence order) are matched
+// greedily to the catalog's generations that touched the table, by commit
+// time; the snapshot's own time is exact. After compaction, rewritten rows
+// carry the sequence number of the snapshot compaction read, so their
+// generation and time are those of that snapshot (the order stays right).
+// Read-only.
+import { eq, inList } from '../lake/expr/expr.ts';
+import { identToString } from '../lake/catalog/sql-catalog.ts';
+import type { Table } from '../lake/table/table.ts';
+import { batchRows } from '../log/event-log.ts';
+import { COL_ID, COL_KRATE, COL_OP, COL_REPO, COL_TS, ringTableName, tableName, type Kind } from '../log/schema.ts';
+import type { EventLog } from '../log/event-log.ts';
+import { checkPath, resolvePath } from './def.ts';
+import { candidateIds, edgeHit, nodeHit, readAt, type EdgeHit, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
+
+export interface HistoryEvent {
+  kind: 'node' | 'edge';
+  op: string;
+  id: string;
+  repo: string;
+  krate: string;
+  /** Lake generation that committed the event (derived; null when its snapshot has expired). */
+  generation: bigint | null;
+  /** Commit time of the event's snapshot, epoch ms (null when expired). */
+  committedMs: number | null;
+  /** The event's own `ts` column (epoch microseconds), as ingest wrote it. */
+  ts: bigint | null;
+  /** Data sequence number of the file that holds the event (ordering within its table). */
+  seq: bigint;
+  /** The row as a node or an edge. */
+  node?: NodeHit;
+  edge?: EdgeHit;
+}
+
+export interface HistoryResult {
+  generation: bigint;
+  /** Node ids the path named (ever). */
+  ids: string[];
+  events: HistoryEvent[];
+}
+
+export async function history(log: EventLog, path: string, opts: QueryOptions = {}): Promise<HistoryResult> {
+  checkPath(path, 'history');
+  return readAt(log, opts.asOf, async (r) => {
+    let ids = await candidateIds(r, 'node', eq('qpath', path), { columns: ['qpath'], fn: (row) => row.qpath === path });
+    if (ids.size === 0) ids = new Set((await resolvePath(r, path)).hits.map((h) => h.id));
+    if (ids.size === 0) return { generation: r.generation, ids: [], events: [] };
+    const edgeIds = await candidateIds(r, 'edge', inList('src', [...ids]));
+    const labels = await generationLabels(r);
+    const events = [...(await eventsOf(r, 'node', ids, labels)), ...(edgeIds.size > 0 ? await eventsOf(r, 'edge', edgeIds, labels) : [])];
+    events.sort(
+      (a, b) =>
+        cmpBig(a.e.generation ?? -1n, b.e.generation ?? -1n) ||
+        (a.e.kind === b.e.kind ? 0 : a.e.kind === 'node' ? -1 : 1) ||
+        (a.table === b.table ? cmpBig(a.e.seq, b.e.seq) || a.pos - b.pos : 0) ||
+        a.pos - b.pos,
+    );
+    return { generation: r.generation, ids: [...ids].sort(), events: events.map((x) => x.e) };
+  });
+}
+
+const cmpBig = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
+
+type Labeller = (table: Table, seq: bigint) => { generation: bigint | null; committedMs: number | null };
+
+/** Every event of `ids` of one kind, with its table, scan position and generation label. */
+async function eventsOf(r: ReadAt, kind: Kind, ids: Set<string>, label: Labeller): Promise<{ e: HistoryEvent; table: string; pos: number }[]> {
+  const tables = (await Promise.all([r.log.table(tableName(kind), r.generation), r.log.table(ringTableName(kind), r.generation)])).filter(
+    (t): t is Table => t !== undefined,
+  );
+  const out: { e: HistoryEvent; table: string; pos: number }[] = [];
+  let pos = 0;
+  for await (const b of r.log.scan(kind, { filter: inList(COL_ID, [...ids]), generation: r.generation })) {
+    const seq = b.source?.sequenceNumber ?? 0n;
+    const file = b.source?.file ?? '';
+    const table = tables.find((t) => file.startsWith(`${t.metadata.location.replace(/\/+$/, '')}/`));
+    const at = table ? label(table, seq) : { generation: null, committedMs: null };
+    for (const row of batchRows(b)) {
+      out.push({ e: event(kind, row, seq, at), table: table?.name ?? '', pos: pos++ });
+    }
+  }
+  return out;
+}
+
+function event(kind: Kind, row: Row, seq: bigint, at: { generation: bigint | null; committedMs: number | null }): HistoryEvent {
+  const ts = row[COL_TS];
+  const e: HistoryEvent = {
+    kind: kind === 'node' ? 'node' : 'edge',
+    op: String(row[COL_OP]),
+    id: row[COL_ID] as string,
+    repo: row[COL_REPO] as string,
+    krate: row[COL_KRATE] as string,
+    generation: at.generation,
+    committedMs: at.committedMs,
+    ts: typeof ts === 'bigint' ? ts : null,
+    seq,
+  };
+  if (kind === 'node') e.node = nodeHit(row);
+  else e.edge = edgeHit(row);
+  return e;
+}
+
+/**
+ * A labeller for (table, sequence number) → generation and commit time. The
+ * catalog's generations are read once; per table, snapshots in sequence
+ * order are matched to that table's generations in order, each to the first
+ * one committed no earlier than the snapshot (1 ms slack: a snapshot's time
+ * may run 1 ms ahead of the clock).
+ */
+async function generationLabels(r: ReadAt): Promise<Labeller> {
+  const catalog = r.log.lake.catalog;
+  const gens = catalog.generations({ limit: Number.MAX_SAFE_INTEGER, before: r.generation + 1n }).reverse();
+  const perTable = new Map<string, Map<bigint, { generation: bigint | null; committedMs: number | null }>>();
+  return (table, seq) => {
+    const key = table.name;
+    let m = perTable.get(key);
+    if (!m) {
+      m = new Map();
+      const name = table.name;
+      const touching = gens.filter((g) => g.tables.some((t) => identToString(t.ident) === name));
+      const snaps = [...table.metadata.snapshots].sort((a, b) => cmpBig(a.sequenceNumber, b.sequenceNumber));
+      let i = 0;
+      for (const s of snaps) {
+        const ms = Number(s.timestampMs);
+        while (i < touching.length && touching[i]!.timeMs < ms - 1) i++;
+        const g = touching[i];
+        m.set(s.sequenceNumber, { generation: g ? g.generation : null, committedMs: ms });
+        if (g) i++;
+      }
+      perTable.set(key, m);
+    }
+    return m.get(seq) ?? { generation: null, committedMs: null };
+  };
+}

@@ -1,0 +1,123 @@
+// `refs`, `callers`, `callees`: live edges into or out of the item(s) a path
+// names, across every repo and the universe. An edge points at an item when
+// its `dst` is one of the item's node ids, or — for edges whose target was not
+// resolved to an id (or was resolved by path into a dependency) — when its
+// `dst_path` is the path asked or the item's qpath. Each hit carries the
+// edge's own file and line (the use or call site) and the node at its other
+// end. An edge resolved into the item's crate by a re-export path
+// (`regex::Regex::new` for `regex::regex::string::Regex::new`, dst_krate set)
+// points at it too. dst / dst_path / dst_krate / src and the edge kind are
+// pushed into the scan (an OR of IN lists); the
+// fold reads every event of the candidate edges (read.ts). Read-only.
+import { eq, inList, or, type Expr } from '../lake/expr/expr.ts';
+import type { EventLog } from '../log/event-log.ts';
+import { resolvePath, checkPath } from './def.ts';
+import { allOf, byPlace, candidateIds, edgeHit, foldIds, nodeHit, readAt, type EdgeHit, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
+
+import type { EdgeKind } from '../extract/types.ts';
+
+export type { EdgeKind };
+export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'impl_for_type', 'uses', 'calls', 'type_ref'];
+
+export interface RefsOptions extends QueryOptions {
+  /** Only edges of this kind (callers = `calls`). */
+  edgeKind?: EdgeKind;
+}
+
+/** An edge into the item, with the node it comes from (null when that node is not live). */
+export interface RefHit extends EdgeHit {
+  from: NodeHit | null;
+}
+
+/** An edge out of the item, with the node it goes to (null when unresolved or not live). */
+export interface CalleeHit extends EdgeHit {
+  to: NodeHit | null;
+}
+
+export interface RefsResult {
+  generation: bigint;
+  /** The live nodes the path named, and how (def's rules). */
+  match: 'exact' | 'suffix' | 'none';
+  targets: NodeHit[];
+  refs: RefHit[];
+}
+
+export interface CalleesResult {
+  generation: bigint;
+  match: 'exact' | 'suffix' | 'none';
+  targets: NodeHit[];
+  callees: CalleeHit[];
+}
+
+export async function refs(log: EventLog, path: string, opts: RefsOptions = {}): Promise<RefsResult> {
+  checkPath(path, 'refs');
+  return readAt(log, opts.asOf, async (r) => {
+    const target = await resolvePath(r, path);
+    const ids = new Set(target.hits.map((h) => h.id));
+    const paths = new Set([path, ...target.hits.map((h) => h.qpath ?? path)]);
+    const krates = new Set(target.hits.map((h) => h.krate));
+    const qpaths = target.hits.map((h) => ({ krate: h.krate, qpath: h.qpath ?? '' }));
+    const arms: Expr[] = [inList('dst_path', [...paths])];
+    if (ids.size > 0) arms.push(inList('dst', [...ids]), inList('dst_krate', [...krates]));
+    const into = arms.length === 1 ? arms[0]! : or(...arms);
+    const test = (row: Row): boolean => {
+      if (opts.edgeKind !== undefined && row.edge_kind !== opts.edgeKind) return false;
+      if (typeof row.dst === 'string' && ids.has(row.dst)) return true;
+      if (typeof row.dst_path !== 'string') return false;
+      if (paths.has(row.dst_path)) return true;
+      const p = row.dst_path;
+      return qpaths.some((q) => q.krate === row.dst_krate && pathNames(p, q.qpath));
+    };
+    const edges = await liveEdges(r, allOf(opts.edgeKind ? [into, eq('edge_kind', opts.edgeKind)] : [into]), test);
+    const from = await nodesById(r, edges.map((e) => e.src));
+    const hits = edges.map((e): RefHit => ({ ...e, from: e.src ? (from.get(e.src) ?? null) : null }));
+    hits.sort(byPlace((h) => h.file ?? ''));
+    return { generation: r.generation, match: target.match, targets: target.hits, refs: hits };
+  });
+}
+
+/** Call sites of the item: refs of kind `calls`, each with the calling node. */
+export function callers(log: EventLog, path: string, opts: QueryOptions = {}): Promise<RefsResult> {
+  return refs(log, path, { ...opts, edgeKind: 'calls' });
+}
+
+/** Calls made by the item: edges of kind `calls` from its node(s), each with the called node when resolved. */
+export async function callees(log: EventLog, path: string, opts: QueryOptions = {}): Promise<CalleesResult> {
+  checkPath(path, 'callees');
+  return readAt(log, opts.asOf, async (r) => {
+    const target = await resolvePath(r, path);
+    const ids = new Set(target.hits.map((h) => h.id));
+    if (ids.size === 0) return { generation: r.generation, match: target.match, targets: [], callees: [] };
+    const test = (row: Row): boolean => row.edge_kind === 'calls' && typeof row.src === 'string' && ids.has(row.src);
+    const edges = await liveEdges(r, allOf([inList('src', [...ids]), eq('edge_kind', 'calls')]), test);
+    const to = await nodesById(r, edges.map((e) => e.dst));
+    const hits = edges.map((e): CalleeHit => ({ ...e, to: e.dst ? (to.get(e.dst) ?? null) : null }));
+    hits.sort(byPlace((h) => h.file ?? ''));
+    return { generation: r.generation, match: target.match, targets: target.hits, callees: hits };
+  });
+}
+
+/**
+ * Does `path` (an edge's target path, resolved into the crate of `qpath`)
+ * name the item at `qpath`? Equal, or the crate segment and the rest as a
+ * tail (`regex::Regex::new` names `regex::regex::string::Regex::new`): a
+ * re-export seen from outside the crate.
+ */
+export function pathNames(path: string, qpath: string): boolean {
+  if (path === qpath) return true;
+  const segs = path.split('::');
+  if (segs.length < 2) return false;
+  return qpath.startsWith(`${segs[0]}::`) && qpath.endsWith(`::${segs.slice(1).join('::')}`);
+}
+
+async function liveEdges(r: ReadAt, filter: Expr | undefined, test: (row: Row) => boolean): Promise<EdgeHit[]> {
+  const ids = await candidateIds(r, 'edge', filter, { columns: ['dst', 'dst_path', 'dst_krate', 'src', 'edge_kind'], fn: test });
+  const state = await foldIds(r, 'edge', ids);
+  return [...state.values()].filter(test).map(edgeHit);
+}
+
+async function nodesById(r: ReadAt, ids: (string | null)[]): Promise<Map<string, NodeHit>> {
+  const want = new Set(ids.filter((x): x is string => x !== null));
+  const state = await foldIds(r, 'node', want);
+  return new Map([...state].map(([id, row]) => [id, nodeHit(row)]));
+}
