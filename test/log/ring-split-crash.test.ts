@@ -1,0 +1,96 @@
+// SIGKILL at split and unsplit crash points: the lake reads the same rows and a rerun converges.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { repoRoot, scratch } from '../helpers.ts';
+import { EventLog } from '../../src/log/event-log.ts';
+import { splitRing } from '../../src/log/ring-split.ts';
+import { buildUnified, mergedStats, statsText, ring } from './ring-split-helpers.ts';
+
+const CHILD = path.join(repoRoot, 'test/log/ring-split-child.ts');
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(args: string[], opts: { env?: Record<string, string>; node?: string[] } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [...(opts.node ?? []), '--import', 'tsx', ...args], { cwd: repoRoot, env: { ...process.env, ...opts.env } });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.on('error', reject);
+    p.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+test('split: a crash at each step converges on rerun', { timeout: 120_000 }, async () => {
+  const s = scratch('mimir-split-crash-');
+  try {
+    // enumerate the points a split and an unsplit pass through
+    const traceRoot = path.join(s.dir, 'trace');
+    (await buildUnified(traceRoot, 30, 5, 3)).close();
+    const trace = path.join(s.dir, 'trace.txt');
+    assert.equal((await run([CHILD, 'split', traceRoot, '8'], { env: { MIMIR_CRASH_TRACE: trace } })).code, 0);
+    const pts = readFileSync(trace, 'utf8').split('\n').filter(Boolean);
+    writeFileSync(trace, '');
+    const tl = await EventLog.open(traceRoot);
+    await tl.append('node', ring('node', 4, 500, 6, 'late'));
+    tl.close();
+    assert.equal((await run([CHILD, 'unsplit', traceRoot], { env: { MIMIR_CRASH_TRACE: trace } })).code, 0);
+    const upts = readFileSync(trace, 'utf8').split('\n').filter(Boolean);
+    const pick = (all: string[], want: RegExp): string[] => all.filter((p) => want.test(p));
+    const splitPoints = [
+      ...pick(pts, /^split:(start|after-copy-chunk#(1|4)|after-copy-kind#2|after-copy|after-catch-up|before-switch|after-switch)#?\d*$/),
+      ...pick(pts, /^lake:(before|after)-catalog-commit#(2)$/),
+    ];
+    const unsplitPoints = pick(upts, /^unsplit:(start|after-rewrite#1|after-copy-chunk#1|after-kind#1|before-switch|after-switch)#?\d*$/);
+    assert.ok(splitPoints.length >= 7, `split points: ${splitPoints.join(' ')}`);
+    assert.ok(unsplitPoints.length >= 4, `unsplit points: ${unsplitPoints.join(' ')}`);
+    let i = 0;
+    for (const point of splitPoints) {
+      const root = path.join(s.dir, `s${i++}`);
+      const log = await buildUnified(root, 30, 5, 3);
+      const before = statsText(await mergedStats(log));
+      log.close();
+      const killed = await run([CHILD, 'split', root, '8'], { env: { MIMIR_CRASH_AT: point } });
+      assert.equal(killed.signal, 'SIGKILL', `${point}: killed (${killed.stderr})`);
+      const after = await EventLog.open(root);
+      assert.equal(statsText(await mergedStats(after)), before, `${point}: reads unchanged after the kill`);
+      after.close();
+      const rerun = await run([CHILD, 'split', root, '8']);
+      assert.equal(rerun.code, 0, `${point}: rerun ${rerun.stderr}`);
+      const done = await EventLog.open(root);
+      assert.equal(await done.ringSplit(), true, point);
+      assert.equal(statsText(await mergedStats(done)), before, `${point}: reads unchanged after the rerun`);
+      done.close();
+    }
+    for (const point of unsplitPoints) {
+      const root = path.join(s.dir, `u${i++}`);
+      const log = await buildUnified(root, 30, 5, 3);
+      await splitRing(log, { chunkRows: 8 });
+      await log.append('node', ring('node', 4, 500, 6, 'late'));
+      const before = statsText(await mergedStats(log));
+      log.close();
+      const killed = await run([CHILD, 'unsplit', root], { env: { MIMIR_CRASH_AT: point } });
+      assert.equal(killed.signal, 'SIGKILL', `${point}: killed (${killed.stderr})`);
+      const after = await EventLog.open(root);
+      assert.equal(statsText(await mergedStats(after)), before, `${point}: reads unchanged after the kill`);
+      after.close();
+      const rerun = await run([CHILD, 'unsplit', root]);
+      assert.equal(rerun.code, 0, `${point}: rerun ${rerun.stderr}`);
+      const done = await EventLog.open(root);
+      assert.equal(await done.ringSplit(), false, point);
+      assert.equal(statsText(await mergedStats(done)), before, `${point}: reads unchanged after the rerun`);
+      done.close();
+    }
+  } finally {
+    s.cleanup();
+  }
+});
