@@ -10,6 +10,14 @@
 // no ring row can land in a source table after a switch — from this process
 // or any other.
 //
+// Ring freeze: while a ring split or unsplit makes its final catch-up and
+// switch, the node table carries `mimir.ring.freeze` = the catalog lease id of
+// the process doing it. An append that finds that lease live does not commit:
+// its guard fails (the same in-transaction guard as the mode), and it waits
+// with a small jittered backoff and tries again, re-reading the mode — bounded
+// (10 minutes by default), then a clear error. A freeze whose lease is dead
+// (its holder was killed) is ignored, so a crashed split never blocks appends.
+//
 // Commit discipline (the seed's): every commit takes the log's commit lock,
 // records `releaseBase` (the catalog generation it starts from) and is in
 // flight — in this process's registry and, for other processes, as a lease in
@@ -33,6 +41,7 @@ import {
   INGEST_RUNS,
   INGEST_RUNS_SCHEMA,
   PROP_RING,
+  PROP_RING_FREEZE,
   RING_SPLIT,
   SOURCE_KINDS,
   UNIVERSE_REPO,
@@ -53,6 +62,33 @@ export class PinnedError extends Error {}
 
 /** The ring mode changed between writing files and committing them: route again. */
 class ModeChanged extends ValidationError {}
+
+/** A live ring split/unsplit holds the freeze: the append must wait and try again. */
+class Frozen extends ValidationError {}
+
+/** How long an append waits for a ring freeze to end before giving up (default). */
+export const FROZEN_WAIT_MS = 10 * 60_000;
+
+/** A ring freeze found on the node table. */
+export interface RingFreeze {
+  /** The property's value as found. */
+  raw: string;
+  /** The lease id it names (undefined when the value is not a decimal id). */
+  lease: bigint | undefined;
+  /** Is that lease live (the holder still running)? */
+  live: boolean;
+}
+
+/** The ring freeze the node table's metadata carries, if any, and whether its lease is live. */
+export function ringFreeze(lake: Lake, m: TableMetadata): RingFreeze | undefined {
+  const raw = m.properties[PROP_RING_FREEZE];
+  if (raw === undefined) return undefined;
+  const lease = /^\d+$/.test(raw) ? BigInt(raw) : undefined;
+  const live = lease !== undefined && lake.catalog.liveLeases().some((l) => l.id === lease);
+  return { raw, lease, live };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A FIFO async mutex. */
 export class Mutex {
@@ -249,20 +285,27 @@ export class EventLog {
   /**
    * Append events of one kind. Ring rows go where the mode in force at commit
    * time says; a switch in between (here or in another process) makes the
-   * commit fail its guard, and the rows are routed again.
+   * commit fail its guard, and the rows are routed again. While a live ring
+   * freeze is on, the append waits (at most `frozenWaitMs`, default 10 min)
+   * and then routes by the mode it finds.
    */
-  async append(kind: Kind, rows: EventRow[]): Promise<AppendReport> {
+  async append(kind: Kind, rows: EventRow[], opts: { frozenWaitMs?: number } = {}): Promise<AppendReport> {
     this.refuse('append');
     if (rows.length === 0) return { rows: 0, ring: 0, generation: this.shared.lake.catalog.pointerGeneration() };
     const schema = kindSchema(kind);
     const batchOf = (rs: EventRow[]): Batch => rowsToBatch(schema, rs, kind);
     const ringRows = rows.filter((r) => r[COL_REPO] === UNIVERSE_REPO);
     const repoRows = rows.filter((r) => r[COL_REPO] !== UNIVERSE_REPO);
-    for (let attempt = 0; ; attempt++) {
+    const waitMs = opts.frozenWaitMs ?? FROZEN_WAIT_MS;
+    const t0 = Date.now();
+    let modeRetries = 0;
+    for (let frozenTries = 0; ; ) {
       try {
         return await this.commit(`append ${kind}`, async () => {
           const { lake } = this.shared;
           const node = await lake.loadTable(ident(CODE_NODE_EVENTS));
+          // a live freeze: wait before writing anything
+          frozenCheck(lake, node.metadata);
           const split = isRingSplit(node.metadata);
           const plan: { table: Table; rows: EventRow[] }[] = [];
           const src = kind === 'node' ? node : await lake.loadTable(ident(tableName(kind)));
@@ -272,7 +315,19 @@ export class EventLog {
           return await this.commitAppends(plan, split, batchOf, kind);
         });
       } catch (e) {
-        if (e instanceof ModeChanged && attempt < 5) continue;
+        if (e instanceof ModeChanged && modeRetries++ < 5) continue;
+        if (e instanceof Frozen) {
+          const waited = Date.now() - t0;
+          if (waited >= waitMs) {
+            throw new Error(
+              `append ${kind}: ${e.message}, and it stayed frozen for ${waited} ms (limit ${waitMs} ms) — nothing appended; retry when the ring split/unsplit has switched (a freeze whose lease is dead is ignored)`,
+            );
+          }
+          // jittered backoff between 20 and 100 ms, never past the limit
+          const cap = Math.min(80, 10 * 2 ** Math.min(frozenTries++, 3));
+          await sleep(Math.min(20 + Math.random() * cap, Math.max(1, waitMs - waited)));
+          continue;
+        }
         throw e;
       }
     }
@@ -287,6 +342,7 @@ export class EventLog {
   ): Promise<AppendReport> {
     const { lake } = this.shared;
     const guard = (base: TableMetadata): void => {
+      frozenCheck(lake, base);
       if (isRingSplit(base) !== split) throw new ModeChanged(`the ring mode changed to ${isRingSplit(base) ? 'split' : 'unified'} before the commit`);
     };
     const written: string[] = [];
@@ -366,6 +422,12 @@ export class EventLog {
     if (this.pinned) this.pinned.end();
     else if (this.shared.ownsLake) this.shared.lake.close();
   }
+}
+
+/** Throw Frozen when the node table's metadata carries a freeze whose lease is live. */
+function frozenCheck(lake: Lake, node: TableMetadata): void {
+  const f = ringFreeze(lake, node);
+  if (f?.live) throw new Frozen(`the ring is frozen by lease ${f.raw} (a ring split or unsplit is switching)`);
 }
 
 /** An update that runs `check` on the base before applying `inner`. */

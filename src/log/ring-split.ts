@@ -11,14 +11,24 @@
 // Invariants:
 // - Memory is bounded by chunkRows and the writer's row group, never by the
 //   ring: the copy streams the scan into the writer a chunk at a time.
-// - No lost row, no livelock: the copy reads the source at the snapshot S0 it
-//   started from, then catches up the data files appended since (the source's
-//   history between two snapshots is append-only, so new rows are exactly the
-//   files live now and not then). The switch is one multi-table catalog commit
-//   that sets the property on the node table and asserts every source table
-//   (and ring table) still sits at the snapshot last caught up; an append in
-//   between fails the guard and we catch up again. Appends after the switch are
-//   routed to the ring tables by EventLog.append's own mode guard.
+// - No lost row: the copy reads the source at the snapshot S0 it started
+//   from, then catches up the data files appended since (the source's history
+//   between two snapshots is append-only, so new rows are exactly the files
+//   live now and not then). The switch is one metadata commit at the very end:
+//   one multi-table catalog commit that sets the property on the node table and
+//   asserts every source table (and ring table) still sits at the snapshot last
+//   caught up; an append in between fails the guard and we catch up again.
+//   Appends after the switch are routed to the ring tables by EventLog.append's
+//   own mode guard.
+// - No livelock: when an append beat the switch `freezeAfter` times (default
+//   1), the split first freezes appends — an extra, earlier metadata commit
+//   setting `mimir.ring.freeze` on the node table to the id of a catalog lease
+//   this run holds (and renews). Every append commit asserts the node table and
+//   waits while that lease is live, so after the freeze nothing can land; the
+//   final catch-up is finite and the switch (which also removes the freeze)
+//   cannot lose its guard to an append. Catch-up rounds before the freeze still
+//   do the bulk of the copying while appends flow; the freeze only spans the
+//   last catch-up and the switch. A quiet lake never freezes.
 // - A non-append change of a source table since S0 (a compaction rewrite) makes
 //   the catch-up fall back to full stats, and a recopy if they differ.
 //
@@ -27,21 +37,25 @@
 // change no read; rerunning compares the ring table with the source and skips
 // or empties and copies again. The switch is a single catalog commit: before
 // it, unified; after it, split with the ring tables holding every ring row.
-// unsplitRing works the same way in reverse: while it copies back the lake is
+// unsplitRing works the same way in reverse (freezing too: appends to a split
+// lake land in the ring tables it asserts): while it copies back the lake is
 // still split and split reads ignore the source tables' ring rows, so partial
 // copies are invisible; the switch back is one commit asserting the ring
-// tables unchanged since they were copied. Files left by a crash before their
-// commit are orphans for GC.
+// tables unchanged since they were copied. A failure after the freeze removes
+// it (best effort); a crash leaves a freeze whose lease died with the process:
+// appenders ignore it and the next split or unsplit clears it. Files left by a
+// crash before their commit are orphans for GC.
 import type { Batch } from '../lake/spec/types.ts';
 import type { Table } from '../lake/table/table.ts';
 import { removePropertiesUpdate, setPropertiesUpdate } from '../lake/table/table.ts';
+import type { TableMetadata } from '../lake/spec/types.ts';
 import { TableScan, type ScanOptions } from '../lake/scan/scan.ts';
 import type { FileTask } from '../lake/scan/plan.ts';
-import { ValidationError, checkUpdate, type CommitTarget } from '../lake/table/commit.ts';
+import { ValidationError, checkUpdate, metadataUpdate, type CommitTarget, type TableUpdate } from '../lake/table/commit.ts';
 import { and, eq, inList, ne, or, not, type Expr } from '../lake/expr/expr.ts';
 import { crashPoint } from '../lake/testing/crash.ts';
-import { EventLog, PinnedError, guarded, isRingSplit } from './event-log.ts';
-import { COL_KRATE, COL_REPO, CODE_NODE_EVENTS, PROP_RING, RING_SPLIT, SOURCE_KINDS, UNIVERSE_REPO, ident, qualified, ringTableName, tableName, type Kind } from './schema.ts';
+import { EventLog, PinnedError, guarded, isRingSplit, ringFreeze } from './event-log.ts';
+import { COL_KRATE, COL_REPO, CODE_NODE_EVENTS, PROP_RING, PROP_RING_FREEZE, RING_SPLIT, SOURCE_KINDS, UNIVERSE_REPO, ident, qualified, ringTableName, tableName, type Kind } from './schema.ts';
 import { StatsAccumulator, compareStats, krateStats, mergeStats, ownerCount, type KrateStats } from './digest.ts';
 
 export interface SplitOptions {
@@ -51,7 +65,16 @@ export interface SplitOptions {
   failAfterCopy?: boolean;
   /** Catch-up rounds before giving up on a switch (default 20). */
   maxRounds?: number;
-  /** Test hooks: run after the copy, and before each switch attempt (round from 0). */
+  /**
+   * Switch attempts without a freeze before freezing appends for the final
+   * catch-up and switch (default 1: freeze once an append beat the switch; 0:
+   * always freeze).
+   */
+  freezeAfter?: number;
+  /**
+   * Test hooks: run after the copy, and before each switch attempt (round from
+   * 0; in a frozen round after the freeze, so an append there waits).
+   */
   testHooks?: { afterCopy?: () => Promise<void>; beforeSwitch?: (round: number) => Promise<void> };
 }
 
@@ -69,6 +92,8 @@ export interface SplitReport {
   caughtUp: bigint;
   /** Switch attempts (1 when no append raced the switch). */
   rounds: number;
+  /** Did this run freeze appends for its final catch-up and switch? */
+  frozen: boolean;
 }
 
 export interface UnsplitReport {
@@ -79,6 +104,10 @@ export interface UnsplitReport {
   ms: number;
   /** Source files rewritten without stale ring rows of a krate copied back. */
   rewrittenFiles: number;
+  /** Switch attempts (1 when no append raced the switch back). */
+  rounds: number;
+  /** Did this run freeze appends for its final copy-back and switch? */
+  frozen: boolean;
 }
 
 export function formatSplitReport(r: SplitReport): string {
@@ -100,6 +129,100 @@ class Moved extends ValidationError {}
 const RING_FILTER: Expr = eq(COL_REPO, UNIVERSE_REPO);
 const DEFAULT_CHUNK = 1 << 20;
 const DEFAULT_ROUNDS = 20;
+const DEFAULT_FREEZE_AFTER = 1;
+/** How often a held freeze's lease is renewed (its ttl is minutes). */
+const FREEZE_RENEW_MS = 20_000;
+
+// ---- the freeze -----------------------------------------------------------------
+
+/** A freeze this run holds: its lease id (the property's value) and the lease's end. */
+interface HeldFreeze {
+  id: bigint;
+  end(): void;
+}
+
+/** Refuse when another run's live freeze sits on the node table. */
+function refuseForeignFreeze(log: EventLog, op: string, base: TableMetadata, mine: bigint | undefined): void {
+  const f = ringFreeze(log.lake, base);
+  if (f?.live && f.lease !== mine) {
+    throw new Error(`${op}: another ring split or unsplit holds the freeze on ${qualified(CODE_NODE_EVENTS)} (lease ${f.raw}, live) — not switched; run it again when that one has finished`);
+  }
+}
+
+/**
+ * Freeze appends: take a catalog lease (renewed until `end`) and set its id as
+ * `mimir.ring.freeze` on the node table in one metadata commit (guarded by
+ * `check` and refusing another run's live freeze). From this commit on no
+ * append lands anywhere while the lease lives.
+ */
+async function takeFreeze(log: EventLog, op: string, check: (base: TableMetadata) => void): Promise<HeldFreeze> {
+  const { catalog } = log.lake;
+  const lease = catalog.beginLease({ releaseBase: catalog.pointerGeneration(), note: `${op === 'split_ring' ? 'ring split' : 'ring unsplit'} freeze` });
+  const timer = setInterval(() => {
+    try {
+      lease.renew();
+    } catch {
+      // expired and swept: the freeze is dead, appends flow again; the switch's guard still holds
+    }
+  }, FREEZE_RENEW_MS);
+  timer.unref();
+  const held: HeldFreeze = {
+    id: lease.id,
+    end: () => {
+      clearInterval(timer);
+      lease.end();
+    },
+  };
+  try {
+    await log.commit(`ring: freeze appends (${op})`, async () => {
+      const update = guarded(setPropertiesUpdate({ [PROP_RING_FREEZE]: String(lease.id) }), (base) => {
+        refuseForeignFreeze(log, op, base, lease.id);
+        check(base);
+      });
+      await log.lake.commit([{ ident: ident(CODE_NODE_EVENTS), update }], `ring: freeze appends (${op})`);
+    });
+  } catch (e) {
+    held.end();
+    throw e;
+  }
+  return held;
+}
+
+/** Remove our freeze (if it is still ours) and end its lease; best effort, never throws. */
+async function releaseFreeze(log: EventLog, held: HeldFreeze): Promise<void> {
+  try {
+    const mine = String(held.id);
+    const node = (await log.table(CODE_NODE_EVENTS))!;
+    if (node.metadata.properties[PROP_RING_FREEZE] !== mine) return;
+    await log.commit('ring: end the freeze', async () => {
+      const update = guarded(removePropertiesUpdate([PROP_RING_FREEZE]), (base) => {
+        if (base.properties[PROP_RING_FREEZE] !== mine) throw new Moved(`the freeze on ${qualified(CODE_NODE_EVENTS)} is no longer lease ${mine}`);
+      });
+      await log.lake.commit([{ ident: ident(CODE_NODE_EVENTS), update }], 'ring: end the freeze');
+    });
+  } catch {
+    // the lease ends below: appenders ignore a dead freeze and the next run clears it
+  } finally {
+    held.end();
+  }
+}
+
+/** Clear a freeze left by a killed run (its lease dead). A live one is left alone. */
+async function clearDeadFreeze(log: EventLog, point: string): Promise<void> {
+  const node = (await log.table(CODE_NODE_EVENTS))!;
+  const f = ringFreeze(log.lake, node.metadata);
+  if (!f || f.live) return;
+  await log.commit('ring: clear a dead freeze', async () => {
+    const update = guarded(removePropertiesUpdate([PROP_RING_FREEZE]), (base) => {
+      const now = ringFreeze(log.lake, base);
+      if (now?.raw !== f.raw || now.live) throw new Moved(`the freeze on ${qualified(CODE_NODE_EVENTS)} changed`);
+    });
+    await log.lake.commit([{ ident: ident(CODE_NODE_EVENTS), update }], 'ring: clear a dead freeze');
+  }).catch((e: unknown) => {
+    if (!(e instanceof Moved)) throw e;
+  });
+  crashPoint(point);
+}
 
 // ---- scanning helpers ---------------------------------------------------------
 
@@ -258,8 +381,10 @@ export async function splitRing(log: EventLog, opts: SplitOptions = {}): Promise
   if (log.isPinned) throw new PinnedError('a pinned read handle cannot split the log');
   const chunkRows = Math.max(1, Math.floor(opts.chunkRows ?? DEFAULT_CHUNK));
   const maxRounds = opts.maxRounds ?? DEFAULT_ROUNDS;
-  const report: SplitReport = { copied: 0n, verified: 0n, recopied: 0, switched: false, ms: 0, caughtUp: 0n, rounds: 0 };
+  const freezeAfter = opts.freezeAfter ?? DEFAULT_FREEZE_AFTER;
+  const report: SplitReport = { copied: 0n, verified: 0n, recopied: 0, switched: false, ms: 0, caughtUp: 0n, rounds: 0, frozen: false };
   const done = (): SplitReport => ({ ...report, ms: Date.now() - t0 });
+  await clearDeadFreeze(log, 'split:freeze-cleared');
   if (await log.ringSplit()) return done();
   crashPoint('split:start');
 
@@ -297,39 +422,63 @@ export async function splitRing(log: EventLog, opts: SplitOptions = {}): Promise
     throw new Error(`split_ring: fail_after_copy (test hook) — copied ${report.copied} row(s), nothing switched`);
   }
 
-  // 2. catch up, verify, switch — again while appends race the switch
-  for (let round = 0; ; round++) {
-    if (round >= maxRounds) {
-      throw new Error(
-        `split_ring: the source tables kept changing: ${maxRounds} catch-up round(s) without a quiet moment to switch (copied ${report.copied} row(s)) — not switched; run it again`,
-      );
-    }
-    report.rounds = round + 1;
-    for (const kind of SOURCE_KINDS) await catchUp(log, kind, state.get(kind)!, chunkRows, report);
-    crashPoint('split:after-catch-up');
-    // verify: per krate, counts and digests
-    report.verified = 0n;
-    for (const kind of SOURCE_KINDS) {
-      const st = state.get(kind)!;
-      if (!compareStats(st.expected, st.ringStats).equal) {
-        throw new Error(mismatchMessage('split_ring', tableName(kind), st.expected, ringTableName(kind), st.ringStats, 'not switched'));
+  // 2. catch up, verify, switch — again while appends race the switch; once
+  // they have beaten it `freezeAfter` times, freeze them for the last round
+  let held: HeldFreeze | undefined;
+  try {
+    for (let round = 0; ; round++) {
+      if (round >= maxRounds) {
+        throw new Error(
+          `split_ring: the source tables kept changing: ${maxRounds} catch-up round(s) without a quiet moment to switch (copied ${report.copied} row(s)) — not switched; run it again`,
+        );
       }
-      for (const v of st.ringStats.values()) report.verified += v.rows;
-    }
-    crashPoint('split:before-switch');
-    await opts.testHooks?.beforeSwitch?.(round);
-    try {
-      await switchSplit(log, state);
-    } catch (e) {
-      if (e instanceof Moved) {
-        crashPoint('split:switch-moved');
-        continue;
+      report.rounds = round + 1;
+      if (!held && round >= freezeAfter) {
+        try {
+          held = await takeFreeze(log, 'split_ring', (base) => {
+            if (isRingSplit(base)) throw new Moved('the lake was split by someone else');
+          });
+        } catch (e) {
+          if (e instanceof Moved && (await log.ringSplit())) return done();
+          throw e;
+        }
+        report.frozen = true;
+        crashPoint('split:frozen');
       }
-      throw e;
+      for (const kind of SOURCE_KINDS) await catchUp(log, kind, state.get(kind)!, chunkRows, report);
+      crashPoint(held ? 'split:after-final-catch-up' : 'split:after-catch-up');
+      // verify: per krate, counts and digests
+      report.verified = 0n;
+      for (const kind of SOURCE_KINDS) {
+        const st = state.get(kind)!;
+        if (!compareStats(st.expected, st.ringStats).equal) {
+          throw new Error(mismatchMessage('split_ring', tableName(kind), st.expected, ringTableName(kind), st.ringStats, 'not switched'));
+        }
+        for (const v of st.ringStats.values()) report.verified += v.rows;
+      }
+      crashPoint('split:before-switch');
+      await opts.testHooks?.beforeSwitch?.(round);
+      try {
+        await switchSplit(log, state, held?.id);
+      } catch (e) {
+        if (e instanceof Moved) {
+          // frozen, only a non-append change (a compaction) can move a source table
+          crashPoint('split:switch-moved');
+          continue;
+        }
+        throw e;
+      }
+      held?.end(); // the switch removed the freeze
+      held = undefined;
+      crashPoint('split:after-switch');
+      report.switched = true;
+      return done();
     }
-    crashPoint('split:after-switch');
-    report.switched = true;
-    return done();
+  } finally {
+    if (held) {
+      await releaseFreeze(log, held);
+      crashPoint('split:freeze-released');
+    }
   }
 }
 
@@ -381,8 +530,11 @@ async function catchUp(log: EventLog, kind: Kind, st: KindState, chunkRows: numb
   st.ringSnap = rcur;
 }
 
-/** One catalog commit: the property on the node table, every source and ring table asserted where we left it. */
-async function switchSplit(log: EventLog, state: Map<Kind, KindState>): Promise<void> {
+/**
+ * One catalog commit: the property on the node table (and our freeze off it),
+ * every source and ring table asserted where we left it.
+ */
+async function switchSplit(log: EventLog, state: Map<Kind, KindState>, freeze: bigint | undefined): Promise<void> {
   await log.commit('ring: switch to split', async () => {
     const targets: Omit<CommitTarget, 'io'>[] = [];
     for (const kind of SOURCE_KINDS) {
@@ -393,7 +545,11 @@ async function switchSplit(log: EventLog, state: Map<Kind, KindState>): Promise<
         }
       };
       if (tableName(kind) === CODE_NODE_EVENTS) {
-        targets.push({ ident: ident(CODE_NODE_EVENTS), update: guarded(setPropertiesUpdate({ [PROP_RING]: RING_SPLIT }), srcCheck) });
+        const check = (base: TableMetadata): void => {
+          refuseForeignFreeze(log, 'split_ring', base, freeze);
+          srcCheck(base);
+        };
+        targets.push({ ident: ident(CODE_NODE_EVENTS), update: guarded(switchUpdate({ [PROP_RING]: RING_SPLIT }, []), check) });
       } else {
         targets.push({ ident: ident(tableName(kind)), update: checkUpdate(srcCheck), assertOnly: true });
       }
@@ -409,64 +565,102 @@ async function switchSplit(log: EventLog, state: Map<Kind, KindState>): Promise<
   });
 }
 
+/** Set `set`, remove `remove` and the freeze property, in one metadata update. */
+function switchUpdate(set: Record<string, string>, remove: string[]): TableUpdate {
+  return metadataUpdate((base) => {
+    const properties = { ...base.properties, ...set };
+    for (const k of [...remove, PROP_RING_FREEZE]) delete properties[k];
+    return { ...base, properties };
+  });
+}
+
 // ---- unsplit ------------------------------------------------------------------
 
 /**
  * Copy back to the source tables the ring rows they lack (ring rows ingested
  * after the split), then switch back to unified in one commit that asserts the
- * ring tables unchanged since the copy. A no-op on a unified lake.
+ * ring tables unchanged since the copy — freezing appends for the last round
+ * once they have beaten the switch `freezeAfter` times. A no-op on a unified
+ * lake.
  */
-export async function unsplitRing(log: EventLog, opts: { chunkRows?: number; maxRounds?: number } = {}): Promise<UnsplitReport> {
+export async function unsplitRing(log: EventLog, opts: { chunkRows?: number; maxRounds?: number; freezeAfter?: number } = {}): Promise<UnsplitReport> {
   const t0 = Date.now();
   if (log.isPinned) throw new PinnedError('a pinned read handle cannot unsplit the log');
   const chunkRows = Math.max(1, Math.floor(opts.chunkRows ?? DEFAULT_CHUNK));
   const maxRounds = opts.maxRounds ?? DEFAULT_ROUNDS;
-  const report: UnsplitReport = { copiedBack: 0n, switched: false, ms: 0, rewrittenFiles: 0 };
+  const freezeAfter = opts.freezeAfter ?? DEFAULT_FREEZE_AFTER;
+  const report: UnsplitReport = { copiedBack: 0n, switched: false, ms: 0, rewrittenFiles: 0, rounds: 0, frozen: false };
   const done = (): UnsplitReport => ({ ...report, ms: Date.now() - t0 });
+  await clearDeadFreeze(log, 'unsplit:freeze-cleared');
   if (!(await log.ringSplit())) return done();
   crashPoint('unsplit:start');
-  for (let round = 0; ; round++) {
-    if (round >= maxRounds) {
-      throw new Error(`unsplit_ring: the ring tables kept changing: ${maxRounds} round(s) without a quiet moment to switch back — not switched; run it again`);
-    }
-    const ringSnaps = new Map<Kind, bigint | undefined>();
-    for (const kind of SOURCE_KINDS) {
-      ringSnaps.set(kind, await syncBack(log, kind, chunkRows, report));
-      crashPoint('unsplit:after-kind');
-    }
-    crashPoint('unsplit:before-switch');
-    try {
-      await log.commit('ring: switch to unified', async () => {
-        const targets: Omit<CommitTarget, 'io'>[] = [];
-        targets.push({
-          ident: ident(CODE_NODE_EVENTS),
-          update: guarded(removePropertiesUpdate([PROP_RING]), (base) => {
+  let held: HeldFreeze | undefined;
+  try {
+    for (let round = 0; ; round++) {
+      if (round >= maxRounds) {
+        throw new Error(`unsplit_ring: the ring tables kept changing: ${maxRounds} round(s) without a quiet moment to switch back — not switched; run it again`);
+      }
+      report.rounds = round + 1;
+      if (!held && round >= freezeAfter) {
+        try {
+          held = await takeFreeze(log, 'unsplit_ring', (base) => {
             if (!isRingSplit(base)) throw new Moved('the lake was switched back by someone else');
-          }),
-        });
-        for (const kind of SOURCE_KINDS) {
-          const want = ringSnaps.get(kind);
+          });
+        } catch (e) {
+          if (e instanceof Moved && !(await log.ringSplit())) return done();
+          throw e;
+        }
+        report.frozen = true;
+        crashPoint('unsplit:frozen');
+      }
+      const ringSnaps = new Map<Kind, bigint | undefined>();
+      for (const kind of SOURCE_KINDS) {
+        ringSnaps.set(kind, await syncBack(log, kind, chunkRows, report));
+        crashPoint('unsplit:after-kind');
+      }
+      crashPoint('unsplit:before-switch');
+      const freeze = held?.id;
+      try {
+        await log.commit('ring: switch to unified', async () => {
+          const targets: Omit<CommitTarget, 'io'>[] = [];
           targets.push({
-            ident: ident(ringTableName(kind)),
-            assertOnly: true,
-            update: checkUpdate((base) => {
-              if (base.currentSnapshotId !== want) throw new Moved(`${qualified(ringTableName(kind))} changed after it was copied back`);
+            ident: ident(CODE_NODE_EVENTS),
+            update: guarded(switchUpdate({}, [PROP_RING]), (base) => {
+              if (!isRingSplit(base)) throw new Moved('the lake was switched back by someone else');
+              refuseForeignFreeze(log, 'unsplit_ring', base, freeze);
             }),
           });
+          for (const kind of SOURCE_KINDS) {
+            const want = ringSnaps.get(kind);
+            targets.push({
+              ident: ident(ringTableName(kind)),
+              assertOnly: true,
+              update: checkUpdate((base) => {
+                if (base.currentSnapshotId !== want) throw new Moved(`${qualified(ringTableName(kind))} changed after it was copied back`);
+              }),
+            });
+          }
+          await log.lake.commit(targets, 'ring: switch to unified');
+        });
+      } catch (e) {
+        if (e instanceof Moved) {
+          if (!(await log.ringSplit())) return done();
+          crashPoint('unsplit:switch-moved');
+          continue;
         }
-        await log.lake.commit(targets, 'ring: switch to unified');
-      });
-    } catch (e) {
-      if (e instanceof Moved) {
-        if (!(await log.ringSplit())) return done();
-        crashPoint('unsplit:switch-moved');
-        continue;
+        throw e;
       }
-      throw e;
+      held?.end(); // the switch removed the freeze
+      held = undefined;
+      crashPoint('unsplit:after-switch');
+      report.switched = true;
+      return done();
     }
-    crashPoint('unsplit:after-switch');
-    report.switched = true;
-    return done();
+  } finally {
+    if (held) {
+      await releaseFreeze(log, held);
+      crashPoint('unsplit:freeze-released');
+    }
   }
 }
 

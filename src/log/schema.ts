@@ -12,6 +12,14 @@ export const UNIVERSE_REPO = '@universe';
 /** Table property on the node source table that says the lake is split. */
 export const PROP_RING = 'mimir.ring';
 export const RING_SPLIT = 'split';
+/**
+ * Table property on the node source table set while a ring split or unsplit
+ * makes its final catch-up and switch: the catalog lease id (decimal) of the
+ * process holding it. Appends wait while that lease is live; a freeze whose
+ * lease is dead (the holder was killed) is ignored, and cleared by the next
+ * split or unsplit.
+ */
+export const PROP_RING_FREEZE = 'mimir.ring.freeze';
 
 export type Kind = 'node' | 'edge' | 'file';
 /** The kinds that have a ring table. */

@@ -1,6 +1,7 @@
 // Child process: keep appending ring and repo rows of every kind to a lake
 // until <stopFile> exists, printing one JSON line per append:
-// {"kind","gen","ring","ids":[…]}, pausing <pauseMs> between appends.
+// {"kind","gen","ring","ids":[…]}, back to back (or pausing [pauseMs], default
+// 0, between appends).
 // Usage: ring-append-child.ts <root> <stopFile> <tag> [pauseMs]
 import { existsSync } from 'node:fs';
 import { EventLog } from '../../src/log/event-log.ts';

@@ -1,7 +1,8 @@
 // Child process for the ring split tests:
 //   build <root> <ringRows> <repoRows>   a unified lake (node ring rows in appends of 50k; a few of each other kind)
-//   split <root> <chunkRows>              split, printing the report and peak RSS (sampled) as JSON
-//   unsplit <root>                        unsplit, printing the report as JSON
+//   split <root> <chunkRows> [freezeAfter]  split, printing the report and peak RSS (sampled) as JSON
+//   unsplit <root> [freezeAfter]            unsplit, printing the report as JSON
+// (freezeAfter 0 freezes appends before the first switch attempt.)
 // Crash tests run it with MIMIR_CRASH_AT set.
 import { EventLog } from '../../src/log/event-log.ts';
 import { splitRing, unsplitRing, reportJson } from '../../src/log/ring-split.ts';
@@ -27,12 +28,12 @@ async function main(): Promise<void> {
       peak = Math.max(peak, process.memoryUsage().rss);
     }, 20);
     const t0 = Date.now();
-    const r = await splitRing(log, { chunkRows: Number(a ?? String(1 << 20)) });
+    const r = await splitRing(log, { chunkRows: Number(a ?? String(1 << 20)), freezeAfter: b === undefined ? undefined : Number(b) });
     clearInterval(timer);
     peak = Math.max(peak, process.memoryUsage().rss);
     process.stdout.write(JSON.stringify({ report: JSON.parse(reportJson(r)), baseRss: base, peakRss: peak, ms: Date.now() - t0 }) + '\n');
   } else if (op === 'unsplit') {
-    const r = await unsplitRing(log);
+    const r = await unsplitRing(log, { freezeAfter: a === undefined ? undefined : Number(a) });
     process.stdout.write(reportJson(r) + '\n');
   } else throw new Error(`unknown op ${op}`);
   log.close();
