@@ -1,0 +1,104 @@
+// `npm run bench:ingest`: ingest Debian's librust-*-dev crate sources
+// (/usr/share/cargo/registry, installed by scripts/install-debian-crates.sh)
+// into an empty lake, end to end, and compare with parse-only speed of the
+// same files with the same grammar in the same process.
+//
+// Prints: source MB, files, seconds, MB/s end to end, events written, peak
+// RSS, parse-only MB/s (one thread) and the ratio. Installs nothing; skips with
+// a message when the corpus is absent. Flags: --workers N (default 2),
+// --compare (also time the same ingest with one worker thread), --dir D,
+// --timeout-ms T (per-crate extraction limit, default 30000).
+import { readFile, rm } from 'node:fs/promises';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { decodeSource, DEFAULT_MAX_FILE_BYTES, parseOnly, readCrateDir } from '../src/extract/index.ts';
+import { expandCrateDirs, formatIngestReport, universeAdd, type IngestReport } from '../src/ingest/index.ts';
+import { EventLog } from '../src/log/event-log.ts';
+import { inList } from '../src/lake/expr/expr.ts';
+
+const args = process.argv.slice(2);
+const flag = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const corpus = flag('--dir') ?? '/usr/share/cargo/registry';
+const workers = Number(flag('--workers') ?? 2);
+const compare = args.includes('--compare');
+/** Per-crate extraction limit: a crate that runs past it is reported and skipped (see the report's problems). */
+const timeoutMs = Number(flag('--timeout-ms') ?? 30_000);
+const MIN_CRATES = 40;
+
+const { dirs } = await expandCrateDirs([corpus]);
+if (dirs.length < MIN_CRATES) {
+  console.log(`bench:ingest skipped: ${corpus} holds ${dirs.length} crate folders, fewer than ${MIN_CRATES}; run scripts/install-debian-crates.sh (as root, with apt) first`);
+  process.exit(0);
+}
+
+const mb = (b: number) => b / (1024 * 1024);
+const fmt = (x: number, d = 1) => x.toFixed(d);
+
+async function timedIngest(w: number): Promise<{ report: IngestReport; s: number; written: bigint; parsed: { krate: string; path: string }[] }> {
+  const lakeDir = mkdtempSync(path.join(tmpdir(), 'mimir-bench-ingest-'));
+  try {
+    const log = await EventLog.open(lakeDir);
+    const g0 = log.lake.catalog.pointerGeneration();
+    const t0 = performance.now();
+    const report = await universeAdd(log, [corpus], { workers: w, extractTimeoutMs: timeoutMs });
+    const s = (performance.now() - t0) / 1000;
+    const written = log.lake.catalog.pointerGeneration() - g0;
+    const parsed = (await log.rows('file', { filter: inList('parse_status', ['ok', 'errors']), columns: ['krate', 'path'] }))
+      .map((row) => ({ krate: row['krate'] as string, path: row['path'] as string }));
+    log.close();
+    return { report, s, written, parsed };
+  } finally {
+    await rm(lakeDir, { recursive: true, force: true });
+  }
+}
+
+const main = await timedIngest(workers);
+const r = main.report;
+const events = r.events.add + r.events.change + r.events.remove;
+const rssMb = process.resourceUsage().maxRSS / 1024;
+console.log(formatIngestReport(r));
+for (const p of r.problems.filter((q) => q.kind === 'extract-failed')) console.log(`  ${p.message}`);
+
+// Parse-only: exactly the files the ingest parsed (as its file rows say), same grammar, one thread.
+const dirOf = new Map<string, string>();
+for (const d of dirs) {
+  const { pkg } = await readCrateDir(d);
+  if (pkg && !dirOf.has(`${pkg.name}@${pkg.version}`)) dirOf.set(`${pkg.name}@${pkg.version}`, d);
+}
+const files = main.parsed.flatMap((f) => (dirOf.has(f.krate) ? [path.resolve(dirOf.get(f.krate)!, f.path)] : []));
+const texts: string[] = [];
+let parseBytes = 0;
+for (const f of files) {
+  const bytes = await readFile(f).catch(() => null);
+  if (!bytes) continue;
+  const dec = decodeSource(bytes, DEFAULT_MAX_FILE_BYTES);
+  if (!dec.ok) continue;
+  texts.push(dec.text);
+  parseBytes += bytes.length;
+}
+const parse = await parseOnly();
+const p0 = performance.now();
+for (const t of texts) parse(t);
+const parseS = (performance.now() - p0) / 1000;
+
+const e2e = mb(r.bytes) / main.s;
+const po = mb(parseBytes) / parseS;
+console.log([
+  `corpus        ${corpus}: ${dirs.length} crate folders, ${r.crates} crate versions, ${r.problems.length} problems`,
+  `source        ${fmt(mb(r.bytes))} MB in ${r.parsed} parsed files (${r.files} files seen)`,
+  `end to end    ${fmt(main.s, 2)} s, ${fmt(e2e, 2)} MB/s with ${workers} worker thread(s), ${events} events, ${main.written} commits`,
+  `peak RSS      ${fmt(rssMb, 0)} MB (process, all threads; includes the parse-only pass)`,
+  `parse only    ${fmt(mb(parseBytes))} MB in ${texts.length} files, ${fmt(parseS, 2)} s, ${fmt(po, 2)} MB/s (one thread)`,
+  `ratio         end to end / parse only = ${fmt(e2e / po, 2)}`,
+].join('\n'));
+
+if (compare) {
+  // one worker thread (not 0: only worker jobs have the extraction time limit)
+  const single = await timedIngest(1);
+  console.log(`compare       same ingest with 1 worker thread: ${fmt(single.s, 2)} s, ${fmt(mb(single.report.bytes) / single.s, 2)} MB/s; `
+    + `${workers} workers are ${fmt(single.s / main.s, 2)}x as fast`);
+}

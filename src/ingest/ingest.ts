@@ -1,0 +1,502 @@
+// Ingest: a workspace's crates (repo `name`) or crate directories (repo
+// `@universe`) -> extract each crate in a worker thread -> the delta against
+// the lake's current state of that (repo, krate) -> appended in bounded
+// batches -> one `ingest_runs` row per run.
+//
+// Invariants:
+// - Only deltas are written: re-ingesting unchanged code writes no event (the
+//   run row aside). A crate whose files all hash as the lake records them, and
+//   whose input fingerprint (the `Cargo.toml` row: manifest bytes, targets,
+//   dependency versions from Cargo.lock) is unchanged, is not parsed at all.
+//   Extraction (name resolution) is crate-wide, so a crate with one changed
+//   file is extracted whole; the diff still writes only what changed.
+// - krate = `name@version`, and extract puts krate into every id: a version
+//   bump of a repo crate changes all its ids (remove + add of every item).
+//   Crates gone from the workspace (or at an old version) get removes.
+// - Memory: one crate's graph and its current state, plus at most `batchRows`
+//   buffered rows (and the few crates the worker pipeline holds) — never the
+//   whole repo.
+// Crash story: rows are flushed node, edge, then file, so a crate's file rows
+// (the "this crate is done" mark the unchanged check and the universe skip
+// read) land only after its nodes and edges. A crash anywhere leaves events
+// that are true deltas; the rerun re-extracts the crates without file rows
+// (or with stale ones), diffs against what landed and writes the rest.
+// Strict mode extracts everything first and writes nothing if any problem.
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import {
+  pickVersion, readCrateDir, readWorkspace, type CrateGraph, type FileStatus, type Package, type ProblemKind,
+} from '../extract/index.ts';
+import { and, eq } from '../lake/expr/expr.ts';
+import type { Value } from '../lake/spec/types.ts';
+import { rowsToBatch, type EventLog, type EventRow } from '../log/event-log.ts';
+import { INGEST_RUNS, INGEST_RUNS_SCHEMA, UNIVERSE_REPO, type Kind } from '../log/schema.ts';
+import { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
+import { defaultSearchDirs, expandCrateDirs, findCrate, parseCrateDirName } from './locate.ts';
+import {
+  MANIFEST_PATH, MANIFEST_STATUS, addCounts, diff, edgeFields, fileFields, fileId, nodeFields,
+  type DeltaCounts, type Fields, type RowContext,
+} from './rows.ts';
+
+export interface IngestProgress {
+  phase: 'check' | 'extract' | 'write' | 'deps';
+  krate: string;
+  /** Crates finished so far, of `total`. */
+  done: number;
+  total: number;
+}
+
+export interface IngestOptions {
+  /** Repo name (default: the workspace folder's name). */
+  repo?: string;
+  rev?: string;
+  /** Also add the Cargo.lock dependency crates found locally to the universe. */
+  withDeps?: boolean;
+  /** Any problem fails the run before anything is written. */
+  strict?: boolean;
+  onProgress?: (p: IngestProgress) => void;
+  /** Extract worker threads (default 2; 0 = extract in this thread). */
+  workers?: number;
+  /** Rows buffered before an append (default 50 000). */
+  batchRows?: number;
+  /** Limit on one crate's extraction in a worker (default 120 s); past it the crate is reported and skipped. */
+  extractTimeoutMs?: number;
+  /** Files over this size are skipped (default extract's 4 MiB). */
+  maxFileBytes?: number;
+  /** Where `withDeps` looks for crates (default: vendor/, ~/.cargo/registry/src/*, /usr/share/cargo/registry). */
+  searchDirs?: string[];
+}
+
+export interface UniverseOptions extends Omit<IngestOptions, 'repo' | 'withDeps' | 'searchDirs'> {
+  /** Versions to resolve the crates' own dependencies with (e.g. a workspace's Cargo.lock). */
+  lock?: Map<string, string[]>;
+}
+
+/** A problem with the input, and the crate it belongs to ('' for the workspace itself). */
+export interface IngestProblem {
+  krate: string;
+  path: string;
+  kind: ProblemKind | 'extract-failed' | 'not-found';
+  message: string;
+}
+
+export interface IngestReport {
+  run: string;
+  repo: string;
+  rev: string | null;
+  /** Crates in the workspace (or crate versions given to a universe add). */
+  crates: number;
+  /** Crates not parsed because nothing in them changed. */
+  unchangedCrates: number;
+  /** Universe crate versions skipped because the lake has them. */
+  presentCrates: number;
+  /** Crates of the repo no longer in the workspace, whose items were removed. */
+  removedCrates: number;
+  /** Source files of the crates (parsed or not). */
+  files: number;
+  /** Files read and parsed in this run. */
+  parsed: number;
+  /** Files not parsed again because their crate was unchanged. */
+  skippedUnchanged: number;
+  /** Bytes of the parsed files. */
+  bytes: number;
+  events: { add: number; change: number; remove: number };
+  problems: IngestProblem[];
+  ms: number;
+  /** `withDeps`: the universe add of the dependencies, and the `name@version`s not found locally. */
+  deps?: { report: IngestReport; notFound: string[] };
+}
+
+/** Strict mode met a problem: nothing was written. */
+export class StrictIngestError extends Error {
+  constructor(readonly problems: IngestProblem[]) {
+    super(`strict ingest failed: ${problems.length} problem(s), nothing written; first: ${problems[0] ? problems[0].message : '?'}`);
+  }
+}
+
+/** One crate to ingest. */
+interface CrateSpec {
+  krate: string;
+  rootDir: string;
+  targets: string[];
+  deps: [string, { krate: string; repo?: string }][];
+}
+
+const DEFAULT_BATCH = 50_000;
+/** Strict mode keeps the graphs of its check pass for the write pass up to this many facts. */
+const STRICT_KEEP_FACTS = 500_000;
+
+function newRunId(now: number): string {
+  return `${new Date(now).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(4).toString('hex')}`;
+}
+
+function sha256(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+const STATUS_KIND: Partial<Record<FileStatus, ProblemKind>> = {
+  errors: 'parse-errors', 'skipped-not-utf8': 'not-utf8', 'skipped-too-large': 'too-large',
+  'skipped-binary': 'binary', missing: 'missing', loop: 'loop',
+};
+
+/** Ingest a workspace (or one package) as repo `opts.repo`. */
+export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOptions = {}): Promise<IngestReport> {
+  const started = Date.now();
+  const root = path.resolve(workspaceDir);
+  const repo = opts.repo ?? path.basename(root);
+  if (repo === UNIVERSE_REPO) throw new Error(`repo name ${UNIVERSE_REPO} is reserved for the universe (use universeAdd)`);
+  const ws = await readWorkspace(root);
+  const problems: IngestProblem[] = ws.problems.map((p) => ({ krate: '', ...p }));
+  const specs: CrateSpec[] = [];
+  const seen = new Set<string>();
+  for (const pkg of ws.packages) {
+    const krate = `${pkg.name}@${pkg.version}`;
+    if (seen.has(krate)) continue;
+    seen.add(krate);
+    specs.push(specOf(pkg, krate, repo, ws.packages, (name, req) => pickVersion(ws.lock.get(name) ?? [], req)));
+  }
+  const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, removeMissing: true, started });
+  if (opts.withDeps) {
+    const searchDirs = opts.searchDirs ?? await defaultSearchDirs(root);
+    const members = new Set(ws.packages.map((p) => `${p.name}@${p.version}`));
+    const found: string[] = [];
+    const notFound: string[] = [];
+    for (const [name, versions] of [...ws.lock].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      for (const v of versions) {
+        if (members.has(`${name}@${v}`)) continue;
+        opts.onProgress?.({ phase: 'deps', krate: `${name}@${v}`, done: found.length + notFound.length, total: 0 });
+        const dir = await findCrate(name, v, searchDirs);
+        if (dir) found.push(dir);
+        else notFound.push(`${name}@${v}`);
+      }
+    }
+    const depReport = await universeAdd(log, found, { ...opts, lock: ws.lock });
+    report.deps = { report: depReport, notFound };
+  }
+  return report;
+}
+
+/** Add crate directories (or folders of them) to the universe; versions already present are skipped. */
+export async function universeAdd(log: EventLog, paths: string[], opts: UniverseOptions = {}): Promise<IngestReport> {
+  const started = Date.now();
+  const { dirs, problems: found } = await expandCrateDirs(paths);
+  const problems: IngestProblem[] = found.map((p) => ({ krate: '', path: p.path, kind: 'unreadable', message: p.message }));
+  // versions available to resolve dependencies: the lock given, the crates here, their sibling folders
+  const available = new Map<string, Set<string>>();
+  const note = (name: string, version: string) => {
+    const set = available.get(name) ?? new Set<string>();
+    set.add(version);
+    available.set(name, set);
+  };
+  for (const [name, vs] of opts.lock ?? []) for (const v of vs) note(name, v);
+  const parents = new Set(dirs.map((d) => path.dirname(d)));
+  for (const parent of parents) {
+    const { dirs: siblings } = await expandCrateDirs([parent]).catch(() => ({ dirs: [] as string[] }));
+    for (const s of siblings) {
+      const m = parseCrateDirName(path.basename(s));
+      if (m) note(m.name, m.version);
+    }
+  }
+  const pkgs: Package[] = [];
+  for (const d of dirs) {
+    const { pkg, problems: ps } = await readCrateDir(d);
+    for (const p of ps) problems.push({ krate: path.basename(d), ...p, path: path.join(d, p.path) });
+    if (!pkg) continue;
+    if (!pkg.version) {
+      problems.push({ krate: pkg.name, path: path.join(d, 'Cargo.toml'), kind: 'bad-manifest', message: `${d}/Cargo.toml: no package version, and the folder name gives none; skipped` });
+      continue;
+    }
+    note(pkg.name, pkg.version);
+    pkgs.push(pkg);
+  }
+  const lockPick = (name: string, req: string | null) => pickVersion([...(available.get(name) ?? [])], req);
+  const specs: CrateSpec[] = [];
+  const seen = new Set<string>();
+  for (const pkg of pkgs) {
+    const krate = `${pkg.name}@${pkg.version}`;
+    if (seen.has(krate)) continue;
+    seen.add(krate);
+    specs.push(specOf(pkg, krate, UNIVERSE_REPO, [], lockPick));
+  }
+  return runCrates(log, UNIVERSE_REPO, specs, problems, { ...opts, removeMissing: false, started, skipPresent: true });
+}
+
+function specOf(
+  pkg: Package, krate: string, repo: string, members: Package[], pick: (name: string, req: string | null) => string | null,
+): CrateSpec {
+  const deps = new Map<string, { krate: string; repo?: string }>();
+  // normal dependencies first: a name that is also a dev-dependency keeps the normal one
+  const order = { normal: 0, build: 1, dev: 2 } as const;
+  for (const d of [...pkg.deps].sort((a, b) => order[a.kind] - order[b.kind])) {
+    if (deps.has(d.localName)) continue;
+    const sibling = d.path ? members.find((m) => m.dir === d.path) : undefined;
+    if (sibling) {
+      deps.set(d.localName, { krate: `${sibling.name}@${sibling.version}`, repo });
+      continue;
+    }
+    const v = pick(d.crateName, d.req);
+    if (v) deps.set(d.localName, { krate: `${d.crateName}@${v}` });
+  }
+  return {
+    krate, rootDir: pkg.dir, targets: pkg.targets.map((t) => t.path),
+    deps: [...deps].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  };
+}
+
+interface RunOptions extends IngestOptions {
+  started: number;
+  removeMissing: boolean;
+  skipPresent?: boolean;
+}
+
+/** What the lake records of one crate's files: path -> row. */
+type FileState = Map<string, Record<string, Value>>;
+
+/** The crate's input fingerprint, recorded as its `Cargo.toml` file row. */
+async function manifestFact(spec: CrateSpec, maxFileBytes: number | undefined): Promise<Fields> {
+  let bytes: Buffer = Buffer.alloc(0);
+  try {
+    bytes = await readFile(path.join(spec.rootDir, 'Cargo.toml'));
+  } catch {
+    // a crate without a readable manifest still has a fingerprint
+  }
+  const hash = sha256(JSON.stringify({ manifest: sha256(bytes), krate: spec.krate, targets: spec.targets, deps: spec.deps, maxFileBytes: maxFileBytes ?? null }));
+  return { path: MANIFEST_PATH, hash, size: BigInt(bytes.length), parse_status: MANIFEST_STATUS };
+}
+
+/** Do all recorded files still hash as recorded (a recorded '' = unreadable then: still unreadable)? */
+async function unchanged(spec: CrateSpec, files: FileState, manifest: Fields): Promise<boolean> {
+  const m = files.get(MANIFEST_PATH);
+  if (!m || m['hash'] !== manifest['hash']) return false;
+  for (const t of spec.targets) if (!files.has(t)) return false;
+  for (const [p, row] of files) {
+    if (p === MANIFEST_PATH) continue;
+    let bytes: Buffer | null = null;
+    try {
+      bytes = await readFile(path.resolve(spec.rootDir, p));
+    } catch {
+      bytes = null;
+    }
+    const want = row['hash'] as string;
+    if (bytes === null ? want !== '' : want === '' || sha256(bytes) !== want) return false;
+  }
+  return true;
+}
+
+/** Buffers rows per kind; flushes node, then edge, then file rows in appends of at most `limit` rows. */
+class Writer {
+  private readonly buf: Record<Kind, EventRow[]> = { node: [], edge: [], file: [] };
+  readonly counts: DeltaCounts = { add: 0, change: 0, remove: 0 };
+  written = 0;
+  constructor(private readonly log: EventLog, private readonly limit: number) {}
+
+  push(kind: Kind, row: EventRow): void {
+    this.buf[kind].push(row);
+  }
+  get buffered(): number {
+    return this.buf.node.length + this.buf.edge.length + this.buf.file.length;
+  }
+  async maybeFlush(): Promise<void> {
+    if (this.buffered >= this.limit) await this.flush();
+  }
+  async flush(): Promise<void> {
+    for (const kind of ['node', 'edge', 'file'] as const) {
+      const rows = this.buf[kind];
+      this.buf[kind] = [];
+      for (let i = 0; i < rows.length; i += this.limit) {
+        const chunk = rows.slice(i, i + this.limit);
+        await this.log.append(kind, chunk);
+        this.written += chunk.length;
+      }
+    }
+  }
+}
+
+async function runCrates(
+  log: EventLog, repo: string, specs: CrateSpec[], problems: IngestProblem[], opts: RunOptions,
+): Promise<IngestReport> {
+  const run = newRunId(opts.started);
+  const ts = BigInt(opts.started) * 1000n;
+  const report: IngestReport = {
+    run, repo, rev: opts.rev ?? null, crates: specs.length, unchangedCrates: 0, presentCrates: 0, removedCrates: 0,
+    files: 0, parsed: 0, skippedUnchanged: 0, bytes: 0, events: { add: 0, change: 0, remove: 0 }, problems, ms: 0,
+  };
+  const total = specs.length;
+  let done = 0;
+  const progress = (phase: IngestProgress['phase'], krate: string) => opts.onProgress?.({ phase, krate, done, total });
+
+  // The lake's file rows of this repo, per krate: the unchanged check, the universe skip, removed crates.
+  const fileState = new Map<string, FileState>();
+  for (const row of (await log.state('file', eq('repo', repo))).values()) {
+    const k = row['krate'] as string;
+    const m = fileState.get(k) ?? new Map<string, Record<string, Value>>();
+    m.set(row['path'] as string, row);
+    fileState.set(k, m);
+  }
+
+  // Decide per crate: present (universe), unchanged, or to extract.
+  type Plan = { spec: CrateSpec; manifest: Fields; job: ExtractJob | null };
+  const plans: Plan[] = [];
+  for (const spec of specs) {
+    progress('check', spec.krate);
+    const prev = fileState.get(spec.krate);
+    if (opts.skipPresent && prev && prev.size > 0) {
+      report.presentCrates++;
+      continue;
+    }
+    const manifest = await manifestFact(spec, opts.maxFileBytes);
+    if (prev && await unchanged(spec, prev, manifest)) {
+      report.unchangedCrates++;
+      for (const [p, row] of prev) {
+        if (p === MANIFEST_PATH) continue;
+        report.files++;
+        report.skippedUnchanged++;
+        const status = row['parse_status'] as FileStatus;
+        const kind = STATUS_KIND[status];
+        if (kind) problems.push({ krate: spec.krate, path: p, kind, message: `${spec.krate} ${p}: ${status} (unchanged since an earlier run)` });
+      }
+      continue;
+    }
+    plans.push({
+      spec, manifest,
+      job: { repo, krate: spec.krate, rootDir: spec.rootDir, targets: spec.targets, deps: spec.deps, maxFileBytes: opts.maxFileBytes },
+    });
+  }
+  const removed = opts.removeMissing ? [...fileState.keys()].filter((k) => !specs.some((s) => s.krate === k)).sort() : [];
+
+  const pool = new ExtractPool(Math.min(opts.workers ?? 2, plans.length), opts.extractTimeoutMs);
+  const writer = new Writer(log, opts.batchRows ?? DEFAULT_BATCH);
+  try {
+    const extractProblems = (plan: Plan, res: ExtractResult | Error): IngestProblem[] => {
+      if (res instanceof Error) {
+        return [{ krate: plan.spec.krate, path: plan.spec.rootDir, kind: 'extract-failed', message: `${plan.spec.krate}: extraction failed: ${res.message.split('\n')[0]}` }];
+      }
+      return res.graph.problems.map((p) => ({ krate: plan.spec.krate, ...p, message: `${plan.spec.krate}: ${p.message}` }));
+    };
+    // A pipeline: the pool works ahead on the next crates while this thread diffs and writes.
+    // Results are consumed in order, so the window must be deep enough that one slow crate
+    // does not idle the other workers; it bounds how many graphs are held at once.
+    const depth = Math.max(2, pool.workers * 8);
+    const pipeline = async (each: (plan: Plan, res: ExtractResult | Error) => Promise<void>, kept?: Map<string, ExtractResult>) => {
+      const window: { plan: Plan; result: Promise<ExtractResult | Error> }[] = [];
+      const settle = async () => {
+        const w = window.shift()!;
+        const res = await w.result;
+        await each(w.plan, res);
+        done++;
+      };
+      for (const plan of plans) {
+        progress('extract', plan.spec.krate);
+        const keptRes = kept?.get(plan.spec.krate);
+        const result = keptRes ? Promise.resolve(keptRes) : pool.run(plan.job!).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+        window.push({ plan, result });
+        while (window.length >= depth) await settle();
+      }
+      while (window.length > 0) await settle();
+    };
+
+    let kept: Map<string, ExtractResult> | undefined;
+    if (opts.strict) {
+      // Check pass: extract everything, write nothing; keep graphs while they are small.
+      kept = new Map();
+      let facts = 0;
+      await pipeline(async (plan, res) => {
+        problems.push(...extractProblems(plan, res));
+        if (!(res instanceof Error)) {
+          facts += res.graph.nodes.length + res.graph.edges.length;
+          if (facts <= STRICT_KEEP_FACTS) kept!.set(plan.spec.krate, res);
+        }
+      });
+      if (problems.length > 0) throw new StrictIngestError(problems);
+      done = 0;
+    }
+
+    await pipeline(async (plan, res) => {
+      if (!opts.strict) problems.push(...extractProblems(plan, res));
+      if (res instanceof Error) return;
+      progress('write', plan.spec.krate);
+      const ctx: RowContext = { repo, krate: plan.spec.krate, run, ts };
+      await writeCrate(log, writer, ctx, res.graph, plan.manifest, fileState.get(plan.spec.krate) ?? new Map());
+      for (const f of res.graph.files) {
+        report.files++;
+        if (f.parseStatus === 'ok' || f.parseStatus === 'errors') {
+          report.parsed++;
+          report.bytes += f.size;
+        }
+      }
+      kept?.delete(plan.spec.krate);
+      await writer.maybeFlush();
+    }, kept);
+
+    for (const krate of removed) {
+      const ctx: RowContext = { repo, krate, run, ts };
+      const empty: CrateGraph = { files: [], nodes: [], edges: [], problems: [] };
+      await writeCrate(log, writer, ctx, empty, null, fileState.get(krate) ?? new Map());
+      report.removedCrates++;
+      await writer.maybeFlush();
+    }
+    await writer.flush();
+  } finally {
+    await pool.close();
+  }
+  report.events = writer.counts;
+  report.ms = Date.now() - opts.started;
+  await writeRunRow(log, report, opts.started);
+  return report;
+}
+
+/** Diff one crate against its current state and buffer the rows (file rows last). */
+async function writeCrate(
+  log: EventLog, writer: Writer, ctx: RowContext, graph: CrateGraph, manifest: Fields | null, prevFiles: FileState,
+): Promise<void> {
+  const filter = and(eq('repo', ctx.repo), eq('krate', ctx.krate));
+  const nodes = new Map<string, Fields>();
+  for (const n of graph.nodes) nodes.set(n.id, nodeFields(n));
+  addCounts(writer.counts, diff('node', ctx, await log.state('node', filter), nodes, (r) => writer.push('node', r)));
+  nodes.clear();
+  const edges = new Map<string, Fields>();
+  for (const e of graph.edges) edges.set(e.id, edgeFields(e));
+  addCounts(writer.counts, diff('edge', ctx, await log.state('edge', filter), edges, (r) => writer.push('edge', r)));
+  edges.clear();
+  const files = new Map<string, Fields>();
+  for (const f of graph.files) files.set(fileId(ctx.repo, ctx.krate, f.path), fileFields(f));
+  if (manifest) files.set(fileId(ctx.repo, ctx.krate, MANIFEST_PATH), manifest);
+  const prev = new Map<string, Record<string, Value>>();
+  for (const row of prevFiles.values()) prev.set(row['id'] as string, row);
+  addCounts(writer.counts, diff('file', ctx, prev, files, (r) => writer.push('file', r)));
+}
+
+/** The run's `ingest_runs` row (one commit, under the log's commit discipline). */
+async function writeRunRow(log: EventLog, report: IngestReport, started: number): Promise<void> {
+  const { deps: _deps, ...rest } = report;
+  const summary = JSON.stringify({ ...rest, problems: report.problems.slice(0, 1000), problemCount: report.problems.length });
+  const ev = report.events;
+  const row: EventRow = {
+    run: report.run, repo: report.repo, rev: report.rev, started: BigInt(started) * 1000n, finished: BigInt(Date.now()) * 1000n,
+    status: report.problems.length > 0 ? 'problems' : 'ok', events: BigInt(ev.add + ev.change + ev.remove), summary,
+  };
+  await log.commit('ingest run', async () => {
+    const t = await log.table(INGEST_RUNS);
+    if (!t) throw new Error(`the lake at ${log.lake.root} has no ${INGEST_RUNS} table (expected EventLog.open to create it)`);
+    await t.append([rowsToBatch(INGEST_RUNS_SCHEMA, [row], INGEST_RUNS)]);
+  });
+}
+
+/** One line: `run R repo X: 3 crates (1 unchanged), 40 files (12 parsed, 28 unchanged), +5 ~1 -2 events, 0 problems, 0.4 s`. */
+export function formatIngestReport(r: IngestReport): string {
+  const crates = [`${r.crates} crate${r.crates === 1 ? '' : 's'}`];
+  const notes: string[] = [];
+  if (r.unchangedCrates) notes.push(`${r.unchangedCrates} unchanged`);
+  if (r.presentCrates) notes.push(`${r.presentCrates} already present`);
+  if (r.removedCrates) notes.push(`${r.removedCrates} removed`);
+  if (notes.length) crates.push(`(${notes.join(', ')})`);
+  const e = r.events;
+  let line = `ingest ${r.repo}${r.rev ? `@${r.rev}` : ''} run ${r.run}: ${crates.join(' ')}, ${r.files} files (${r.parsed} parsed, ${r.skippedUnchanged} unchanged), `
+    + `events +${e.add} ~${e.change} -${e.remove}, ${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}, ${(r.ms / 1000).toFixed(1)} s`;
+  if (r.deps) {
+    const d = r.deps.report;
+    line += `; deps: ${d.crates} found (${d.presentCrates} already present), ${r.deps.notFound.length} not found, events +${d.events.add}`;
+  }
+  return line;
+}

@@ -1,0 +1,114 @@
+// Finding crate directories on disk: a `name-version/` folder, a folder of
+// them (`cargo vendor` output, `~/.cargo/registry/src/<index>/`,
+// `/usr/share/cargo/registry/`), and the local copies of the versions a
+// Cargo.lock names. Read-only; an unreadable folder is reported, never thrown.
+import { readdir, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import * as path from 'node:path';
+import { readCrateDir } from '../extract/index.ts';
+
+/** `name-1.2.3` (or `name-1.2.3-beta.1`) -> name and version; null when the folder is not named so. */
+export function parseCrateDirName(base: string): { name: string; version: string } | null {
+  const m = /^(.+?)-(\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?)$/.exec(base);
+  return m ? { name: m[1]!, version: m[2]! } : null;
+}
+
+async function isFile(p: string): Promise<boolean> {
+  try {
+    return (await stat(p)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function subdirs(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    if (e.isDirectory() || e.isSymbolicLink()) out.push(path.join(dir, e.name));
+  }
+  return out;
+}
+
+/**
+ * Crate directories under `paths`: a path holding a Cargo.toml is a crate;
+ * otherwise its subfolders that hold one (and, one level further down, the
+ * `~/.cargo/registry/src` layout of one folder per index).
+ */
+export async function expandCrateDirs(paths: string[]): Promise<{ dirs: string[]; problems: { path: string; message: string }[] }> {
+  const dirs: string[] = [];
+  const problems: { path: string; message: string }[] = [];
+  const seen = new Set<string>();
+  const push = (d: string) => {
+    if (!seen.has(d)) {
+      seen.add(d);
+      dirs.push(d);
+    }
+  };
+  for (const raw of paths) {
+    const p = path.resolve(raw);
+    if (await isFile(path.join(p, 'Cargo.toml'))) {
+      push(p);
+      continue;
+    }
+    let level1: string[];
+    try {
+      level1 = await subdirs(p);
+    } catch (e) {
+      problems.push({ path: p, message: `cannot read ${p}: ${(e as Error).message}` });
+      continue;
+    }
+    let found = 0;
+    for (const d of level1) {
+      if (await isFile(path.join(d, 'Cargo.toml'))) {
+        push(d);
+        found++;
+      }
+    }
+    if (found > 0) continue;
+    for (const d of level1) {
+      try {
+        for (const dd of await subdirs(d)) {
+          if (await isFile(path.join(dd, 'Cargo.toml'))) {
+            push(dd);
+            found++;
+          }
+        }
+      } catch {
+        // unreadable index folder: nothing there for us
+      }
+    }
+    if (found === 0) problems.push({ path: p, message: `${p} holds no Cargo.toml, neither itself nor in its subfolders` });
+  }
+  return { dirs, problems };
+}
+
+/** Where local crate sources live: the workspace's vendor/, ~/.cargo/registry/src/*, Debian's registry. */
+export async function defaultSearchDirs(workspaceRoot?: string): Promise<string[]> {
+  const out: string[] = [];
+  if (workspaceRoot) out.push(path.join(workspaceRoot, 'vendor'));
+  const cargoHome = process.env['CARGO_HOME'] ?? path.join(homedir(), '.cargo');
+  try {
+    for (const d of await subdirs(path.join(cargoHome, 'registry', 'src'))) out.push(d);
+  } catch {
+    // no cargo registry here
+  }
+  out.push('/usr/share/cargo/registry');
+  return out;
+}
+
+/**
+ * Local copies of `name@version`: `<dir>/name-version/`, or (vendor layout)
+ * `<dir>/name/` whose manifest declares that version. First hit wins.
+ */
+export async function findCrate(name: string, version: string, searchDirs: string[]): Promise<string | null> {
+  for (const dir of searchDirs) {
+    const versioned = path.join(dir, `${name}-${version}`);
+    if (await isFile(path.join(versioned, 'Cargo.toml'))) return versioned;
+    const plain = path.join(dir, name);
+    if (await isFile(path.join(plain, 'Cargo.toml'))) {
+      const { pkg } = await readCrateDir(plain);
+      if (pkg && pkg.version === version) return plain;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,30 @@
+// Worker-thread entry of the extract pool: loads the Rust grammar once, then
+// extracts one crate per message and posts its graph back. Read-only: it
+// touches the crate's files and nothing else; a crash of the thread fails the
+// jobs in flight (the pool reports them), never the lake.
+import { readFile } from 'node:fs/promises';
+import { parentPort } from 'node:worker_threads';
+import { extractCrate, loadRust } from '../extract/index.ts';
+import type { ExtractJob, ExtractReply } from './pool.ts';
+
+const port = parentPort;
+if (!port) throw new Error('src/ingest/worker.ts: expected to run in a worker thread, found the main thread');
+const parser = loadRust();
+
+port.on('message', (msg: { seq: number; job: ExtractJob }) => {
+  void (async () => {
+    const t0 = performance.now();
+    let reply: ExtractReply;
+    try {
+      const graph = await extractCrate({
+        repo: msg.job.repo, krate: msg.job.krate, rootDir: msg.job.rootDir, targets: msg.job.targets,
+        deps: new Map(msg.job.deps), readFile: (p) => readFile(p), parser: await parser,
+        limits: { maxFileBytes: msg.job.maxFileBytes },
+      });
+      reply = { seq: msg.seq, ok: true, graph, ms: performance.now() - t0 };
+    } catch (e) {
+      reply = { seq: msg.seq, ok: false, error: e instanceof Error ? e.stack ?? e.message : String(e), ms: performance.now() - t0 };
+    }
+    port.postMessage(reply);
+  })();
+});
