@@ -15,13 +15,15 @@
 //   dependency item whose id follows from its path); `dstKrate` names the crate
 //   (`name@version`) for internal and dependency targets, null when unknown.
 // Bad input never throws: see modules.ts; the graph holds what parsed.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import * as path from 'node:path';
 import { loadModuleTree } from './modules.ts';
-import { loadRust, type RustParser } from './parser.ts';
+import { bodyHashOf, loadRust, type RustParser } from './parser.ts';
 import type { CrateGraph, EdgeFact, EdgeKind, FileFact, Item, NodeFact, NodeKind, Problem, UseDecl } from './types.ts';
 
 export const UNIVERSE = '@universe';
+/** Body hash of an item without text of its own (a crate root module). */
+const EMPTY_BODY_HASH = bodyHashOf('');
 
 export interface ExtractInput {
   repo: string;
@@ -47,7 +49,7 @@ export type Namespace = 'type' | 'value' | 'macro' | 'impl';
 
 /** Stable id of an item: 32 hex chars of sha256 over (repo, krate, namespace, qpath, disambiguator). */
 export function nodeId(repo: string, krate: string, ns: Namespace, qpath: string, disamb = ''): string {
-  return createHash('sha256').update(JSON.stringify([repo, krate, ns, qpath, disamb])).digest('hex').slice(0, 32);
+  return hash('sha256', JSON.stringify([repo, krate, ns, qpath, disamb]), 'hex').slice(0, 32);
 }
 
 /** The id extracting dependency `krate` (`name@version`) into the universe gives the item at `qpath`. */
@@ -56,7 +58,7 @@ export function universeNodeId(krate: string, ns: Namespace, qpath: string): str
 }
 
 export function edgeId(src: string, kind: EdgeKind, target: string, occurrence: number): string {
-  return createHash('sha256').update(JSON.stringify([src, kind, target, occurrence])).digest('hex').slice(0, 32);
+  return hash('sha256', JSON.stringify([src, kind, target, occurrence]), 'hex').slice(0, 32);
 }
 
 export function namespaceOf(kind: NodeKind, signature = ''): Namespace {
@@ -89,6 +91,8 @@ interface Rec {
 }
 
 interface ModRec {
+  /** Dense number, for memo keys. */
+  n: number;
   rec: Rec;
   parent: ModRec | null;
   root: ModRec;
@@ -100,7 +104,14 @@ interface ModRec {
 /** A resolved path: an item of this crate, or a path in another crate (krate null: unknown, e.g. std). */
 type Target = { int: Rec } | { ext: string; krate: string | null; depName: string | null };
 
+/**
+ * Depth limit of one resolution chain (kept from the first version so that
+ * acyclic chains resolve exactly as before). Cycles are cut by the visited
+ * set long before this; a result cut by this limit is never memoised.
+ */
 const MAX_DEPTH = 24;
+/** Marks a cut by the depth limit (below any stack index): taints every frame above it. */
+const DEPTH_CUT = -1;
 
 export async function extractCrate(input: ExtractInput): Promise<CrateGraph> {
   const parser = input.parser ?? await loadRust();
@@ -115,15 +126,32 @@ class CrateExtractor {
   private readonly mods = new Map<Rec, ModRec>();
   /** Methods and associated items by the type they belong to (key from typeKey). */
   private readonly members = new Map<string, Map<string, Rec[]>>();
-  private readonly macros: Rec[] = [];
   private readonly ident: string;
   private readonly deps = new Map<string, { krate: string; ident: string; repo: string }>();
+  /** Repo of each dependency krate (`name@version`). */
+  private readonly depRepo = new Map<string, string>();
+  /** Exported macros by name, in module-tree order (first wins). */
+  private readonly exportedMacros = new Map<string, Rec>();
+  /** Macros by name, in module-tree order (first wins). */
+  private readonly macrosByName = new Map<string, Rec>();
+  // Resolution memo and visited set. Keys: `l|mod|ns|name` (lookup) and
+  // `r|mod|ns|path` (context-free resolve). `active` maps a key being
+  // computed to its frame index; re-entering it is a cycle (glob imports that
+  // import each other, 2015-style `use common::*` in several modules) and
+  // answers null. A result is memoised unless a cycle cut (or the depth limit)
+  // below it referred to a frame above it: such a result depends on the path
+  // that led to it.
+  private readonly memo = new Map<string, Target | null>();
+  private readonly active = new Map<string, number>();
+  private frames = 0;
+  private lowCut = Infinity;
 
   constructor(private readonly input: ExtractInput, private readonly parser: RustParser) {
     this.ident = crateName(input.krate).replace(/-/g, '_');
     for (const [local, d] of input.deps) {
       this.deps.set(local.replace(/-/g, '_'), { krate: d.krate, ident: crateName(d.krate).replace(/-/g, '_'), repo: d.repo ?? UNIVERSE });
     }
+    for (const d of this.deps.values()) if (!this.depRepo.has(d.krate)) this.depRepo.set(d.krate, d.repo);
   }
 
   async run(): Promise<CrateGraph> {
@@ -150,6 +178,7 @@ class CrateExtractor {
       id: r.id, kind: r.kind, name: r.item.name, qpath: r.qpath, file: r.item.file,
       lineStart: r.item.lineStart, lineEnd: r.item.lineEnd, visibility: r.item.visibility,
       signature: r.item.signature, parent: r.parent ? r.parent.id : null,
+      bodyHash: r.item.bodyHash ?? EMPTY_BODY_HASH,
     }));
     const edges = this.edges();
     return { files: [...this.files.values()], nodes, edges, problems: this.problems };
@@ -169,7 +198,7 @@ class CrateExtractor {
 
   private makeMod(rec: Rec, parent: ModRec | null): ModRec {
     const mod: ModRec = {
-      rec, parent, root: parent ? parent.root : (null as unknown as ModRec),
+      n: this.mods.size, rec, parent, root: parent ? parent.root : (null as unknown as ModRec),
       names: new Map(), uses: rec.item.uses, externs: new Map(),
     };
     if (!parent) mod.root = mod;
@@ -189,7 +218,10 @@ class CrateExtractor {
       // `#[macro_export]` puts a macro at the crate root, wherever it is written.
       const qpath = item.macroExport ? `${mod.root.rec.qpath}::${item.name}` : `${parent.qpath}::${item.name}`;
       const rec = this.makeRec(item, item.kind, qpath, parent, mod, null);
-      if (item.kind === 'macro') this.macros.push(rec);
+      if (item.kind === 'macro') {
+        if (!this.macrosByName.has(item.name)) this.macrosByName.set(item.name, rec);
+        if (item.macroExport && !this.exportedMacros.has(item.name)) this.exportedMacros.set(item.name, rec);
+      }
       addName(mod.names, item.name, rec);
       if (item.kind === 'module') {
         const child = this.makeMod(rec, mod);
@@ -243,37 +275,96 @@ class CrateExtractor {
   /**
    * Resolve a path from a module scope. `ns` is the namespace wanted for the
    * last segment; earlier segments are looked up as types/modules. `selfT` is
-   * what `Self` means here; `generics` are names that are type parameters.
+   * what `Self` means here; `generics` are names that are type parameters;
+   * `locals` are `use`s inside a fn body. Only the first segment depends on
+   * those three, so a path whose first segment is none of them resolves
+   * context-free (and memoised).
    */
   private resolve(segs: string[], scope: ModRec, ns: Namespace, selfT: Target | null, generics: string[], locals: UseDecl[] = [], depth = 0): Target | null {
-    if (depth > MAX_DEPTH || segs.length === 0) return null;
+    if (depth > MAX_DEPTH) return this.depthCut();
+    if (segs.length === 0) return null;
     const first = segs[0]!;
-    const firstNs: Namespace = segs.length === 1 ? ns : 'type';
-    let cur: Target | null = null;
-    let i = 1;
-    if (first === '' ) return null;
-    if (first === 'crate' || first === '$crate') cur = { int: scope.root.rec };
-    else if (first === 'self') cur = { int: scope.rec };
-    else if (first === 'super') {
-      let m: ModRec | null = scope.parent;
-      while (m && segs[i] === 'super') { m = m.parent; i++; }
-      if (!m) return null;
-      cur = { int: m.rec };
-    } else if (first === 'Self') {
-      cur = selfT;
-    } else if (generics.includes(first)) {
-      return null;
-    } else {
-      const local = locals.find((u) => !u.glob && u.alias === first);
-      if (local) cur = this.resolve(local.path.split('::'), scope, firstNs, selfT, [], [], depth + 1);
+    if (first === 'Self') return this.walk(selfT, segs, 1, ns, depth);
+    if (generics.includes(first)) return null;
+    for (const u of locals) {
+      if (u.glob || u.alias !== first) continue;
+      const firstNs: Namespace = segs.length === 1 ? ns : 'type';
+      let cur = this.resolve(u.path.split('::'), scope, firstNs, selfT, [], [], depth + 1);
       if (!cur) cur = this.lookup(scope, first, firstNs, depth + 1);
       if (!cur) cur = this.externRoot(first, scope);
+      return this.walk(cur, segs, 1, ns, depth);
     }
+    return this.resolvePath(segs, scope, ns, depth);
+  }
+
+  /** A path without `Self`, generics or body-local imports: memoised per (module, namespace, path). */
+  private resolvePath(segs: string[], scope: ModRec, ns: Namespace, depth: number): Target | null {
+    if (depth > MAX_DEPTH) return this.depthCut();
+    return this.memoised(`r|${scope.n}|${ns}|${segs.join('::')}`, () => {
+      const first = segs[0]!;
+      const firstNs: Namespace = segs.length === 1 ? ns : 'type';
+      let cur: Target | null = null;
+      let i = 1;
+      if (first === '') return null;
+      if (first === 'crate' || first === '$crate') cur = { int: scope.root.rec };
+      else if (first === 'self') cur = { int: scope.rec };
+      else if (first === 'super') {
+        let m: ModRec | null = scope.parent;
+        while (m && segs[i] === 'super') { m = m.parent; i++; }
+        if (!m) return null;
+        cur = { int: m.rec };
+      } else {
+        cur = this.lookup(scope, first, firstNs, depth + 1);
+        if (!cur) cur = this.externRoot(first, scope);
+      }
+      return this.walk(cur, segs, i, ns, depth);
+    }, false);
+  }
+
+  /** The remaining segments from `i` on, inside `cur`. */
+  private walk(cur: Target | null, segs: string[], i: number, ns: Namespace, depth: number): Target | null {
     for (; cur && i < segs.length; i++) {
-      const seg = segs[i]!;
-      cur = this.member(cur, seg, i === segs.length - 1 ? ns : 'type', depth + 1);
+      cur = this.member(cur, segs[i]!, i === segs.length - 1 ? ns : 'type', depth + 1);
     }
     return cur;
+  }
+
+  /**
+   * Run `compute` once per key. A lookup key met again while it is being
+   * computed is a cycle and answers null (a name is not found by going round
+   * in a circle); a resolve key met again is simply computed again (it reaches
+   * the lookup that closes the cycle at once), so that its fallbacks after
+   * the failed lookup still apply, as they did under the old depth limit.
+   * Results that do not depend on a cut above them are memoised.
+   */
+  private memoised(key: string, compute: () => Target | null, cut: boolean): Target | null {
+    const known = this.memo.get(key);
+    if (known !== undefined) return known;
+    const at = this.active.get(key);
+    if (at !== undefined) {
+      if (!cut) return compute();
+      if (at < this.lowCut) this.lowCut = at;
+      return null;
+    }
+    const frame = this.frames++;
+    this.active.set(key, frame);
+    const outer = this.lowCut;
+    this.lowCut = Infinity;
+    let result: Target | null;
+    try {
+      result = compute();
+    } finally {
+      this.active.delete(key);
+      this.frames--;
+    }
+    if (this.lowCut >= frame) this.memo.set(key, result);
+    this.lowCut = Math.min(outer, this.lowCut);
+    return result;
+  }
+
+  private depthCut(): null {
+    this.lowCut = DEPTH_CUT;
+    return null;
   }
 
   /** A name as the first segment of a path that names another crate. */
@@ -287,9 +378,13 @@ class CrateExtractor {
     return null;
   }
 
-  /** A name in a module: its items, then its imports, then its glob imports. */
+  /** A name in a module: its items, then its imports, then its glob imports (memoised, cycles cut). */
   private lookup(mod: ModRec, name: string, ns: Namespace, depth: number): Target | null {
-    if (depth > MAX_DEPTH) return null;
+    if (depth > MAX_DEPTH) return this.depthCut();
+    return this.memoised(`l|${mod.n}|${ns}|${name}`, () => this.lookupIn(mod, name, ns, depth), true);
+  }
+
+  private lookupIn(mod: ModRec, name: string, ns: Namespace, depth: number): Target | null {
     const defs = mod.names.get(name);
     if (defs) {
       // A tuple struct is also a constructor in the value namespace.
@@ -298,7 +393,7 @@ class CrateExtractor {
     }
     for (const u of mod.uses) {
       if (u.glob || u.alias !== name) continue;
-      const t = this.resolve(u.path.split('::'), mod, ns, null, [], [], depth + 1);
+      const t = this.resolvePath(u.path.split('::'), mod, ns, depth + 1);
       if (t) return t;
       // unresolvable import: still say what it names
       return { ext: u.path, krate: null, depName: null };
@@ -306,7 +401,7 @@ class CrateExtractor {
     if (defs && defs.length > 0) return { int: defs[0]! };
     for (const u of mod.uses) {
       if (!u.glob) continue;
-      const t = this.resolve(u.path.split('::'), mod, 'type', null, [], [], depth + 1);
+      const t = this.resolvePath(u.path.split('::'), mod, 'type', depth + 1);
       if (t && 'int' in t) {
         const inner = this.mods.get(t.int);
         if (inner && inner !== mod) {
@@ -343,8 +438,7 @@ class CrateExtractor {
       const first = segs[0]!;
       if (first === 'crate' || first === '$crate' || first === 'self' || first === 'super') {
         const name = segs[segs.length - 1]!;
-        const hit = this.macros.find((m) => m.item.macroExport && m.item.name === name)
-          ?? this.macros.find((m) => m.item.name === name);
+        const hit = this.exportedMacros.get(name) ?? this.macrosByName.get(name);
         return hit ? { int: hit } : null;
       }
       const root = this.externRoot(first, scope) ?? this.lookup(scope, first, 'type', 0);
@@ -356,7 +450,7 @@ class CrateExtractor {
       const hit = (m.names.get(name) ?? []).find((r) => r.kind === 'macro');
       if (hit) return { int: hit };
     }
-    const exported = this.macros.find((m) => m.item.name === name);
+    const exported = this.macrosByName.get(name);
     if (exported) return { int: exported };
     const imported = this.lookup(scope, name, 'macro', 0);
     return imported;
@@ -416,7 +510,7 @@ class CrateExtractor {
     if (!t.krate) return { dst: null, dstPath: t.ext, dstKrate: null };
     // Into a dependency: the id is computable when the namespace is known and
     // the path is where the item is defined (re-exports do not match).
-    const repo = [...this.deps.values()].find((d) => d.krate === t.krate)?.repo ?? UNIVERSE;
+    const repo = this.depRepo.get(t.krate) ?? UNIVERSE;
     const dst = ns ? nodeId(repo, t.krate, ns, t.ext) : null;
     return { dst, dstPath: t.ext, dstKrate: t.krate };
   }

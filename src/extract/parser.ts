@@ -6,6 +6,15 @@
 // every item that parsed, with status 'errors'. Input is fed to the parser in
 // chunks that never split a surrogate pair. Tree-sitter indices here are
 // UTF-16 code units, so node text is `text.slice(startIndex, endIndex)`.
+//
+// Body hash: every item carries `bodyHash`, sha256 hex (first 16 chars) of
+// its own exact source text — from its first token (`pub`, `fn`, …) to its
+// end, outer attributes and doc comments excluded — with the text of each
+// child item (impl and trait members, inline module items, enum variants)
+// replaced by one NUL, so an edit inside a method changes that method's hash
+// and not its impl's. Exact text, not whitespace-collapsed: simpler, and a
+// reformat that moves nothing is rare enough to be worth a change event.
+import { hash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { Language, Parser, type Node } from 'web-tree-sitter';
@@ -81,7 +90,15 @@ function collapse(s: string): string {
 /** Where an item sits decides the kind of its fns and consts. */
 type Scope = 'module' | 'impl' | 'trait' | 'extern';
 
+/** sha256 hex, first 16 chars: the body hash of an item's text (see the module comment). */
+export function bodyHashOf(text: string): string {
+  return hash('sha256', text, 'hex').slice(0, 16);
+}
+
 class FileReader {
+  /** UTF-16 span of each item's syntax node, for its body hash. */
+  private readonly spans = new Map<Item, [number, number]>();
+
   constructor(private readonly src: string) {}
 
   read(root: Node): ParsedFile {
@@ -96,7 +113,26 @@ class FileReader {
     out.uses = holder.uses;
     out.externCrates = holder.externCrates ?? [];
     out.refs = holder.refs;
+    this.hashBodies(out.items);
     return out;
+  }
+
+  private hashBodies(items: Item[]): void {
+    for (const item of items) {
+      const span = this.spans.get(item);
+      if (!span) continue;
+      let text = '';
+      let at = span[0];
+      for (const c of item.children) {
+        const cs = this.spans.get(c);
+        if (!cs || cs[0] < at || cs[1] > span[1]) continue;
+        text += this.src.slice(at, cs[0]) + '\u0000';
+        at = cs[1];
+      }
+      text += this.src.slice(at, span[1]);
+      item.bodyHash = bodyHashOf(text);
+      this.hashBodies(item.children);
+    }
   }
 
   private countErrors(root: Node, out: ParsedFile): void {
@@ -225,6 +261,7 @@ class FileReader {
   private header(node: Node, kind: NodeKind, body: Node | null): Item {
     const nameNode = node.childForFieldName('name');
     const item = this.blank(kind, nameNode ? this.text(nameNode) : '', node);
+    this.spans.set(item, [node.startIndex, node.endIndex]);
     item.visibility = this.visibility(node);
     const end = body ? body.startIndex : node.endIndex;
     let sig = collapse(this.src.slice(node.startIndex, end));
@@ -262,13 +299,7 @@ class FileReader {
     this.generics(node, item);
     this.typeRefs(node.childForFieldName('parameters'), item.refs, item.generics);
     this.typeRefs(node.childForFieldName('return_type'), item.refs, item.generics);
-    if (body) {
-      this.bodyRefs(body, item);
-      for (const u of body.descendantsOfType('use_declaration')) {
-        const arg = u?.childForFieldName('argument');
-        if (u && arg) this.flattenUse(arg, [], '', u.startPosition.row + 1, item.uses);
-      }
-    }
+    if (body) this.bodyRefs(body, item, true);
     return item;
   }
 
@@ -392,11 +423,20 @@ class FileReader {
     }
   }
 
-  /** Calls, method calls and macro invocations in a body (closures and nested items included). */
-  private bodyRefs(body: Node, item: Item) {
-    for (const n of body.descendantsOfType(['call_expression', 'macro_invocation'])) {
+  /**
+   * Calls, method calls and macro invocations in a body (closures and nested
+   * items included); with `uses`, its `use` declarations too (one tree walk).
+   */
+  private bodyRefs(body: Node, item: Item, uses = false) {
+    const types = uses ? ['call_expression', 'macro_invocation', 'use_declaration'] : ['call_expression', 'macro_invocation'];
+    for (const n of body.descendantsOfType(types)) {
       if (!n) continue;
       if (n.type === 'macro_invocation') { this.macroRef(n, item.refs); continue; }
+      if (n.type === 'use_declaration') {
+        const arg = n.childForFieldName('argument');
+        if (arg) this.flattenUse(arg, [], '', n.startPosition.row + 1, item.uses);
+        continue;
+      }
       const f = n.childForFieldName('function');
       if (!f) continue;
       const line = n.startPosition.row + 1;

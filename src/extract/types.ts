@@ -71,6 +71,8 @@ export interface Item {
   macroExport?: boolean;
   /** `extern crate x as y;` in a module: alias → crate name. */
   externCrates?: { name: string; alias: string }[];
+  /** Hash of the item's own text, child items cut out (parser.ts); absent for a crate root module. */
+  bodyHash?: string;
 }
 
 export interface ParsedFile {
@@ -107,6 +109,12 @@ export interface NodeFact {
   visibility: string;
   signature: string;
   parent: string | null;
+  /**
+   * sha256 hex (16 chars) of the item's exact text without its child items
+   * (see parser.ts), so a body edit that moves no line is still a change.
+   * Not part of the id. A crate root module hashes the empty text.
+   */
+  bodyHash: string;
 }
 
 export interface EdgeFact {

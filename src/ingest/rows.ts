@@ -2,6 +2,11 @@
 // the lake's current state of that crate: `add` for a new id, `change` for an
 // id whose fields (other than run/ts/op) differ, `remove` for an id no longer
 // extracted. Pure functions; nothing here reads or writes the lake.
+//
+// A node's `body_hash` is one of its fields, so a body edit that moves no
+// line is a `change`. Rows written before that column existed read it as
+// null: the first re-extraction of such a crate records every node's hash as
+// a change (once).
 import { createHash } from 'node:crypto';
 import type { EdgeFact, FileFact, NodeFact } from '../extract/index.ts';
 import type { Value } from '../lake/spec/types.ts';
@@ -10,7 +15,7 @@ import type { Kind, Op } from '../log/schema.ts';
 
 /** The columns that describe a node, an edge, a file (everything but repo/krate/run/ts/op/id). */
 export const FIELDS: Record<Kind, readonly string[]> = {
-  node: ['kind', 'name', 'qpath', 'file', 'line_start', 'line_end', 'visibility', 'signature', 'parent'],
+  node: ['kind', 'name', 'qpath', 'file', 'line_start', 'line_end', 'visibility', 'signature', 'parent', 'body_hash'],
   edge: ['src', 'dst', 'dst_path', 'dst_krate', 'edge_kind', 'file', 'line'],
   file: ['path', 'hash', 'size', 'parse_status'],
 };
@@ -29,7 +34,7 @@ export type Fields = Record<string, string | number | bigint | null>;
 export function nodeFields(n: NodeFact): Fields {
   return {
     kind: n.kind, name: n.name, qpath: n.qpath, file: n.file, line_start: n.lineStart, line_end: n.lineEnd,
-    visibility: n.visibility, signature: n.signature, parent: n.parent,
+    visibility: n.visibility, signature: n.signature, parent: n.parent, body_hash: n.bodyHash,
   };
 }
 

@@ -25,7 +25,7 @@
 // a lease on their generation while open, so GC keeps what they read.
 import type { Batch, NestedField, Schema, Value } from '../lake/spec/types.ts';
 import { Lake } from '../lake/lake.ts';
-import type { Table } from '../lake/table/table.ts';
+import { addColumnsUpdate, type Table } from '../lake/table/table.ts';
 import { ValidationError, checkUpdate, type CommitTarget, type TableUpdate } from '../lake/table/commit.ts';
 import type { TableMetadata } from '../lake/spec/types.ts';
 import { coerceValue } from '../lake/spec/values.ts';
@@ -34,6 +34,7 @@ import { and, ne, type Expr } from '../lake/expr/expr.ts';
 import { identToString } from '../lake/catalog/sql-catalog.ts';
 import {
   CODE_NODE_EVENTS,
+  COL_BODY_HASH,
   COL_ID,
   COL_OP,
   COL_REPO,
@@ -47,6 +48,7 @@ import {
   UNIVERSE_REPO,
   ident,
   kindSchema,
+  qualified,
   ringTableName,
   tableName,
   type Kind,
@@ -156,7 +158,12 @@ export class EventLog {
       releaseBase: l.catalog.pointerGeneration(),
       writeProps: { ...EVENT_TABLE_PROPERTIES },
     });
-    await log.ensureTables(opts.init);
+    try {
+      await log.ensureTables(opts.init);
+    } catch (e) {
+      if (owns) l.close();
+      throw e;
+    }
     return log;
   }
 
@@ -190,6 +197,43 @@ export class EventLog {
         if (!lake.tableExists(id)) throw e; // another process created it first: fine
       }
     }
+    for (const name of [ringTableName('node'), CODE_NODE_EVENTS]) await this.evolveNodeTable(name);
+  }
+
+  /**
+   * Schema evolution of a node table made before `body_hash` (field 16)
+   * existed: add it, as field 16 and nothing else. The new id is the table's
+   * next free one, so it must be 16 (last column id 15); anything else is
+   * refused, never renumbered. Checked again inside the commit, so two
+   * processes opening the same old lake add it once.
+   */
+  private async evolveNodeTable(name: string): Promise<void> {
+    const { lake } = this.shared;
+    const want = kindSchema('node').fields.find((f) => f.name === COL_BODY_HASH)!;
+    const where = `table ${qualified(name)} of the lake at ${lake.root}`;
+    const check = (m: TableMetadata): 'present' | 'missing' => {
+      const schema = m.schemas.find((s) => s.schemaId === m.currentSchemaId);
+      const have = schema?.fields.find((f) => f.name === COL_BODY_HASH);
+      if (have) {
+        if (have.id !== want.id || have.type.type !== 'string') {
+          throw new Error(`${where}: expected column ${COL_BODY_HASH} as field ${want.id} of type string, found field ${have.id} of type ${have.type.type}`);
+        }
+        return 'present';
+      }
+      if (m.lastColumnId !== want.id - 1) {
+        throw new Error(`${where} has no column ${COL_BODY_HASH} and its last column id is ${m.lastColumnId}, expected ${want.id - 1} so that the added column gets id ${want.id}; refusing to evolve it`);
+      }
+      return 'missing';
+    };
+    const table = await lake.loadTable(ident(name));
+    if (check(table.metadata) === 'present') return;
+    const add = addColumnsUpdate([{ name: COL_BODY_HASH, type: want.type }]);
+    await this.commit(`add ${COL_BODY_HASH} to ${name}`, () => table.commit({
+      apply: async (base, attempt) => (check(base) === 'present' ? base : add.apply(base, attempt)),
+      attemptFiles: () => [],
+      sharedFiles: () => [],
+    }, `add column ${COL_BODY_HASH}`));
+    if (check(table.metadata) !== 'present') throw new Error(`${where}: column ${COL_BODY_HASH} missing after adding it`);
   }
 
   get lake(): Lake {

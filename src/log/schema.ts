@@ -54,6 +54,8 @@ export const COL_RUN = 'run';
 export const COL_TS = 'ts';
 export const COL_OP = 'op';
 export const COL_ID = 'id';
+/** Node column 16 (added by schema evolution; see NODE). */
+export const COL_BODY_HASH = 'body_hash';
 
 export type Op = 'add' | 'change' | 'remove';
 export const OPS: readonly Op[] = ['add', 'change', 'remove'];
@@ -83,6 +85,9 @@ const NODE: NestedField[] = [
   str(13, 'visibility'),
   str(14, 'signature'),
   str(15, 'parent'),
+  // Added after the first release: a lake made before it gains the column on
+  // open (EventLog.ensureTables); its older rows read null.
+  str(16, COL_BODY_HASH),
 ];
 
 const EDGE: NestedField[] = [

@@ -1,5 +1,6 @@
 // Ingest writes deltas: unchanged code writes nothing and is not parsed; a
-// body edit is one node change plus that function's edge events; a rename is
+// body edit (even one that moves no line) is one node change plus that
+// function's edge events; a rename is
 // one remove and one add; a crate gone from the workspace is removed; the
 // universe skips a crate version it has; each run leaves an ingest_runs row.
 import { test, after } from 'node:test';
@@ -52,20 +53,32 @@ test('re-ingesting unchanged code writes zero events and parses no file', async 
   assert.match(formatIngestReport(again), /2 crates \(2 unchanged\), 3 files \(0 parsed, 3 unchanged\), events \+0 ~0 -0/);
 });
 
-test('changing one function body writes one node change, that function\'s edge events and the file\'s new hash', async () => {
+test('changing one function body without moving a line writes one node change (new body_hash, same id and lines), that function\'s edge events and the file\'s new hash', async () => {
   const { log, ws } = await setup();
   await ingest(log, ws, { repo: 'demo' });
+  const before = await log.state('node', and(eq('repo', 'demo'), eq('qpath', 'alpha::helper')));
+  assert.equal(before.size, 1);
+  const [helperId, old] = [...before][0]!;
+  assert.match(String(old['body_hash']), /^[0-9a-f]{16}$/);
   const lib = path.join(ws, 'alpha', 'src', 'lib.rs');
-  // the body grows by a line that takes the blank line's place: nothing else moves
-  edit(lib, 'pub fn helper() -> u32 {\n    1\n}\n\n', 'pub fn helper() -> u32 {\n    let x = other();\n    x + 1\n}\n');
+
+  // a literal changes: no line moves, no edge changes, the node changes
+  edit(lib, 'pub fn helper() -> u32 {\n    1\n}\n', 'pub fn helper() -> u32 {\n    2\n}\n');
+  const lit = await ingest(log, ws, { repo: 'demo' });
+  assert.equal(lit.unchangedCrates, 1, 'beta did not change');
+  const litNodes = await runRows(log, 'node', lit.run);
+  assert.deepEqual(litNodes.map((n) => [n['op'], n['id'], n['qpath'], n['line_start'], n['line_end']]), [['change', helperId, 'alpha::helper', 4, 6]]);
+  assert.notEqual(litNodes[0]!['body_hash'], old['body_hash']);
+  assert.deepEqual(await runRows(log, 'edge', lit.run), []);
+  assert.deepEqual((await runRows(log, 'file', lit.run)).map((f) => [f['op'], f['path']]), [['change', 'src/lib.rs']]);
+  assert.deepEqual(lit.events, { add: 0, change: 2, remove: 0 });
+
+  // the literal becomes a call, on the same line: one node change plus the call edge
+  edit(lib, 'pub fn helper() -> u32 {\n    2\n}\n', 'pub fn helper() -> u32 {\n    other()\n}\n');
   const r = await ingest(log, ws, { repo: 'demo' });
-  assert.equal(r.unchangedCrates, 1, 'beta did not change');
   const nodes = await runRows(log, 'node', r.run);
-  assert.equal(nodes.length, 1);
-  assert.equal(nodes[0]!['op'], 'change');
-  assert.equal(nodes[0]!['qpath'], 'alpha::helper');
-  assert.equal(nodes[0]!['line_end'], 7);
-  const helperId = nodes[0]!['id'];
+  assert.deepEqual(nodes.map((n) => [n['op'], n['id'], n['line_start'], n['line_end']]), [['change', helperId, 4, 6]]);
+  assert.notEqual(nodes[0]!['body_hash'], litNodes[0]!['body_hash']);
   const edges = await runRows(log, 'edge', r.run);
   assert.ok(edges.length >= 1);
   for (const e of edges) assert.equal(e['src'], helperId, `edge event not of helper: ${show(e)}`);
@@ -73,6 +86,9 @@ test('changing one function body writes one node change, that function\'s edge e
   const files = await runRows(log, 'file', r.run);
   assert.deepEqual(files.map((f) => [f['op'], f['path']]), [['change', 'src/lib.rs']]);
   assert.deepEqual(r.events, { add: edges.filter((e) => e['op'] === 'add').length, change: 1 + edges.filter((e) => e['op'] === 'change').length + 1, remove: edges.filter((e) => e['op'] === 'remove').length });
+
+  const again = await ingest(log, ws, { repo: 'demo' });
+  assert.deepEqual(again.events, { add: 0, change: 0, remove: 0 });
 });
 
 test('renaming a function writes one node remove and one node add, plus edge changes', async () => {
