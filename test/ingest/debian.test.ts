@@ -11,6 +11,7 @@ import { and, eq } from '../../src/lake/expr/expr.ts';
 import { formatIngestReport, universeAdd } from '../../src/ingest/index.ts';
 import { UNIVERSE_REPO } from '../../src/log/schema.ts';
 import { freshLake } from './helpers.ts';
+import { def as defQuery } from '../../src/query/index.ts';
 
 const REGISTRY = '/usr/share/cargo/registry';
 const CRATES = ['regex-1.7.1', 'regex-syntax-0.6.27', 'aho-corasick-0.7.19', 'memchr-2.5.0', 'serde-1.0.152', 'syn-1.0.107', 'proc-macro2-1.0.47', 'quote-1.0.21'];
@@ -58,6 +59,12 @@ test('real Debian crates: every crate ingests, def lookups find file and line, a
     const want = lines.findIndex((t) => t.startsWith(l.text)) + 1;
     assert.ok(want > 0, `${l.text} found in ${l.file}`);
     assert.equal(def['line_start'], want, `${l.public} line`);
+    // and the question a person asks: `mimir def <public path>` answers with the definition
+    const answer = await defQuery(log, l.public);
+    assert.ok(
+      answer.hits.some((h) => h.qpath === l.qpath && h.file === l.file && h.line === want),
+      `def ${l.public} (${answer.match}) -> ${answer.hits.map((h) => `${h.qpath} ${h.file}:${h.line}`).join(', ') || 'nothing'}`,
+    );
     if (l.public !== l.qpath) {
       // a re-export: the public path is no node, and the crate root's `pub use` points at the definition
       assert.equal((await log.state('node', and(eq('repo', UNIVERSE_REPO), eq('qpath', l.public)))).size, 0);
