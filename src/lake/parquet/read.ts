@@ -4,8 +4,10 @@
 // representation of the *table* field's type (spec/types.ts).
 //
 // Invariant: memory is bounded by one row group of the projected columns —
-// `open` reads only the footer (ranged reads), `readRowGroup` fetches only
-// that group's column chunks through an AsyncBuffer over FileIO's InputFile,
+// `open` reads only the footer (ranged reads; it keeps those last bytes, which
+// usually hold the page indexes too), `readRowGroup` fetches only that group's
+// column chunks — or, for a row range, only the pages covering it (offset
+// index) — through an AsyncBuffer over FileIO's InputFile,
 // and nothing here keeps a row group after returning it. Read-only: no crash story.
 //
 // Tolerated differences between file and table (notes §0, §2): REQUIRED in the
@@ -13,7 +15,8 @@
 // precision widening; timestamps in millis/nanos/INT96; `time` adjusted to UTC
 // (pyarrow); uuid as plain FIXED_LEN_BYTE_ARRAY(16) (PyIceberg); decimals as
 // INT32/INT64/FIXED/BYTE_ARRAY. Row-group statistics come from the raw footer
-// bytes, so no value goes through a lossy JS number.
+// bytes, so no value goes through a lossy JS number; so do page statistics
+// (the column index), read on demand for the filter columns of a row group.
 import { parquetMetadata, parquetRead, parquetSchema } from 'hyparquet';
 import type { FileMetaData, SchemaElement, SchemaTree, AsyncBuffer } from 'hyparquet';
 import { deserializeTCompactProtocol } from 'hyparquet/src/thrift.js';
@@ -30,6 +33,18 @@ import { bytesBEToBigint, unscaledToDecimal } from '../spec/values.ts';
 export interface RowGroupStats {
   numRows: number;
   columns: Map<number, { min?: Value; max?: Value; nullCount?: bigint }>;
+}
+
+/** One data page of a column chunk (column index + offset index), rows relative to the row group. */
+export interface PageStats {
+  firstRow: number;
+  rows: number;
+  /** Bounds converted to the table type; absent when unusable (e.g. a truncated bound that is not UTF-8). */
+  min?: Value;
+  max?: Value;
+  nullCount?: bigint;
+  /** Every value of the page is null. */
+  nullPage: boolean;
 }
 
 /** I/O counters for tests (pruning tests observe how much was read). */
@@ -212,9 +227,9 @@ function toNanos(v: unknown, unit: Unit | 'INT96'): bigint {
   return x * 1000000n;
 }
 
-/** Converts a top-level primitive column chunk into `out[offset..]`: one tight loop per type. */
-function convertPrimitiveInto(out: Value[], offset: number, data: ArrayLike<unknown>, t: PrimitiveType, e: SchemaElement): void {
-  const n = data.length;
+/** Converts `data[lo..hi)` of a top-level primitive column chunk into `out[offset..]`: one tight loop per type. */
+function convertPrimitiveInto(out: Value[], offset: number, data: ArrayLike<unknown>, lo: number, hi: number, t: PrimitiveType, e: SchemaElement): void {
+  offset -= lo;
   switch (t.type) {
     case 'boolean':
     case 'int':
@@ -223,7 +238,7 @@ function convertPrimitiveInto(out: Value[], offset: number, data: ArrayLike<unkn
     case 'double':
     case 'string': {
       if (t.type === 'string' && e.converted_type !== 'UTF8' && e.logical_type?.type !== 'STRING') break;
-      for (let i = 0; i < n; i++) {
+      for (let i = lo; i < hi; i++) {
         const v = data[i];
         out[offset + i] = v === undefined || v === null ? null : (v as Value);
       }
@@ -231,7 +246,7 @@ function convertPrimitiveInto(out: Value[], offset: number, data: ArrayLike<unkn
     }
     case 'long': {
       if (e.type === 'INT64') {
-        for (let i = 0; i < n; i++) {
+        for (let i = lo; i < hi; i++) {
           const v = data[i];
           out[offset + i] = v === undefined || v === null ? null : (v as bigint);
         }
@@ -243,7 +258,7 @@ function convertPrimitiveInto(out: Value[], offset: number, data: ArrayLike<unkn
     case 'timestamp':
     case 'timestamptz': {
       if (e.type === 'INT64' && timeUnitOf(e) === 'MICROS') {
-        for (let i = 0; i < n; i++) {
+        for (let i = lo; i < hi; i++) {
           const v = data[i];
           out[offset + i] = v === undefined || v === null ? null : (v as bigint);
         }
@@ -252,7 +267,7 @@ function convertPrimitiveInto(out: Value[], offset: number, data: ArrayLike<unkn
       break;
     }
     case 'uuid': {
-      for (let i = 0; i < n; i++) {
+      for (let i = lo; i < hi; i++) {
         const v = data[i];
         out[offset + i] = v === undefined || v === null ? null : uuidText(v as Uint8Array);
       }
@@ -261,7 +276,7 @@ function convertPrimitiveInto(out: Value[], offset: number, data: ArrayLike<unkn
     default:
       break;
   }
-  for (let i = 0; i < n; i++) {
+  for (let i = lo; i < hi; i++) {
     const v = data[i];
     out[offset + i] = v === undefined || v === null ? null : convertOne(v, t, e);
   }
@@ -284,6 +299,8 @@ export class ParquetDataFile {
     size: number,
     private readonly metadata: FileMetaData,
     private readonly rawStats: (RawStats | undefined)[][],
+    /** The last bytes of the file as read by `open` (footer, usually the page indexes too). */
+    tail: Uint8Array,
   ) {
     const tree = parquetSchema(metadata);
     const visit = (node: SchemaTree, top: boolean): void => {
@@ -303,9 +320,15 @@ export class ParquetDataFile {
       start += Number(rg.num_rows);
     }
     this.rawMetadata = { ...metadata, schema: metadata.schema.map(stripLeaf) };
+    const tailStart = size - tail.length;
     this.file = {
       byteLength: size,
-      slice: async (s: number, e?: number): Promise<ArrayBuffer> => asBuffer(await input.read(s, e ?? size)),
+      slice: async (s: number, e?: number): Promise<ArrayBuffer> => {
+        const end = e ?? size;
+        // offset/column indexes usually lie in the tail already read: no I/O for them
+        if (s >= tailStart && end <= size) return tail.slice(s - tailStart, end - tailStart).buffer;
+        return asBuffer(await input.read(s, end));
+      },
     };
   }
 
@@ -344,7 +367,7 @@ export class ParquetDataFile {
       }
       if (rawStats.length !== metadata.row_groups.length) throw bad('corrupt footer: row group statistics do not line up');
       readStats.filesOpened++;
-      return new ParquetDataFile(path, input, size, metadata, rawStats);
+      return new ParquetDataFile(path, input, size, metadata, rawStats, tail);
     } catch (e) {
       await input.close().catch(() => undefined);
       throw e;
@@ -432,6 +455,68 @@ export class ParquetDataFile {
   }
 
   /**
+   * Per-page statistics of a top-level primitive field in one row group, from
+   * the chunk's column index and offset index (two small ranged reads, often
+   * served by the footer tail). Undefined when the file has no page index for
+   * it or the column cannot be read as the field's type.
+   */
+  async pageStats(index: number, f: NestedField): Promise<PageStats[] | undefined> {
+    const rg = this.group(index);
+    if (!isPrimitiveType(f.type)) return undefined;
+    const node = this.topById.get(f.id);
+    if (!node || node.children.length) return undefined;
+    const ci = this.chunkIndex(index, node);
+    const chunk = rg.columns[ci];
+    if (!chunk?.column_index_offset || !chunk.column_index_length || !chunk.offset_index_offset || !chunk.offset_index_length) return undefined;
+    const e = node.element;
+    try {
+      checkCompatible(this.path, f, f.type, e);
+    } catch {
+      return undefined;
+    }
+    const at = (o: bigint, n: number): Promise<ArrayBuffer> => Promise.resolve(this.file.slice(Number(o), Number(o) + n));
+    const [cBuf, oBuf] = await Promise.all([at(chunk.column_index_offset, chunk.column_index_length), at(chunk.offset_index_offset, chunk.offset_index_length)]);
+    let pages: PageStats[];
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const cix = deserializeTCompactProtocol({ view: new DataView(cBuf), offset: 0 }) as any;
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const oix = deserializeTCompactProtocol({ view: new DataView(oBuf), offset: 0 }) as any;
+      const nullPages: unknown[] = cix.field_1 ?? [];
+      const mins: unknown[] = cix.field_2 ?? [];
+      const maxs: unknown[] = cix.field_3 ?? [];
+      const nullCounts: unknown[] | undefined = cix.field_5;
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const locs: any[] = oix.field_1 ?? [];
+      const groupRows = Number(rg.num_rows);
+      if (locs.length === 0 || nullPages.length !== locs.length || mins.length !== locs.length || maxs.length !== locs.length) return undefined;
+      const float = f.type.type === 'float' || f.type.type === 'double';
+      pages = locs.map((loc, i) => {
+        const firstRow = Number(loc.field_3 ?? 0);
+        const end = i + 1 < locs.length ? Number(locs[i + 1].field_3) : groupRows;
+        const p: PageStats = { firstRow, rows: end - firstRow, nullPage: nullPages[i] === true };
+        const nc = nullCounts ? bigintOf(nullCounts[i]) : undefined;
+        if (nc !== undefined) p.nullCount = nc;
+        const lo = mins[i];
+        const hi = maxs[i];
+        if (!p.nullPage && lo instanceof Uint8Array && hi instanceof Uint8Array) {
+          const a = statValue(lo, f.type as PrimitiveType, e);
+          const b = statValue(hi, f.type as PrimitiveType, e);
+          if (a !== undefined && b !== undefined) {
+            p.min = float && a === 0 ? -0 : a;
+            p.max = float && b === 0 ? 0 : b;
+          }
+        }
+        return p;
+      });
+      if (pages.some((p, i) => p.rows < 0 || (i === 0 && p.firstRow !== 0))) return undefined;
+    } catch {
+      return undefined; // a malformed page index only costs the pruning
+    }
+    return pages;
+  }
+
+  /**
    * All rows of one row group, one column per requested field (matched by
    * field id). A field absent from the file gets `missing(field)` (default null).
    */
@@ -496,22 +581,20 @@ export class ParquetDataFile {
         const list = chunks.get(node.element.name) ?? [];
         let filled = 0;
         for (const chunk of list) {
-          let { rowStart, data } = chunk;
+          const { rowStart, data } = chunk;
+          // pages may extend past a narrowed range on either side: convert only [lo, hi)
+          let lo = 0;
+          let hi = data.length;
           if (narrowed) {
-            // pages may extend past the range on either side
-            const lo = Math.max(rowStart, groupStart);
-            const hi = Math.min(rowStart + data.length, groupStart + numRows);
+            lo = Math.max(rowStart, groupStart) - rowStart;
+            hi = Math.min(rowStart + data.length, groupStart + numRows) - rowStart;
             if (hi <= lo) continue;
-            if (lo !== rowStart || hi !== rowStart + data.length) {
-              data = sliceOf(data, lo - rowStart, hi - rowStart);
-              rowStart = lo;
-            }
           }
-          const offset = rowStart - groupStart;
-          if (offset < 0 || offset + data.length > numRows) throw new Error(`${this.path}: row group ${index}: column "${node.element.name}" returned rows outside the group`);
-          if (isPrimitiveType(field.type)) convertPrimitiveInto(out, offset, data, field.type, node.element);
-          else for (let i = 0; i < data.length; i++) out[offset + i] = convertNested(this.path, data[i], field, field.type, node);
-          filled += data.length;
+          const offset = rowStart + lo - groupStart;
+          if (offset < 0 || offset + (hi - lo) > numRows) throw new Error(`${this.path}: row group ${index}: column "${node.element.name}" returned rows outside the group`);
+          if (isPrimitiveType(field.type)) convertPrimitiveInto(out, offset, data, lo, hi, field.type, node.element);
+          else for (let i = lo; i < hi; i++) out[offset + i - lo] = convertNested(this.path, data[i], field, field.type, node);
+          filled += hi - lo;
         }
         if (filled !== numRows) {
           throw new Error(`${this.path}: row group ${index}: column "${node.element.name}" (field id ${field.id}) has ${filled} values, expected ${numRows}`);
@@ -524,13 +607,6 @@ export class ParquetDataFile {
   async close(): Promise<void> {
     await this.input.close();
   }
-}
-
-function sliceOf(data: ArrayLike<unknown>, a: number, b: number): ArrayLike<unknown> {
-  const d = data as ArrayLike<unknown> & { subarray?: (a: number, b: number) => ArrayLike<unknown>; slice?: (a: number, b: number) => ArrayLike<unknown> };
-  if (typeof d.subarray === 'function') return d.subarray(a, b);
-  if (typeof d.slice === 'function') return d.slice(a, b);
-  return Array.prototype.slice.call(data, a, b);
 }
 
 function isPrimitiveType(t: IcebergType): t is PrimitiveType {

@@ -6,6 +6,8 @@
 // Iceberg-required fields are Parquet REQUIRED; the schema JSON is stored in
 // key-value metadata `iceberg.schema`. Bounds are computed from the values
 // themselves (never from Parquet statistics) in Iceberg's binary form.
+// Top-level primitive columns carry a page index (column index: per-page
+// min/max/null counts; offset index: page locations) so readers can skip pages.
 //
 // Memory: batches are converted and handed to the encoder one row group at a
 // time, so besides the output bytes only one row group of converted values is
@@ -37,6 +39,11 @@ export interface DataFileWriteOptions {
   rowGroupRows?: number;
   /** zstd level, default 3 (zstd's own default: fast, close to the best ratio for this data). */
   zstdLevel?: number;
+  /**
+   * Target uncompressed bytes of a data page (Iceberg's `write.parquet.page-size-bytes`).
+   * Default 64 KiB; see DEFAULT_PAGE_BYTES.
+   */
+  pageBytes?: number;
 }
 
 export interface DataFileMetrics {
@@ -492,11 +499,15 @@ function convertNested(field: NestedField, t: IcebergType, v: Value, stats: Map<
 /** hyparquet-writer's default for byte-array min/max in the footer (a prefix; max rounded up). */
 const STATS_TRUNCATE_BYTES = 16;
 /**
- * Target uncompressed page size. Smaller than the usual 1 MiB so a reader
- * selecting a row range through the offset index decodes little beyond it;
- * large enough that zstd still sees long runs.
+ * Target uncompressed page size. Much smaller than the usual 1 MiB: a filtered
+ * read finds candidate pages through the column index and decodes only the
+ * pages of its row span (offset index), so page size bounds the rows decoded
+ * beyond the matches (about 8k rows of a long column). Measured on bench:lake
+ * (1M rows of ~200 B, 64k-row groups): against 256 KiB pages the 1% filtered
+ * scan is 2-3x faster, the full scan no slower, and files about 30% larger
+ * (zstd sees shorter windows; most of it on periodic synthetic columns).
  */
-const PAGE_BYTES = 256 * 1024;
+export const DEFAULT_PAGE_BYTES = 64 * 1024;
 
 function isPrimitive(t: IcebergType): t is PrimitiveType {
   return t.type !== 'struct' && t.type !== 'list' && t.type !== 'map';
@@ -647,6 +658,8 @@ export async function encodeDataFile(
   const rowGroupRows = opts.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1) throw new RangeError(`rowGroupRows must be a positive integer, found ${rowGroupRows}`);
   const level = opts.zstdLevel ?? 3;
+  const pageBytes = opts.pageBytes ?? DEFAULT_PAGE_BYTES;
+  if (!Number.isInteger(pageBytes) || pageBytes < 1) throw new RangeError(`pageBytes must be a positive integer, found ${pageBytes}`);
 
   const fields = schema.fields;
   const elements = parquetSchemaOf(schema);
@@ -685,13 +698,16 @@ export async function encodeDataFile(
     const columnData = fields.map((f, j) => {
       const data = pending[j]!;
       if (data.length !== pendingRows) data.length = pendingRows;
+      // top-level primitive columns carry a column index (per-page min/max) beside
+      // the offset index, so a filtered read can skip pages of the filter column
+      const columnIndex = flat[j]!;
       if (f.type.type === 'string' && !dictionaryLikely(data)) {
         // mostly distinct strings: encode them once into one buffer, written as PLAIN
-        return { name: f.name, data: utf8Views(data), statistics: false, encoding: 'PLAIN' as const };
+        return { name: f.name, data: utf8Views(data), statistics: false, encoding: 'PLAIN' as const, columnIndex };
       }
-      return { name: f.name, data, statistics: !flat[j] };
+      return { name: f.name, data, statistics: !flat[j], columnIndex };
     });
-    const r = pq.write({ columnData, rowGroupSize: pendingRows, pageSize: PAGE_BYTES });
+    const r = pq.write({ columnData, rowGroupSize: pendingRows, pageSize: pageBytes });
     if (r) throw new Error('internal: hyparquet-writer went asynchronous with an in-memory writer');
     const chunks = pq.row_groups[pq.row_groups.length - 1]!.columns;
     for (let j = 0; j < fields.length; j++) {

@@ -1,15 +1,16 @@
 // Reading planned files: row group by row group (the third pruning level:
-// Parquet row-group stats), applying position and equality deletes, the
+// Parquet row-group stats, then page stats of the filter columns narrowing a
+// group to the row span that might match), applying position and equality deletes, the
 // exact row filter, and the projection. Columns are matched by field id; a
 // column a file lacks reads as the field's initial default, else the file's
 // identity partition value, else null. Memory: one row group of one file plus
 // the delete sets of that file.
 import type { Batch, DataFile, NestedField, PartitionSpec, Schema, TableMetadata, Value } from '../spec/types.ts';
 import type { FileIO } from '../io/fileio.ts';
-import { ParquetDataFile } from '../parquet/read.ts';
+import { ParquetDataFile, type PageStats } from '../parquet/read.ts';
 import { fieldsById } from '../spec/schema.ts';
 import type { Bound } from '../expr/expr.ts';
-import { matchRow, mightMatch } from '../expr/evaluate.ts';
+import { matchRow, mightMatch, type ColumnStats } from '../expr/evaluate.ts';
 import type { DeleteRef, FileTask } from './plan.ts';
 
 export const POS_FILE_PATH: NestedField = { id: 2147483546, name: 'file_path', required: true, type: { type: 'string' } };
@@ -146,6 +147,7 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
   const pf = await ParquetDataFile.open(ctx.io, task.file.filePath);
   ctx.metrics.filesOpened++;
   const filterFields = [...ctx.filterIds].map((id) => byId.get(id)!).filter(Boolean);
+  const realFilter = filter.op !== 'true' && filterFields.length > 0;
   try {
     let base = 0;
     for (let rg = 0; rg < pf.rowGroupCount; rg++) {
@@ -160,45 +162,67 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
         base += rows;
         continue;
       }
-      // A real filter: read its columns first; the other columns are read only
-      // for the row range that holds matches (pages outside it are skipped).
+      // Page statistics of the filter columns narrow the group to the row span
+      // whose pages might match; only that span is read, of any column.
       let from = 0;
-      let candidates: number[] | undefined;
-      if (filter.op !== 'true' && eqSets.length === 0 && filterFields.length > 0 && filterFields.length < readFields.length) {
-        const fb = await pf.readRowGroup(rg, filterFields, missing);
-        const fcols = new Map(filterFields.map((f, j) => [f.id, fb.columns[j]!]));
-        let at = 0;
-        const getF = (id: number): Value => fcols.get(id)![at] ?? null;
-        candidates = [];
-        for (; at < rows; at++) {
-          if (deleted.size > 0 && deleted.has(base + at)) {
-            ctx.metrics.rowsDeleted++;
-            continue;
-          }
-          if (matchRow(filter, getF)) candidates.push(at);
-        }
-        if (candidates.length === 0) {
-          ctx.metrics.rowGroups++;
-          ctx.metrics.rowsRead += rows;
+      let to = rows;
+      if (realFilter) {
+        const span = await pageSpan(pf, rg, rows, filter, filterFields, missing);
+        if (span === null) {
+          ctx.metrics.rowGroupsSkipped++;
           base += rows;
           continue;
         }
-        from = candidates[0]!;
+        if (span) ({ from, to } = span);
       }
-      const to = candidates ? candidates[candidates.length - 1]! + 1 : rows;
-      const b = candidates
-        ? await pf.readRowGroup(rg, readFields, missing, { from, to })
-        : await pf.readRowGroup(rg, readFields, missing);
+      // A real filter: read its columns first; the other columns are read only
+      // for the row range that holds matches (pages outside it are skipped).
+      let candidates: number[] | undefined; // rows relative to `from`
+      let fcols: Map<number, Value[]> | undefined;
+      let fFrom = 0;
+      if (realFilter && eqSets.length === 0 && filterFields.length < readFields.length) {
+        const fb = await pf.readRowGroup(rg, filterFields, missing, { from, to });
+        fcols = new Map(filterFields.map((f, j) => [f.id, fb.columns[j]!]));
+        fFrom = from;
+        const cf = fcols;
+        const mask = selectRows(filter, (id) => cf.get(id)!, fb.numRows);
+        candidates = [];
+        for (let at = 0; at < fb.numRows; at++) {
+          if (mask[at] === 0) continue;
+          if (deleted.size > 0 && deleted.has(base + from + at)) {
+            ctx.metrics.rowsDeleted++;
+            continue;
+          }
+          candidates.push(at);
+        }
+        if (candidates.length === 0) {
+          ctx.metrics.rowGroups++;
+          ctx.metrics.rowsRead += to - from;
+          base += rows;
+          continue;
+        }
+        const first = candidates[0]!;
+        to = from + candidates[candidates.length - 1]! + 1;
+        from += first;
+        if (first > 0) for (let k = 0; k < candidates.length; k++) candidates[k]! -= first;
+      }
+      // filter columns already read are reused (sliced to the span), not read again
+      const rest = fcols ? readFields.filter((f) => !fcols.has(f.id)) : readFields;
+      const b = await pf.readRowGroup(rg, rest, missing, { from, to });
       ctx.metrics.rowGroups++;
-      ctx.metrics.rowsRead += rows;
+      ctx.metrics.rowsRead += to - from;
       const keep: number[] = [];
-      const cols = b.columns;
-      let i = 0;
-      const get = (id: number): Value => cols[col.get(id)!]![i] ?? null;
+      let cols = b.columns;
+      if (fcols) {
+        const fc = fcols;
+        const restCols = new Map(rest.map((f, j) => [f.id, b.columns[j]!]));
+        cols = readFields.map((f) => restCols.get(f.id) ?? fc.get(f.id)!.slice(from - fFrom, to - fFrom));
+      }
+      const mask = !candidates && realFilter ? selectRows(filter, (id) => cols[col.get(id)!]!, b.numRows) : undefined;
       const n = candidates ? candidates.length : b.numRows;
       for (let k = 0; k < n; k++) {
-        i = candidates ? candidates[k]! - from : k;
-        if (!candidates && deleted.size > 0 && deleted.has(base + i)) {
+        const i = candidates ? candidates[k]! : k;
+        if (!candidates && deleted.size > 0 && deleted.has(base + from + i)) {
           ctx.metrics.rowsDeleted++;
           continue;
         }
@@ -215,14 +239,14 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
             continue;
           }
         }
-        if (!candidates && filter.op !== 'true' && !matchRow(filter, get)) continue;
+        if (mask && mask[i] === 0) continue;
         keep.push(i);
       }
       base += rows;
       if (keep.length === 0) continue;
       const outCols = output.map((_f, j) => {
         const c = cols[j]!;
-        if (keep.length === b.numRows) return c;
+        if (keep.length === to - from) return c;
         const o = new Array<Value>(keep.length);
         for (let k = 0; k < keep.length; k++) o[k] = c[keep[k]!] ?? null;
         return o;
@@ -232,6 +256,134 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
   } finally {
     await pf.close();
   }
+}
+
+/**
+ * The row span of a row group whose filter-column pages might match (from the
+ * column index): null when no page can match, undefined when no filter column
+ * has page statistics. Pages of different columns need not line up: the group
+ * is cut at every page boundary and each piece judged by the pages covering it.
+ */
+async function pageSpan(
+  pf: ParquetDataFile,
+  rg: number,
+  rows: number,
+  filter: Bound,
+  fields: NestedField[],
+  missing: (f: NestedField) => Value,
+): Promise<{ from: number; to: number } | null | undefined> {
+  const pages = new Map<number, PageStats[]>();
+  const constant = new Map<number, ColumnStats>();
+  for (const f of fields) {
+    if (!pf.hasField(f.id)) {
+      constant.set(f.id, missingStats(missing, f, rows));
+      continue;
+    }
+    const p = await pf.pageStats(rg, f);
+    if (p) pages.set(f.id, p);
+  }
+  if (pages.size === 0) return undefined;
+  const cuts = new Set<number>([0]);
+  for (const p of pages.values()) for (const pg of p) if (pg.firstRow < rows) cuts.add(pg.firstRow);
+  const starts = [...cuts].sort((a, b) => a - b);
+  const at = new Map<number, number>([...pages.keys()].map((id) => [id, 0]));
+  let from = -1;
+  let to = -1;
+  for (let s = 0; s < starts.length; s++) {
+    const start = starts[s]!;
+    const end = s + 1 < starts.length ? starts[s + 1]! : rows;
+    const hit = mightMatch(filter, (id) => {
+      const c = constant.get(id);
+      if (c) return c;
+      const p = pages.get(id);
+      if (!p) return undefined;
+      let k = at.get(id)!;
+      while (k + 1 < p.length && p[k + 1]!.firstRow <= start) k++;
+      at.set(id, k);
+      const pg = p[k]!;
+      const n = BigInt(pg.rows);
+      if (pg.nullPage) return { nullCount: n, valueCount: n };
+      return { lower: pg.min, upper: pg.max, nullCount: pg.nullCount, valueCount: n };
+    });
+    if (!hit) continue;
+    if (from < 0) from = start;
+    to = end;
+  }
+  return from < 0 ? null : { from, to };
+}
+
+const INTEGRAL = new Set(['int', 'date', 'long', 'time', 'timestamp', 'timestamptz', 'timestamp_ns', 'timestamptz_ns']);
+
+/**
+ * The filter over `n` rows of columns (by field id), as a mask (1 = match):
+ * one tight loop per predicate instead of one tree walk per row. Integer
+ * comparisons use the values as they are (numbers or bigints, no conversion);
+ * every other predicate is `matchRow` on the one value.
+ */
+function selectRows(b: Bound, column: (id: number) => Value[], n: number): Uint8Array {
+  const m = new Uint8Array(n);
+  switch (b.op) {
+    case 'true':
+      m.fill(1);
+      return m;
+    case 'false':
+      return m;
+    case 'and': {
+      m.fill(1);
+      for (const a of b.args) {
+        const x = selectRows(a, column, n);
+        for (let i = 0; i < n; i++) m[i]! &= x[i]!;
+      }
+      return m;
+    }
+    case 'or': {
+      for (const a of b.args) {
+        const x = selectRows(a, column, n);
+        for (let i = 0; i < n; i++) m[i]! |= x[i]!;
+      }
+      return m;
+    }
+    default:
+      break;
+  }
+  const c = column(b.id);
+  if (INTEGRAL.has(b.type.type) && 'value' in b && (typeof b.value === 'bigint' || typeof b.value === 'number')) {
+    const x = b.value;
+    type Int = number | bigint;
+    const loop = (test: (v: Int) => boolean): void => {
+      for (let i = 0; i < n; i++) {
+        const v = c[i];
+        if (v !== null && v !== undefined && test(v as Int)) m[i] = 1;
+      }
+    };
+    switch (b.op) {
+      case 'lt':
+        loop((v) => v < x);
+        return m;
+      case 'le':
+        loop((v) => v <= x);
+        return m;
+      case 'gt':
+        loop((v) => v > x);
+        return m;
+      case 'ge':
+        loop((v) => v >= x);
+        return m;
+      case 'eq':
+        loop((v) => v >= x && v <= x);
+        return m;
+      case 'ne':
+        loop((v) => v < x || v > x);
+        return m;
+    }
+  }
+  let cur: Value = null;
+  const get = (): Value => cur;
+  for (let i = 0; i < n; i++) {
+    cur = c[i] ?? null;
+    if (matchRow(b, get)) m[i] = 1;
+  }
+  return m;
 }
 
 function missingStats(missing: (f: NestedField) => Value, f: NestedField, rows: number) {
