@@ -28,7 +28,7 @@ import * as path from 'node:path';
 import {
   pickVersion, readCrateDir, readWorkspace, type CrateGraph, type FileStatus, type Package, type ProblemKind,
 } from '../extract/index.ts';
-import { and, eq } from '../lake/expr/expr.ts';
+import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { Value } from '../lake/spec/types.ts';
 import { rowsToBatch, type EventLog, type EventRow } from '../log/event-log.ts';
 import { INGEST_RUNS, INGEST_RUNS_SCHEMA, UNIVERSE_REPO, type Kind } from '../log/schema.ts';
@@ -364,6 +364,13 @@ async function runCrates(
     });
   }
   const removed = opts.removeMissing ? [...fileState.keys()].filter((k) => !specs.some((s) => s.krate === k)).sort() : [];
+  // Crates to extract that have no file rows may still have node/edge events (a crash before
+  // their file rows landed): one scan of the krate column says which. The rest the lake has
+  // never seen, so their delta is all `add` and their state is not read.
+  const known = new Set(fileState.keys());
+  for (const k of await krates(log, repo, plans.map((p) => p.spec.krate).filter((k) => !known.has(k)))) known.add(k);
+  // ... and the extracting thread builds their rows
+  for (const p of plans) if (!known.has(p.spec.krate)) p.job!.addRows = { run, ts };
 
   const pool = new ExtractPool(Math.min(opts.workers ?? 2, plans.length), opts.extractTimeoutMs);
   const writer = new Writer(log, opts.batchRows ?? DEFAULT_BATCH);
@@ -375,25 +382,38 @@ async function runCrates(
       return res.graph.problems.map((p) => ({ krate: plan.spec.krate, ...p, message: `${plan.spec.krate}: ${p.message}` }));
     };
     // A pipeline: the pool works ahead on the next crates while this thread diffs and writes.
-    // Results are consumed in order, so the window must be deep enough that one slow crate
-    // does not idle the other workers; it bounds how many graphs are held at once.
+    // Results are consumed as they complete (not in crate order), so one slow crate never
+    // idles the other workers; `depth` bounds how many jobs (and graphs) are held at once.
     const depth = Math.max(2, pool.workers * 8);
     const pipeline = async (each: (plan: Plan, res: ExtractResult | Error) => Promise<void>, kept?: Map<string, ExtractResult>) => {
-      const window: { plan: Plan; result: Promise<ExtractResult | Error> }[] = [];
-      const settle = async () => {
-        const w = window.shift()!;
-        const res = await w.result;
-        await each(w.plan, res);
-        done++;
+      const ready: { plan: Plan; res: ExtractResult | Error }[] = [];
+      let wake: (() => void) | null = null;
+      let inFlight = 0;
+      let next = 0;
+      const submit = () => {
+        while (next < plans.length && inFlight < depth) {
+          const plan = plans[next++]!;
+          progress('extract', plan.spec.krate);
+          inFlight++;
+          const keptRes = kept?.get(plan.spec.krate);
+          const result = keptRes ? Promise.resolve(keptRes) : pool.run(plan.job!).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+          void result.then((res) => {
+            ready.push({ plan, res });
+            const w = wake;
+            wake = null;
+            w?.();
+          });
+        }
       };
-      for (const plan of plans) {
-        progress('extract', plan.spec.krate);
-        const keptRes = kept?.get(plan.spec.krate);
-        const result = keptRes ? Promise.resolve(keptRes) : pool.run(plan.job!).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
-        window.push({ plan, result });
-        while (window.length >= depth) await settle();
+      submit();
+      while (inFlight > 0) {
+        if (ready.length === 0) await new Promise<void>((resolve) => { wake = resolve; });
+        const { plan, res } = ready.shift()!;
+        inFlight--;
+        submit(); // keep the workers fed while this thread writes
+        await each(plan, res);
+        done++;
       }
-      while (window.length > 0) await settle();
     };
 
     let kept: Map<string, ExtractResult> | undefined;
@@ -404,7 +424,7 @@ async function runCrates(
       await pipeline(async (plan, res) => {
         problems.push(...extractProblems(plan, res));
         if (!(res instanceof Error)) {
-          facts += res.graph.nodes.length + res.graph.edges.length;
+          facts += res.graph.nodes.length + res.graph.edges.length + (res.rows ? res.rows.node.length + res.rows.edge.length : 0);
           if (facts <= STRICT_KEEP_FACTS) kept!.set(plan.spec.krate, res);
         }
       });
@@ -417,7 +437,7 @@ async function runCrates(
       if (res instanceof Error) return;
       progress('write', plan.spec.krate);
       const ctx: RowContext = { repo, krate: plan.spec.krate, run, ts };
-      await writeCrate(log, writer, ctx, res.graph, plan.manifest, fileState.get(plan.spec.krate) ?? new Map());
+      await writeCrate(log, writer, ctx, res, plan.manifest, fileState.get(plan.spec.krate) ?? new Map(), known.has(plan.spec.krate));
       for (const f of res.graph.files) {
         report.files++;
         if (f.parseStatus === 'ok' || f.parseStatus === 'errors') {
@@ -432,7 +452,7 @@ async function runCrates(
     for (const krate of removed) {
       const ctx: RowContext = { repo, krate, run, ts };
       const empty: CrateGraph = { files: [], nodes: [], edges: [], problems: [] };
-      await writeCrate(log, writer, ctx, empty, null, fileState.get(krate) ?? new Map());
+      await writeCrate(log, writer, ctx, { graph: empty, ms: 0 }, null, fileState.get(krate) ?? new Map(), true);
       report.removedCrates++;
       await writer.maybeFlush();
     }
@@ -446,19 +466,48 @@ async function runCrates(
   return report;
 }
 
-/** Diff one crate against its current state and buffer the rows (file rows last). */
+/** Which of `wanted` have any node or edge event in `repo` (one krate-column scan per kind). */
+async function krates(log: EventLog, repo: string, wanted: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  if (wanted.length === 0) return found;
+  const filter = and(eq('repo', repo), inList('krate', wanted));
+  for (const kind of ['node', 'edge'] as const) {
+    for await (const b of log.scan(kind, { filter, columns: ['krate'] })) {
+      const c = b.fields.findIndex((f) => f.name === 'krate');
+      if (c < 0) throw new Error(`a scan of the ${kind} events for column krate returned columns ${b.fields.map((f) => f.name).join(', ')}`);
+      for (const v of b.columns[c]!) if (typeof v === 'string') found.add(v);
+    }
+  }
+  return found;
+}
+
+/**
+ * Diff one crate against its current state and buffer the rows (file rows
+ * last). `known` false: the lake has no event of this crate, so its state is
+ * empty and is not read.
+ */
 async function writeCrate(
-  log: EventLog, writer: Writer, ctx: RowContext, graph: CrateGraph, manifest: Fields | null, prevFiles: FileState,
+  log: EventLog, writer: Writer, ctx: RowContext, res: ExtractResult, manifest: Fields | null, prevFiles: FileState, known: boolean,
 ): Promise<void> {
-  const filter = and(eq('repo', ctx.repo), eq('krate', ctx.krate));
-  const nodes = new Map<string, Fields>();
-  for (const n of graph.nodes) nodes.set(n.id, nodeFields(n));
-  addCounts(writer.counts, diff('node', ctx, await log.state('node', filter), nodes, (r) => writer.push('node', r)));
-  nodes.clear();
-  const edges = new Map<string, Fields>();
-  for (const e of graph.edges) edges.set(e.id, edgeFields(e));
-  addCounts(writer.counts, diff('edge', ctx, await log.state('edge', filter), edges, (r) => writer.push('edge', r)));
-  edges.clear();
+  const { graph } = res;
+  if (res.rows) {
+    // built by the extracting thread: the crate is new to the lake, every node and edge is an add
+    for (const kind of ['node', 'edge'] as const) {
+      for (const r of res.rows[kind]) writer.push(kind, r);
+      writer.counts.add += res.rows[kind].length;
+    }
+  } else {
+    const filter = and(eq('repo', ctx.repo), eq('krate', ctx.krate));
+    const state = async (kind: Kind) => (known ? log.state(kind, filter) : new Map<string, Record<string, Value>>());
+    const nodes = new Map<string, Fields>();
+    for (const n of graph.nodes) nodes.set(n.id, nodeFields(n));
+    addCounts(writer.counts, diff('node', ctx, await state('node'), nodes, (r) => writer.push('node', r)));
+    nodes.clear();
+    const edges = new Map<string, Fields>();
+    for (const e of graph.edges) edges.set(e.id, edgeFields(e));
+    addCounts(writer.counts, diff('edge', ctx, await state('edge'), edges, (r) => writer.push('edge', r)));
+    edges.clear();
+  }
   const files = new Map<string, Fields>();
   for (const f of graph.files) files.set(fileId(ctx.repo, ctx.krate, f.path), fileFields(f));
   if (manifest) files.set(fileId(ctx.repo, ctx.krate, MANIFEST_PATH), manifest);

@@ -7,6 +7,9 @@
 import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { extractCrate, loadRust, type CrateGraph, type RustParser } from '../extract/index.ts';
+import type { Value } from '../lake/spec/types.ts';
+import type { EventRow } from '../log/event-log.ts';
+import { diff, edgeFields, nodeFields, type Fields, type RowContext } from './rows.ts';
 
 /** One crate to extract (plain data: it crosses the thread boundary). */
 export interface ExtractJob {
@@ -16,22 +19,62 @@ export interface ExtractJob {
   targets: string[];
   deps: [string, { krate: string; repo?: string }][];
   maxFileBytes?: number;
+  /**
+   * The lake has no event of this crate: build its node and edge rows here
+   * (all `add`, stamped with this run) instead of returning those facts.
+   */
+  addRows?: { run: string; ts: bigint };
 }
 
 export type ExtractReply =
-  | { seq: number; ok: true; graph: CrateGraph; ms: number }
+  | { seq: number; ok: true; result: ExtractResult }
   | { seq: number; ok: false; error: string; ms: number };
 
 export interface ExtractResult {
+  /** With `addRows`, `nodes` and `edges` are empty: they are in `rows`. */
   graph: CrateGraph;
+  rows?: { node: EventRow[]; edge: EventRow[] };
   /** Time the extraction took in its thread. */
   ms: number;
 }
 
+/** The result of a job from its graph (in the thread that extracted it). */
+export function jobResult(job: ExtractJob, graph: CrateGraph, ms: number): ExtractResult {
+  if (!job.addRows) return { graph, ms };
+  const ctx: RowContext = { repo: job.repo, krate: job.krate, run: job.addRows.run, ts: job.addRows.ts };
+  const none = new Map<string, Record<string, Value>>();
+  const nodes = new Map<string, Fields>();
+  for (const n of graph.nodes) nodes.set(n.id, nodeFields(n));
+  const node: EventRow[] = [];
+  diff('node', ctx, none, nodes, (r) => node.push(r));
+  nodes.clear();
+  const edges = new Map<string, Fields>();
+  for (const e of graph.edges) edges.set(e.id, edgeFields(e));
+  const edge: EventRow[] = [];
+  diff('edge', ctx, none, edges, (r) => edge.push(r));
+  return { graph: { ...graph, nodes: [], edges: [] }, rows: { node, edge }, ms };
+}
+
+interface Pending {
+  seq: number;
+  job: ExtractJob;
+  resolve: (r: ExtractResult) => void;
+  reject: (e: Error) => void;
+}
+
 interface Slot {
   worker: Worker;
-  busy: { seq: number; krate: string; timer: NodeJS.Timeout | null; resolve: (r: ExtractResult) => void; reject: (e: Error) => void } | null;
+  /** Jobs posted to the worker, oldest (the one running) first; only the oldest has a timer. */
+  posted: Pending[];
+  timer: NodeJS.Timeout | null;
 }
+
+/**
+ * Jobs posted to one worker ahead of its replies: the worker starts the next
+ * crate without waiting for this thread to read the last reply (this thread
+ * may be busy writing for a while).
+ */
+const AHEAD = 2;
 
 /** Default limit on one crate's extraction in a worker (then the worker is replaced and the crate reported). */
 export const DEFAULT_EXTRACT_TIMEOUT_MS = 120_000;
@@ -47,7 +90,7 @@ function workerEntry(): { url: URL; execArgv?: string[] } {
 
 export class ExtractPool {
   private readonly slots: Slot[] = [];
-  private readonly queue: { job: ExtractJob; resolve: (r: ExtractResult) => void; reject: (e: Error) => void }[] = [];
+  private readonly queue: Omit<Pending, 'seq'>[] = [];
   private seq = 0;
   private closed = false;
   private local: Promise<RustParser> | null = null;
@@ -55,7 +98,9 @@ export class ExtractPool {
   /**
    * `timeoutMs` bounds one crate's extraction in a worker: past it the worker
    * is terminated and replaced, and the job fails (a pathological input must
-   * not stall a run). Jobs run in this thread (`workers: 0`) have no limit.
+   * not stall a run). A job's clock starts when it is the oldest one posted to
+   * its worker (so it runs at least that long). Jobs run in this thread
+   * (`workers: 0`) have no limit.
    */
   constructor(readonly workers: number, private readonly timeoutMs = DEFAULT_EXTRACT_TIMEOUT_MS) {
     for (let i = 0; i < workers; i++) this.slots.push(this.spawn());
@@ -64,23 +109,21 @@ export class ExtractPool {
   private spawn(): Slot {
     const { url, execArgv } = workerEntry();
     const worker = new Worker(url, execArgv ? { execArgv } : {});
-    const slot: Slot = { worker, busy: null };
+    const slot: Slot = { worker, posted: [], timer: null };
     worker.on('message', (r: ExtractReply) => {
-      const b = slot.busy;
+      const b = slot.posted[0];
       if (!b || b.seq !== r.seq) return;
-      slot.busy = null;
-      if (b.timer) clearTimeout(b.timer);
-      if (r.ok) b.resolve({ graph: r.graph, ms: r.ms });
+      slot.posted.shift();
+      this.clock(slot);
+      if (r.ok) b.resolve(r.result);
       else b.reject(new Error(r.error));
       this.pump();
     });
     const die = (err: Error) => {
-      const b = slot.busy;
-      slot.busy = null;
-      if (b?.timer) clearTimeout(b.timer);
-      b?.reject(err);
       const i = this.slots.indexOf(slot);
-      if (i >= 0 && !this.closed) {
+      if (i < 0) return;
+      this.retire(slot, err);
+      if (!this.closed) {
         this.slots[i] = this.spawn();
         this.pump();
       }
@@ -89,6 +132,23 @@ export class ExtractPool {
     worker.on('exit', (code) => { if (!this.closed && this.slots.includes(slot)) die(new Error(`extract worker exited with code ${code}`)); });
     worker.unref();
     return slot;
+  }
+
+  /** (Re)start the limit for the oldest job posted to `slot`. */
+  private clock(slot: Slot): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    const head = slot.posted[0];
+    if (head) slot.timer = setTimeout(() => this.expire(slot, head.seq), this.timeoutMs);
+  }
+
+  /** A slot leaves the pool: its running job fails with `err`, the jobs posted behind it go back to the queue. */
+  private retire(slot: Slot, err: Error): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    const [head, ...rest] = slot.posted.splice(0);
+    this.queue.unshift(...rest.map(({ job, resolve, reject }) => ({ job, resolve, reject })));
+    head?.reject(err);
   }
 
   /** Extract one crate (in a worker, or here when the pool has none). */
@@ -108,31 +168,32 @@ export class ExtractPool {
       repo: job.repo, krate: job.krate, rootDir: job.rootDir, targets: job.targets, deps: new Map(job.deps),
       readFile: (p) => readFile(p), parser: await this.local, limits: { maxFileBytes: job.maxFileBytes },
     });
-    return { graph, ms: performance.now() - t0 };
+    return jobResult(job, graph, performance.now() - t0);
   }
 
   private pump(): void {
-    for (const slot of this.slots) {
-      if (slot.busy || this.queue.length === 0) continue;
-      const next = this.queue.shift()!;
-      const seq = ++this.seq;
-      const timer = setTimeout(() => this.expire(slot, seq), this.timeoutMs);
-      slot.busy = { seq, krate: next.job.krate, timer, resolve: next.resolve, reject: next.reject };
-      slot.worker.ref();
-      slot.worker.postMessage({ seq, job: next.job });
+    for (let round = 0; round < AHEAD; round++) {
+      for (const slot of this.slots) {
+        if (slot.posted.length > round || this.queue.length === 0) continue;
+        const next = this.queue.shift()!;
+        const p: Pending = { seq: ++this.seq, ...next };
+        slot.posted.push(p);
+        if (slot.posted.length === 1) this.clock(slot);
+        slot.worker.ref();
+        slot.worker.postMessage({ seq: p.seq, job: p.job });
+      }
     }
-    for (const slot of this.slots) if (!slot.busy) slot.worker.unref();
+    for (const slot of this.slots) if (slot.posted.length === 0) slot.worker.unref();
   }
 
   /** A job ran past the limit: fail it, and replace its worker (terminating it stops the runaway work). */
   private expire(slot: Slot, seq: number): void {
-    const b = slot.busy;
+    const b = slot.posted[0];
     if (!b || b.seq !== seq) return;
-    slot.busy = null;
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots[i] = this.spawn();
     void slot.worker.terminate();
-    b.reject(new Error(`extracting ${b.krate} took over ${this.timeoutMs} ms; its worker was stopped`));
+    this.retire(slot, new Error(`extracting ${b.job.krate} took over ${this.timeoutMs} ms; its worker was stopped`));
     this.pump();
   }
 
@@ -141,7 +202,8 @@ export class ExtractPool {
     this.closed = true;
     for (const q of this.queue.splice(0)) q.reject(new Error('the extract pool closed'));
     await Promise.all(this.slots.map(async (s) => {
-      s.busy?.reject(new Error('the extract pool closed'));
+      if (s.timer) clearTimeout(s.timer);
+      for (const p of s.posted.splice(0)) p.reject(new Error('the extract pool closed'));
       await s.worker.terminate();
     }));
   }

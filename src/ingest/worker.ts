@@ -5,14 +5,16 @@
 import { readFile } from 'node:fs/promises';
 import { parentPort } from 'node:worker_threads';
 import { extractCrate, loadRust } from '../extract/index.ts';
-import type { ExtractJob, ExtractReply } from './pool.ts';
+import { jobResult, type ExtractJob, type ExtractReply } from './pool.ts';
 
 const port = parentPort;
 if (!port) throw new Error('src/ingest/worker.ts: expected to run in a worker thread, found the main thread');
 const parser = loadRust();
 
+// Jobs may be posted ahead: they run one at a time, in the order posted.
+let chain: Promise<void> = Promise.resolve();
 port.on('message', (msg: { seq: number; job: ExtractJob }) => {
-  void (async () => {
+  chain = chain.then(async () => {
     const t0 = performance.now();
     let reply: ExtractReply;
     try {
@@ -21,10 +23,10 @@ port.on('message', (msg: { seq: number; job: ExtractJob }) => {
         deps: new Map(msg.job.deps), readFile: (p) => readFile(p), parser: await parser,
         limits: { maxFileBytes: msg.job.maxFileBytes },
       });
-      reply = { seq: msg.seq, ok: true, graph, ms: performance.now() - t0 };
+      reply = { seq: msg.seq, ok: true, result: jobResult(msg.job, graph, performance.now() - t0) };
     } catch (e) {
       reply = { seq: msg.seq, ok: false, error: e instanceof Error ? e.stack ?? e.message : String(e), ms: performance.now() - t0 };
     }
     port.postMessage(reply);
-  })();
+  });
 });

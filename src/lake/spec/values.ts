@@ -559,6 +559,32 @@ export function valueToJson(t: IcebergType, v: Value): Json {
  */
 export function coerceValue(t: PrimitiveType, v: unknown, what: string): Value {
   if (v === null || v === undefined) return null;
+  // fast paths: values already in their canonical form (the common case when
+  // rows come from code rather than text) return without allocating
+  switch (t.type) {
+    case 'string':
+      if (typeof v === 'string') return v;
+      break;
+    case 'int':
+    case 'date':
+      if (typeof v === 'number' && Number.isInteger(v) && v >= INT_MIN && v <= INT_MAX) return v;
+      break;
+    case 'long':
+    case 'timestamp':
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
+      if (typeof v === 'bigint' && v >= LONG_MIN && v <= LONG_MAX) return v;
+      break;
+    case 'boolean':
+      if (typeof v === 'boolean') return v;
+      break;
+    case 'double':
+      if (typeof v === 'number') return v;
+      break;
+    default:
+      break;
+  }
   const bad = (why = ''): never => {
     throw new TypeError(`${what}: expected a ${typeName(t)} value, found ${showValue(v)}${why ? ` (${why})` : ''}`);
   };
