@@ -23,13 +23,13 @@
 // (or with stale ones), diffs against what landed and writes the rest.
 // Strict mode extracts everything first and writes nothing if any problem.
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import {
   pickVersion, readCrateDir, readWorkspace, type CrateGraph, type FileStatus, type Package, type ProblemKind,
 } from '../extract/index.ts';
 import { and, eq, inList } from '../lake/expr/expr.ts';
-import type { Value } from '../lake/spec/types.ts';
+import type { Batch, Value } from '../lake/spec/types.ts';
 import { rowsToBatch, type EventLog, type EventRow } from '../log/event-log.ts';
 import { INGEST_RUNS, INGEST_RUNS_SCHEMA, UNIVERSE_REPO, type Kind } from '../log/schema.ts';
 import { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
@@ -284,9 +284,15 @@ async function unchanged(spec: CrateSpec, files: FileState, manifest: Fields): P
   return true;
 }
 
-/** Buffers rows per kind; flushes node, then edge, then file rows in appends of at most `limit` rows. */
+/**
+ * Buffers rows (and columnar batches) per kind; flushes node, then edge, then
+ * file events in appends of at most `limit` rows (a single batch larger than
+ * that is appended alone).
+ */
 class Writer {
   private readonly buf: Record<Kind, EventRow[]> = { node: [], edge: [], file: [] };
+  private readonly batches: Record<Kind, Batch[]> = { node: [], edge: [], file: [] };
+  private batchRows = 0;
   readonly counts: DeltaCounts = { add: 0, change: 0, remove: 0 };
   written = 0;
   constructor(private readonly log: EventLog, private readonly limit: number) {}
@@ -294,8 +300,14 @@ class Writer {
   push(kind: Kind, row: EventRow): void {
     this.buf[kind].push(row);
   }
+  /** A batch of the kind's schema, values canonical (see EventLog.appendBatches). */
+  pushBatch(kind: Kind, batch: Batch): void {
+    if (batch.numRows === 0) return;
+    this.batches[kind].push(batch);
+    this.batchRows += batch.numRows;
+  }
   get buffered(): number {
-    return this.buf.node.length + this.buf.edge.length + this.buf.file.length;
+    return this.buf.node.length + this.buf.edge.length + this.buf.file.length + this.batchRows;
   }
   async maybeFlush(): Promise<void> {
     if (this.buffered >= this.limit) await this.flush();
@@ -309,6 +321,23 @@ class Writer {
         await this.log.append(kind, chunk);
         this.written += chunk.length;
       }
+      const batches = this.batches[kind];
+      this.batches[kind] = [];
+      let group: Batch[] = [];
+      let n = 0;
+      const send = async () => {
+        if (group.length > 0) await this.log.appendBatches(kind, group);
+        this.written += n;
+        this.batchRows -= n;
+        group = [];
+        n = 0;
+      };
+      for (const b of batches) {
+        if (n > 0 && n + b.numRows > this.limit) await send();
+        group.push(b);
+        n += b.numRows;
+      }
+      await send();
     }
   }
 }
@@ -371,6 +400,13 @@ async function runCrates(
   for (const k of await krates(log, repo, plans.map((p) => p.spec.krate).filter((k) => !known.has(k)))) known.add(k);
   // ... and the extracting thread builds their rows
   for (const p of plans) if (!known.has(p.spec.krate)) p.job!.addRows = { run, ts };
+  // Largest crates first (by their .rs bytes): one big crate started last would run alone
+  // at the end while the other workers idle. Only the order of work changes, not what is written.
+  if (plans.length > 1) {
+    const work = new Map<Plan, number>();
+    for (const p of plans) work.set(p, await rustBytes(p.spec.rootDir));
+    plans.sort((a, b) => work.get(b)! - work.get(a)!);
+  }
 
   const pool = new ExtractPool(Math.min(opts.workers ?? 2, plans.length), opts.extractTimeoutMs);
   const writer = new Writer(log, opts.batchRows ?? DEFAULT_BATCH);
@@ -424,7 +460,7 @@ async function runCrates(
       await pipeline(async (plan, res) => {
         problems.push(...extractProblems(plan, res));
         if (!(res instanceof Error)) {
-          facts += res.graph.nodes.length + res.graph.edges.length + (res.rows ? res.rows.node.length + res.rows.edge.length : 0);
+          facts += res.graph.nodes.length + res.graph.edges.length + (res.batches ? res.batches.node.numRows + res.batches.edge.numRows : 0);
           if (facts <= STRICT_KEEP_FACTS) kept!.set(plan.spec.krate, res);
         }
       });
@@ -466,6 +502,32 @@ async function runCrates(
   return report;
 }
 
+/**
+ * Bytes of the `.rs` files under `dir` (hidden folders and `target` skipped, at most
+ * `maxEntries` entries looked at, symlinks not followed): a crate's expected extraction work,
+ * for scheduling only. Unreadable entries count 0.
+ */
+async function rustBytes(dir: string, maxEntries = 20_000): Promise<number> {
+  let total = 0;
+  let seen = 0;
+  const stack = [dir];
+  while (stack.length > 0 && seen < maxEntries) {
+    const d = stack.pop()!;
+    const entries = await readdir(d, { withFileTypes: true }).catch(() => []);
+    seen += entries.length;
+    const sizes: Promise<number>[] = [];
+    for (const e of entries) {
+      if (e.isDirectory()) {
+        if (!e.name.startsWith('.') && e.name !== 'target') stack.push(path.join(d, e.name));
+      } else if (e.isFile() && e.name.endsWith('.rs')) {
+        sizes.push(stat(path.join(d, e.name)).then((s) => s.size, () => 0));
+      }
+    }
+    for (const n of await Promise.all(sizes)) total += n;
+  }
+  return total;
+}
+
 /** Which of `wanted` have any node or edge event in `repo` (one krate-column scan per kind). */
 async function krates(log: EventLog, repo: string, wanted: string[]): Promise<Set<string>> {
   const found = new Set<string>();
@@ -490,11 +552,11 @@ async function writeCrate(
   log: EventLog, writer: Writer, ctx: RowContext, res: ExtractResult, manifest: Fields | null, prevFiles: FileState, known: boolean,
 ): Promise<void> {
   const { graph } = res;
-  if (res.rows) {
+  if (res.batches) {
     // built by the extracting thread: the crate is new to the lake, every node and edge is an add
     for (const kind of ['node', 'edge'] as const) {
-      for (const r of res.rows[kind]) writer.push(kind, r);
-      writer.counts.add += res.rows[kind].length;
+      writer.pushBatch(kind, res.batches[kind]);
+      writer.counts.add += res.batches[kind].numRows;
     }
   } else {
     const filter = and(eq('repo', ctx.repo), eq('krate', ctx.krate));

@@ -7,9 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { extractCrate, loadRust, type CrateGraph, type RustParser } from '../extract/index.ts';
-import type { Value } from '../lake/spec/types.ts';
-import type { EventRow } from '../log/event-log.ts';
-import { diff, edgeFields, nodeFields, type Fields, type RowContext } from './rows.ts';
+import type { Batch } from '../lake/spec/types.ts';
+import { addBatch, edgeFields, nodeFields, type Fields, type RowContext } from './rows.ts';
 
 /** One crate to extract (plain data: it crosses the thread boundary). */
 export interface ExtractJob {
@@ -21,7 +20,8 @@ export interface ExtractJob {
   maxFileBytes?: number;
   /**
    * The lake has no event of this crate: build its node and edge rows here
-   * (all `add`, stamped with this run) instead of returning those facts.
+   * (all `add`, stamped with this run, as columnar batches of the kinds'
+   * schemas) instead of returning those facts.
    */
   addRows?: { run: string; ts: bigint };
 }
@@ -31,9 +31,9 @@ export type ExtractReply =
   | { seq: number; ok: false; error: string; ms: number };
 
 export interface ExtractResult {
-  /** With `addRows`, `nodes` and `edges` are empty: they are in `rows`. */
+  /** With `addRows`, `nodes` and `edges` are empty: they are in `batches`. */
   graph: CrateGraph;
-  rows?: { node: EventRow[]; edge: EventRow[] };
+  batches?: { node: Batch; edge: Batch };
   /** Time the extraction took in its thread. */
   ms: number;
 }
@@ -42,17 +42,14 @@ export interface ExtractResult {
 export function jobResult(job: ExtractJob, graph: CrateGraph, ms: number): ExtractResult {
   if (!job.addRows) return { graph, ms };
   const ctx: RowContext = { repo: job.repo, krate: job.krate, run: job.addRows.run, ts: job.addRows.ts };
-  const none = new Map<string, Record<string, Value>>();
   const nodes = new Map<string, Fields>();
   for (const n of graph.nodes) nodes.set(n.id, nodeFields(n));
-  const node: EventRow[] = [];
-  diff('node', ctx, none, nodes, (r) => node.push(r));
+  const node = addBatch('node', ctx, nodes);
   nodes.clear();
   const edges = new Map<string, Fields>();
   for (const e of graph.edges) edges.set(e.id, edgeFields(e));
-  const edge: EventRow[] = [];
-  diff('edge', ctx, none, edges, (r) => edge.push(r));
-  return { graph: { ...graph, nodes: [], edges: [] }, rows: { node, edge }, ms };
+  const edge = addBatch('edge', ctx, edges);
+  return { graph: { ...graph, nodes: [], edges: [] }, batches: { node, edge }, ms };
 }
 
 interface Pending {

@@ -9,9 +9,10 @@
 // a change (once).
 import { createHash } from 'node:crypto';
 import type { EdgeFact, FileFact, NodeFact } from '../extract/index.ts';
-import type { Value } from '../lake/spec/types.ts';
+import type { Batch, PrimitiveType, Value } from '../lake/spec/types.ts';
+import { coerceValue } from '../lake/spec/values.ts';
 import type { EventRow } from '../log/event-log.ts';
-import type { Kind, Op } from '../log/schema.ts';
+import { kindSchema, type Kind, type Op } from '../log/schema.ts';
 
 /** The columns that describe a node, an edge, a file (everything but repo/krate/run/ts/op/id). */
 export const FIELDS: Record<Kind, readonly string[]> = {
@@ -112,4 +113,48 @@ export function addCounts(into: DeltaCounts, c: DeltaCounts): void {
   into.add += c.add;
   into.change += c.change;
   into.remove += c.remove;
+}
+
+/** A value in its canonical Value form (the common cases without a call; the rest as rowsToBatch coerces them). */
+function canon(t: PrimitiveType, v: unknown, kind: Kind, i: number, col: string): Value {
+  if (v === null || v === undefined) return null;
+  if (t.type === 'string' && typeof v === 'string') return v;
+  if (t.type === 'int' && typeof v === 'number' && Number.isInteger(v) && v >= -2147483648 && v <= 2147483647) return v;
+  return coerceValue(t, v, `${kind} row ${i} column ${col}`);
+}
+
+/**
+ * The rows `diff` emits for a crate the lake has never seen (every id an
+ * `add`), as one batch of the kind's schema: the same rows, in the same order,
+ * as `rowsToBatch` of them would give, without building row objects.
+ */
+export function addBatch(kind: Kind, ctx: RowContext, next: Map<string, Fields>): Batch {
+  const fields = kindSchema(kind).fields;
+  const n = next.size;
+  const common: Record<string, Value> = { repo: ctx.repo, krate: ctx.krate, run: ctx.run, ts: ctx.ts, op: 'add' };
+  const columns: Value[][] = fields.map((f) => {
+    const col = new Array<Value>(n);
+    if (f.name in common) {
+      col.fill(common[f.name]!);
+      return col;
+    }
+    if (f.type.type === 'struct' || f.type.type === 'list' || f.type.type === 'map') throw new Error(`${kind}: column ${f.name} is not primitive`);
+    const t = f.type;
+    let i = 0;
+    if (f.name === 'id') {
+      for (const id of next.keys()) {
+        col[i] = canon(t, id, kind, i, f.name);
+        i++;
+      }
+    } else {
+      for (const fs of next.values()) {
+        const v = canon(t, fs[f.name], kind, i, f.name);
+        if (v === null && f.required) throw new Error(`${kind} row ${i}: column ${f.name} is required`);
+        col[i] = v;
+        i++;
+      }
+    }
+    return col;
+  });
+  return { fields, numRows: n, columns };
 }

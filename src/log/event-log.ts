@@ -336,10 +336,41 @@ export class EventLog {
   async append(kind: Kind, rows: EventRow[], opts: { frozenWaitMs?: number } = {}): Promise<AppendReport> {
     this.refuse('append');
     if (rows.length === 0) return { rows: 0, ring: 0, generation: this.shared.lake.catalog.pointerGeneration() };
+    return this.appendBatches(kind, [rowsToBatch(kindSchema(kind), rows, kind)], opts);
+  }
+
+  /**
+   * `append` for rows already in columnar form: batches of the kind's schema
+   * (its fields, in order) holding canonical values — no coercion is done here.
+   * Ring rows are routed exactly as `append` routes them (by the repo column,
+   * per the mode in force at commit time, with the same freeze wait and mode
+   * retry). All batches land in one commit.
+   */
+  async appendBatches(kind: Kind, batches: Batch[], opts: { frozenWaitMs?: number } = {}): Promise<AppendReport> {
+    this.refuse('append');
     const schema = kindSchema(kind);
-    const batchOf = (rs: EventRow[]): Batch => rowsToBatch(schema, rs, kind);
-    const ringRows = rows.filter((r) => r[COL_REPO] === UNIVERSE_REPO);
-    const repoRows = rows.filter((r) => r[COL_REPO] !== UNIVERSE_REPO);
+    const repoCol = schema.fields.findIndex((f) => f.name === COL_REPO);
+    const all: Batch[] = [];
+    const ring: Batch[] = [];
+    const rest: Batch[] = [];
+    for (const [n, b] of batches.entries()) {
+      const names = b.fields.map((f) => f.name).join(',');
+      if (names !== schema.fields.map((f) => f.name).join(',') || b.columns.length !== schema.fields.length) {
+        throw new Error(`appendBatches ${kind}: batch ${n} has columns ${names}, expected the ${kind} schema's ${schema.fields.map((f) => f.name).join(',')}`);
+      }
+      if (b.numRows === 0) continue;
+      all.push(b);
+      const repos = b.columns[repoCol]!;
+      let ringRows = 0;
+      for (let i = 0; i < b.numRows; i++) if (repos[i] === UNIVERSE_REPO) ringRows++;
+      if (ringRows === b.numRows) ring.push(b);
+      else if (ringRows === 0) rest.push(b);
+      else {
+        ring.push(pickRows(b, (i) => repos[i] === UNIVERSE_REPO));
+        rest.push(pickRows(b, (i) => repos[i] !== UNIVERSE_REPO));
+      }
+    }
+    if (all.length === 0) return { rows: 0, ring: 0, generation: this.shared.lake.catalog.pointerGeneration() };
     const waitMs = opts.frozenWaitMs ?? FROZEN_WAIT_MS;
     const t0 = Date.now();
     let modeRetries = 0;
@@ -348,15 +379,14 @@ export class EventLog {
         return await this.commit(`append ${kind}`, async () => {
           const { lake } = this.shared;
           const node = await lake.loadTable(ident(CODE_NODE_EVENTS));
-          // a live freeze: wait before writing anything
           frozenCheck(lake, node.metadata);
           const split = isRingSplit(node.metadata);
-          const plan: { table: Table; rows: EventRow[] }[] = [];
+          const plan: { table: Table; batches: Batch[] }[] = [];
           const src = kind === 'node' ? node : await lake.loadTable(ident(tableName(kind)));
-          const srcRows = split ? repoRows : rows;
-          if (srcRows.length > 0) plan.push({ table: src, rows: srcRows });
-          if (split && ringRows.length > 0) plan.push({ table: await lake.loadTable(ident(ringTableName(kind))), rows: ringRows });
-          return await this.commitAppends(plan, split, batchOf, kind);
+          const srcBatches = split ? rest : all;
+          if (srcBatches.length > 0) plan.push({ table: src, batches: srcBatches });
+          if (split && ring.length > 0) plan.push({ table: await lake.loadTable(ident(ringTableName(kind))), batches: ring });
+          return await this.commitAppends(plan, split, kind);
         });
       } catch (e) {
         if (e instanceof ModeChanged && modeRetries++ < 5) continue;
@@ -367,7 +397,6 @@ export class EventLog {
               `append ${kind}: ${e.message}, and it stayed frozen for ${waited} ms (limit ${waitMs} ms) — nothing appended; retry when the ring split/unsplit has switched (a freeze whose lease is dead is ignored)`,
             );
           }
-          // jittered backoff between 20 and 100 ms, never past the limit
           const cap = Math.min(80, 10 * 2 ** Math.min(frozenTries++, 3));
           await sleep(Math.min(20 + Math.random() * cap, Math.max(1, waitMs - waited)));
           continue;
@@ -377,14 +406,10 @@ export class EventLog {
     }
   }
 
-  /** Write each table's rows, then commit all appends with the mode guard in one catalog transaction. */
-  private async commitAppends(
-    plan: { table: Table; rows: EventRow[] }[],
-    split: boolean,
-    batchOf: (rs: EventRow[]) => Batch,
-    kind: Kind,
-  ): Promise<AppendReport> {
+  /** Write each table's batches, then commit all appends with the mode guard in one catalog transaction. */
+  private async commitAppends(plan: { table: Table; batches: Batch[] }[], split: boolean, kind: Kind): Promise<AppendReport> {
     const { lake } = this.shared;
+    const count = (bs: Batch[]): number => bs.reduce((s, b) => s + b.numRows, 0);
     const guard = (base: TableMetadata): void => {
       frozenCheck(lake, base);
       if (isRingSplit(base) !== split) throw new ModeChanged(`the ring mode changed to ${isRingSplit(base) ? 'split' : 'unified'} before the commit`);
@@ -393,7 +418,7 @@ export class EventLog {
     try {
       const targets: Omit<CommitTarget, 'io'>[] = [];
       for (const p of plan) {
-        const files = await p.table.writeDataFiles([batchOf(p.rows)]);
+        const files = await p.table.writeDataFiles(p.batches);
         for (const f of files) written.push(f.file.filePath);
         const update = p.table.appendUpdate(files, { 'mimir.kind': kind });
         const isNode = p.table.ident!.name === CODE_NODE_EVENTS;
@@ -403,8 +428,8 @@ export class EventLog {
         targets.push({ ident: ident(CODE_NODE_EVENTS), update: checkUpdate(guard), assertOnly: true });
       }
       const res = await lake.commit(targets, `append ${kind}`);
-      const ringRows = plan.filter((p) => p.table.ident!.name.endsWith('_ring')).reduce((s, p) => s + p.rows.length, 0);
-      return { rows: plan.reduce((s, p) => s + p.rows.length, 0), ring: ringRows, generation: res.generation };
+      const ringRows = plan.filter((p) => p.table.ident!.name.endsWith('_ring')).reduce((s, p) => s + count(p.batches), 0);
+      return { rows: plan.reduce((s, p) => s + count(p.batches), 0), ring: ringRows, generation: res.generation };
     } catch (e) {
       // the commit did not land: the data files written for it are ours to remove
       for (const f of written) await lake.io.delete(f).catch(() => undefined);
@@ -494,6 +519,13 @@ export function batchRows(b: Batch): Record<string, Value>[] {
     out[i] = row;
   }
   return out;
+}
+
+/** The rows of `b` for which `keep(row index)` holds, as a new batch (values shared, not copied). */
+function pickRows(b: Batch, keep: (i: number) => boolean): Batch {
+  const idx: number[] = [];
+  for (let i = 0; i < b.numRows; i++) if (keep(i)) idx.push(i);
+  return { fields: b.fields, numRows: idx.length, columns: b.columns.map((col) => idx.map((i) => col[i] ?? null)) };
 }
 
 /** Rows by column name into a batch of the kind's schema, coercing loose values. */
