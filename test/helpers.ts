@@ -1,4 +1,5 @@
 // Shared test helpers: where the shared fixtures live, and scratch folders.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -21,4 +22,25 @@ export const needsFixtures: string | false = icebergFixtures
 export function scratch(prefix = 'mimir-test-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** What a child process did. */
+export interface ChildRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run a TypeScript script of the repo in a child node process (tsx loader), collecting its output. */
+export function runTsx(args: string[], opts: { env?: Record<string, string>; node?: string[] } = {}): Promise<ChildRun> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [...(opts.node ?? []), '--import', 'tsx', ...args], { cwd: repoRoot, env: { ...process.env, ...opts.env } });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.on('error', reject);
+    p.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
 }

@@ -10,24 +10,16 @@ import { eq } from '../../src/lake/expr/expr.ts';
 import type { Value } from '../../src/lake/spec/types.ts';
 import { CODE_NODE_EVENTS, PROP_RING, RING_SPLIT, SOURCE_KINDS, UNIVERSE_REPO, ident, kindSchema, ringTableName, tableName, type Kind } from '../../src/log/schema.ts';
 import { repoRoot, scratch } from '../helpers.ts';
+import { canonRow, nodeRow } from './rows.ts';
 
 const work = scratch('mimir-compact-');
 after(work.cleanup);
 let n = 0;
 const root = (): string => path.join(work.dir, `lake-${n++}`);
 
-const row = (repo: string, krate: string, id: string, op = 'add', name = id): Record<string, unknown> => ({
-  repo,
-  krate,
-  run: 'run-1',
-  ts: 1_700_000_000_000_000n,
-  op,
-  id,
-  kind: 'fn',
-  name,
-});
+const row = nodeRow;
 
-const canon = (r: Record<string, Value>): string => JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
+const canon = canonRow;
 const sorted = (rows: Record<string, Value>[]): string[] => rows.map(canon).sort();
 
 async function snapshotOf(log: EventLog): Promise<Record<string, { rows: string[]; state: string[] }>> {

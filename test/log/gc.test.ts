@@ -8,26 +8,17 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { EventLog } from '../../src/log/event-log.ts';
 import { compact } from '../../src/log/compact.ts';
 import { gc, formatGcReport } from '../../src/log/gc.ts';
-import type { Value } from '../../src/lake/spec/types.ts';
 import { UNIVERSE_REPO } from '../../src/log/schema.ts';
 import { repoRoot, scratch } from '../helpers.ts';
+import { canonRow, nodeRow } from './rows.ts';
 
 const work = scratch('mimir-gc-');
 after(work.cleanup);
 let n = 0;
 const root = (): string => path.join(work.dir, `lake-${n++}`);
 
-const row = (repo: string, krate: string, id: string, op = 'add', name = id): Record<string, unknown> => ({
-  repo,
-  krate,
-  run: 'run-1',
-  ts: 1_700_000_000_000_000n,
-  op,
-  id,
-  kind: 'fn',
-  name,
-});
-const canon = (r: Record<string, Value>): string => JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
+const row = nodeRow;
+const canon = canonRow;
 const sortedRows = async (log: EventLog): Promise<string[]> => (await log.rows('node')).map(canon).sort();
 
 /** Every file under the lake root (path -> mtime), the catalog included. */

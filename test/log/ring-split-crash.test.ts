@@ -1,10 +1,9 @@
 // SIGKILL at split and unsplit crash points: the lake reads the same rows and a rerun converges.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { repoRoot, scratch } from '../helpers.ts';
+import { repoRoot, scratch, runTsx } from '../helpers.ts';
 import { EventLog } from '../../src/log/event-log.ts';
 import { splitRing } from '../../src/log/ring-split.ts';
 import { CODE_NODE_EVENTS, PROP_RING_FREEZE } from '../../src/log/schema.ts';
@@ -12,24 +11,7 @@ import { buildUnified, mergedStats, statsText, ring } from './ring-split-helpers
 
 const CHILD = path.join(repoRoot, 'test/log/ring-split-child.ts');
 
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], opts: { env?: Record<string, string>; node?: string[] } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [...(opts.node ?? []), '--import', 'tsx', ...args], { cwd: repoRoot, env: { ...process.env, ...opts.env } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('error', reject);
-    p.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
+const run = runTsx;
 
 test('split: a crash at each step converges on rerun', { timeout: 120_000 }, async () => {
   const s = scratch('mimir-split-crash-');

@@ -1,30 +1,12 @@
 // The ring split keeps memory flat as the ring grows (child process RSS).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { repoRoot, scratch } from '../helpers.ts';
+import { repoRoot, scratch, runTsx } from '../helpers.ts';
 
 const CHILD = path.join(repoRoot, 'test/log/ring-split-child.ts');
 
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], opts: { env?: Record<string, string>; node?: string[] } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [...(opts.node ?? []), '--import', 'tsx', ...args], { cwd: repoRoot, env: { ...process.env, ...opts.env } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('error', reject);
-    p.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
+const run = runTsx;
 
 test('split: memory stays flat as the ring grows', { timeout: 120_000 }, async () => {
   const s = scratch('mimir-split-mem-');
