@@ -34,7 +34,6 @@ import { and, ne, type Expr } from '../lake/expr/expr.ts';
 import { identToString } from '../lake/catalog/sql-catalog.ts';
 import {
   CODE_NODE_EVENTS,
-  COL_BODY_HASH,
   COL_ID,
   COL_OP,
   COL_REPO,
@@ -197,43 +196,51 @@ export class EventLog {
         if (!lake.tableExists(id)) throw e; // another process created it first: fine
       }
     }
-    for (const name of [ringTableName('node'), CODE_NODE_EVENTS]) await this.evolveNodeTable(name);
+    for (const k of SOURCE_KINDS) for (const name of [ringTableName(k), tableName(k)]) await this.evolveTable(name, k);
   }
 
   /**
-   * Schema evolution of a node table made before `body_hash` (field 16)
-   * existed: add it, as field 16 and nothing else. The new id is the table's
-   * next free one, so it must be 16 (last column id 15); anything else is
-   * refused, never renumbered. Checked again inside the commit, so two
-   * processes opening the same old lake add it once.
+   * Schema evolution of an event table made before some of its kind's
+   * columns existed (`body_hash`, then the columns docs/design.md reserves):
+   * add the missing trailing columns, each with the id `schema.ts` fixes and
+   * nothing else. A table's present columns must be a prefix of the kind's
+   * (same ids, names and types); anything else is refused, never renumbered.
+   * Checked again inside the commit, so two processes opening the same old
+   * lake add them once.
    */
-  private async evolveNodeTable(name: string): Promise<void> {
+  private async evolveTable(name: string, kind: Kind): Promise<void> {
     const { lake } = this.shared;
-    const want = kindSchema('node').fields.find((f) => f.name === COL_BODY_HASH)!;
+    const want = kindSchema(kind).fields;
     const where = `table ${qualified(name)} of the lake at ${lake.root}`;
-    const check = (m: TableMetadata): 'present' | 'missing' => {
+    const missing = (m: TableMetadata): NestedField[] => {
       const schema = m.schemas.find((s) => s.schemaId === m.currentSchemaId);
-      const have = schema?.fields.find((f) => f.name === COL_BODY_HASH);
-      if (have) {
-        if (have.id !== want.id || have.type.type !== 'string') {
-          throw new Error(`${where}: expected column ${COL_BODY_HASH} as field ${want.id} of type string, found field ${have.id} of type ${have.type.type}`);
+      const have = schema?.fields ?? [];
+      for (const [i, h] of have.entries()) {
+        const w = want[i];
+        if (!w) throw new Error(`${where}: unexpected column ${h.name} (field ${h.id}) after the ${want.length} columns of the ${kind} schema`);
+        if (w.id !== h.id || w.name !== h.name || w.type.type !== h.type.type) {
+          throw new Error(`${where}: expected column ${w.name} as field ${w.id} of type ${w.type.type}, found ${h.name} as field ${h.id} of type ${h.type.type}`);
         }
-        return 'present';
       }
-      if (m.lastColumnId !== want.id - 1) {
-        throw new Error(`${where} has no column ${COL_BODY_HASH} and its last column id is ${m.lastColumnId}, expected ${want.id - 1} so that the added column gets id ${want.id}; refusing to evolve it`);
+      const rest = want.slice(have.length);
+      if (rest.length > 0 && m.lastColumnId !== rest[0]!.id - 1) {
+        throw new Error(`${where} lacks column ${rest[0]!.name} and its last column id is ${m.lastColumnId}, expected ${rest[0]!.id - 1} so that the added column gets id ${rest[0]!.id}; refusing to evolve it`);
       }
-      return 'missing';
+      return rest;
     };
     const table = await lake.loadTable(ident(name));
-    if (check(table.metadata) === 'present') return;
-    const add = addColumnsUpdate([{ name: COL_BODY_HASH, type: want.type }]);
-    await this.commit(`add ${COL_BODY_HASH} to ${name}`, () => table.commit({
-      apply: async (base, attempt) => (check(base) === 'present' ? base : add.apply(base, attempt)),
+    const rest = missing(table.metadata);
+    if (rest.length === 0) return;
+    const names = rest.map((f) => f.name).join(', ');
+    await this.commit(`add ${names} to ${name}`, () => table.commit({
+      apply: async (base, attempt) => {
+        const now = missing(base);
+        return now.length === 0 ? base : addColumnsUpdate(now.map((f) => ({ name: f.name, type: f.type }))).apply(base, attempt);
+      },
       attemptFiles: () => [],
       sharedFiles: () => [],
-    }, `add column ${COL_BODY_HASH}`));
-    if (check(table.metadata) !== 'present') throw new Error(`${where}: column ${COL_BODY_HASH} missing after adding it`);
+    }, `add columns ${names}`));
+    if (missing(table.metadata).length > 0) throw new Error(`${where}: columns ${names} missing after adding them`);
   }
 
   get lake(): Lake {

@@ -85,9 +85,14 @@ const NODE: NestedField[] = [
   str(13, 'visibility'),
   str(14, 'signature'),
   str(15, 'parent'),
-  // Added after the first release: a lake made before it gains the column on
-  // open (EventLog.ensureTables); its older rows read null.
+  // Added after the first release: a lake made before a column existed gains
+  // it on open (EventLog.ensureTables adds missing trailing columns in id
+  // order); its older rows read null. See docs/design.md for their meaning.
   str(16, COL_BODY_HASH),
+  int(17, 'col'),
+  str(18, 'origin'),
+  str(19, 'public_paths'),
+  str(20, 'type_info'),
 ];
 
 const EDGE: NestedField[] = [
@@ -99,9 +104,18 @@ const EDGE: NestedField[] = [
   str(11, 'edge_kind'),
   str(12, 'file'),
   int(13, 'line'),
+  // added later (see NODE)
+  int(14, 'col'),
+  str(15, 'unresolved_reason'),
+  str(16, 'origin'),
+  str(17, 'dispatch'),
 ];
 
-const FILE: NestedField[] = [...COMMON, str(7, 'path'), str(8, 'hash'), long(9, 'size'), str(10, 'parse_status')];
+const FILE: NestedField[] = [
+  ...COMMON, str(7, 'path'), str(8, 'hash'), long(9, 'size'), str(10, 'parse_status'),
+  // added later (see NODE)
+  str(11, 'crate_dir'),
+];
 
 const SCHEMAS: Record<Kind, Schema> = {
   node: { schemaId: 0, fields: NODE },

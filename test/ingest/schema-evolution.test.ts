@@ -1,7 +1,8 @@
-// A lake made before node rows had `body_hash` (field 16): opening it as an
-// event log adds the column to both node tables with id 16, old rows read it
-// as null, and ingest then records body hashes; a node table whose next free
-// column id is not 16 is refused with a clear error, never renumbered.
+// A lake made before node rows had `body_hash` (field 16) and the later
+// columns: opening it as an event log adds every missing trailing column to
+// both node tables with the ids schema.ts fixes, old rows read them as null,
+// and ingest then records body hashes; a node table whose columns are not a
+// prefix of the node schema is refused with a clear error, never renumbered.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
@@ -18,14 +19,14 @@ import { copyFixture } from './helpers.ts';
 async function oldLake(dir: string, extra: NestedField[] = []): Promise<string> {
   const root = path.join(dir, 'lake');
   const lake = Lake.open(root);
-  const fields = [...kindSchema('node').fields.filter((f) => f.name !== COL_BODY_HASH), ...extra];
+  const fields = [...kindSchema('node').fields.filter((f) => f.id < 16), ...extra];
   await lake.createTable(ident(ringTableName('node')), { schemaId: 0, fields }, { properties: { ...EVENT_TABLE_PROPERTIES } });
   await lake.createTable(ident(CODE_NODE_EVENTS), { schemaId: 0, fields }, { properties: { ...EVENT_TABLE_PROPERTIES, [PROP_RING]: RING_SPLIT } });
   lake.close();
   return root;
 }
 
-test('opening a lake whose node tables lack body_hash adds it as field 16 to both; ingest then writes it', async () => {
+test('opening a lake whose node tables lack body_hash and later columns adds them with their fixed ids to both; ingest then writes it', async () => {
   const s = scratch('mimir-evolve-');
   try {
     const root = await oldLake(s.dir);
@@ -37,7 +38,8 @@ test('opening a lake whose node tables lack body_hash adds it as field 16 to bot
         assert.ok(f, `${name} has no ${COL_BODY_HASH}`);
         assert.equal(f.id, 16);
         assert.equal(f.type.type, 'string');
-        assert.equal(t.metadata.lastColumnId, 16);
+        assert.deepEqual(t.schema.fields.map((x) => [x.id, x.name]), kindSchema('node').fields.map((x) => [x.id, x.name]));
+        assert.equal(t.metadata.lastColumnId, kindSchema('node').fields.at(-1)!.id);
       }
       const ws = copyFixture('ws', s.dir);
       const r = await ingest(log, ws, { repo: 'demo' });
@@ -60,11 +62,11 @@ test('opening a lake whose node tables lack body_hash adds it as field 16 to bot
   }
 });
 
-test('a node table without body_hash whose last column id is not 15 is refused with a clear error', async () => {
+test('a node table with a column of its own where body_hash belongs is refused with a clear error', async () => {
   const s = scratch('mimir-evolve-');
   try {
     const root = await oldLake(s.dir, [{ id: 16, name: 'local_extra', required: false, type: { type: 'string' } }]);
-    await assert.rejects(EventLog.open(root), /has no column body_hash and its last column id is 16, expected 15/);
+    await assert.rejects(EventLog.open(root), /expected column body_hash as field 16 of type string, found local_extra as field 16/);
   } finally {
     s.cleanup();
   }
