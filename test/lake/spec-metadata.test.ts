@@ -121,7 +121,9 @@ test('metadata: every metadata file of the five fixture tables parses and round 
   const walk = (dir: string): void => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
-      if (e.isDirectory() && e.name !== 'metadata_vectors') walk(p);
+      // metadata_vectors are single files, not tables; duckdb_iceberg_persistent (added later)
+      // has tests of its own (its tables' rows are checked through the CLI)
+      if (e.isDirectory() && e.name !== 'metadata_vectors' && e.name !== 'duckdb_iceberg_persistent') walk(p);
       else if (e.name.endsWith('.metadata.json')) files.push(p);
     }
   };
