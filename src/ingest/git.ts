@@ -95,7 +95,7 @@ export async function refsAt(repoDir: string, sha: string): Promise<string[]> {
 /** One long-lived `git cat-file --batch`: blob contents by id, in request order. */
 class BlobReader {
   private readonly proc;
-  private buf = Buffer.alloc(0);
+  private buf: Buffer = Buffer.alloc(0);
   private readonly waiting: { resolve: (b: Buffer) => void; reject: (e: Error) => void; id: string }[] = [];
   private failed: Error | null = null;
 
