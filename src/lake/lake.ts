@@ -5,8 +5,8 @@
 // in the catalog for as long as it is in flight, so orphan removal in any
 // process leaves its files alone.
 import * as nodePath from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { LocalFileIO, prefixResolver, type FileIO } from './io/fileio.ts';
+import { LocalFileIO, prefixResolver, relativeResolver, type FileIO } from './io/fileio.ts';
+import { fileLocation, relativeBaseOf } from './io/paths.ts';
 import { SqlCatalog, identToString, type KeyChange, type TableIdent } from './catalog/sql-catalog.ts';
 import type { PartitionField, Schema, SortOrder } from './spec/types.ts';
 import { newTableMetadata, serializeTableMetadata } from './spec/metadata.ts';
@@ -37,7 +37,9 @@ export class Lake {
     readonly root: string,
     readonly catalog: SqlCatalog,
   ) {
-    this.io = new LocalFileIO();
+    // relative locations (a foreign catalog written with a relative warehouse)
+    // resolve against the working directory, as PyIceberg does, else the lake root
+    this.io = new LocalFileIO(relativeResolver([process.cwd(), root]));
     this.hooks = { begin: (releaseBase) => this.lease(releaseBase, 'commit') };
   }
 
@@ -51,7 +53,7 @@ export class Lake {
   }
 
   tableLocation(ident: TableIdent): string {
-    return pathToFileURL(nodePath.join(this.root, ...ident.namespace, ident.name)).href;
+    return fileLocation(nodePath.join(this.root, ...ident.namespace, ident.name));
   }
 
   /** Run `fn` with a lease that marks a commit in flight (files it writes are protected from GC). */
@@ -135,7 +137,9 @@ export class Lake {
 
 /**
  * A read-only table from a metadata file. `locationRoot` maps the table's
- * recorded `location` to a local folder (tables written elsewhere).
+ * recorded `location` to a local folder (tables written elsewhere, `s3://`
+ * copies). A relative location (`data/…`, `file://data/…`) resolves against
+ * the folder the metadata file's own place shows, else the working directory.
  */
 export async function openMetadataFile(path: string, opts: { locationRoot?: string } = {}): Promise<Table> {
   const local = nodePath.resolve(path);
@@ -143,6 +147,9 @@ export async function openMetadataFile(path: string, opts: { locationRoot?: stri
   const probe = await readMetadata(io, local);
   if (opts.locationRoot) {
     io = new LocalFileIO(prefixResolver(probe.location, nodePath.resolve(opts.locationRoot)));
+  } else {
+    const base = relativeBaseOf(local, probe.location);
+    io = new LocalFileIO(relativeResolver(base === undefined ? [process.cwd()] : [base, process.cwd()]));
   }
   return new Table(io, local, probe, undefined, undefined, 'opened from a metadata file');
 }

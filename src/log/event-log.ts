@@ -98,11 +98,18 @@ interface Shared {
   /** The catalog generation the latest commit of this log started from. */
   releaseBase: bigint;
   writeProps: Record<string, string>;
+  /** Opened with `readOnly`: every write is refused, as on a pinned handle. */
+  readOnly: boolean;
 }
 
 export interface OpenOptions {
   /** Ring mode of a new lake (default split). Refused if the lake exists with the other mode. */
   init?: RingMode;
+  /**
+   * Read only (`mimir serve`): the tables are not created or evolved on open,
+   * and every write of this handle is refused; pins (read leases) still work.
+   */
+  readOnly?: boolean;
 }
 
 export interface AppendReport {
@@ -131,9 +138,10 @@ export class EventLog {
       inFlight: new Set(),
       releaseBase: l.catalog.pointerGeneration(),
       writeProps: { ...EVENT_TABLE_PROPERTIES },
+      readOnly: opts.readOnly === true,
     });
     try {
-      await log.ensureTables(opts.init);
+      if (!opts.readOnly) await log.ensureTables(opts.init);
     } catch (e) {
       if (owns) l.close();
       throw e;
@@ -314,6 +322,7 @@ export class EventLog {
 
   private refuse(what: string): void {
     if (this.pinned) throw new PinnedError(`a pinned read handle cannot ${what}`);
+    if (this.shared.readOnly) throw new PinnedError(`a read-only handle cannot ${what}`);
   }
 
   /**
