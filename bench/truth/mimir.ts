@@ -24,6 +24,8 @@ export interface MNode {
   line: number;
   endLine: number;
   parent: string | null;
+  /** Node column `public_paths`, split. */
+  publicPaths: string[];
 }
 
 export interface MEdge {
@@ -60,6 +62,7 @@ export async function ingestGraph(lakeDir: string, dirs: string[], opts: { worke
     nodes.set(id, {
       id, repo: s(r['repo']), krate: s(r['krate']), kind: s(r['kind']), name: s(r['name']), qpath: s(r['qpath']),
       file: s(r['file']), line: n(r['line_start']), endLine: n(r['line_end']), parent: typeof r['parent'] === 'string' ? r['parent'] : null,
+      publicPaths: s(r['public_paths']) === '' ? [] : s(r['public_paths']).split('\n'),
     });
   }
   const calls: MEdge[] = [];
@@ -84,16 +87,20 @@ export interface DefAnswer {
 export class DefIndex {
   private readonly byQpath = new Map<string, MNode[]>();
   private readonly byName = new Map<string, MNode[]>();
+  private readonly byPublic = new Map<string, MNode[]>();
 
   constructor(nodes: Iterable<MNode>) {
     for (const node of nodes) {
       push(this.byQpath, node.qpath, node);
       push(this.byName, node.name, node);
+      for (const p of node.publicPaths) if (p.endsWith(`::${node.name}`) || p === node.name) push(this.byPublic, p, node);
     }
   }
 
-  /** resolvePath of src/query/def.ts: the exact qpath, else the crate segment plus the longest matching tail, else a suffix. */
+  /** resolvePath of src/query/def.ts: a public path (of a node named by its last segment), the exact qpath, else the crate segment plus the longest matching tail, else a suffix. */
   def(path: string): DefAnswer {
+    const published = this.byPublic.get(path);
+    if (published && published.length > 0) return { match: 'exact', hits: published };
     const exact = this.byQpath.get(path);
     if (exact && exact.length > 0) return { match: 'exact', hits: exact };
     const segs = path.split('::').filter((x) => x !== '');

@@ -15,7 +15,7 @@ import type { Binding, Expr, Item, Ref, TypeRef, UseDecl } from './types.ts';
 
 const WALKED = [
   'call_expression', 'macro_invocation', 'use_declaration', 'let_declaration', 'closure_expression', 'for_expression',
-  'let_condition', 'match_expression', 'attribute_item',
+  'let_condition', 'match_expression', 'attribute_item', 'function_item',
 ] as const;
 
 export class BodyReader {
@@ -45,32 +45,45 @@ export class BodyReader {
           const pat = n.childForFieldName('pattern');
           const ty = n.childForFieldName('type');
           const value = n.childForFieldName('value');
-          if (pat) this.bind(pat, n.endIndex, ty ? this.syn.typeOf(ty) : undefined, value ? this.expr(value) : undefined, 'value', bindings);
+          if (pat) this.bind(pat, n.endIndex, ty ? this.syn.typeOf(ty) : undefined, value ? this.expr(value) : undefined, 'value', bindings, { from: n.startIndex });
           break;
         }
-        case 'closure_expression':
+        case 'function_item':
+          // an fn nested in the body: its parameters are names in its own body
           for (const p of n.childForFieldName('parameters')?.namedChildren ?? []) {
-            if (!p) continue;
-            if (p.type === 'parameter') {
-              const pat = p.childForFieldName('pattern');
-              const ty = p.childForFieldName('type');
-              if (pat) this.bind(pat, n.startIndex, ty ? this.syn.typeOf(ty) : undefined, undefined, 'value', bindings);
-            } else {
-              this.bind(p, n.startIndex, undefined, undefined, 'value', bindings);
-            }
+            if (p?.type !== 'parameter') continue;
+            const pat = p.childForFieldName('pattern');
+            const ty = p.childForFieldName('type');
+            if (pat && ty) this.bind(pat, n.startIndex, this.syn.typeOf(ty), undefined, 'value', bindings);
           }
           break;
+        case 'closure_expression': {
+          const ctx = this.closureContext(n);
+          let i = 0;
+          for (const p of n.childForFieldName('parameters')?.namedChildren ?? []) {
+            if (!p || p.type.endsWith('comment')) continue;
+            const closure = ctx ? { ...ctx.closure, param: i } : undefined;
+            i++;
+            const pat = p.type === 'parameter' ? p.childForFieldName('pattern') : p;
+            const ty = p.type === 'parameter' ? p.childForFieldName('type') : null;
+            if (!pat) continue;
+            if (ty) this.bind(pat, n.startIndex, this.syn.typeOf(ty), undefined, 'value', bindings);
+            else if (ctx && closure) this.bind(pat, n.startIndex, undefined, ctx.recv, 'closure', bindings, { closure });
+            else this.bind(pat, n.startIndex, undefined, undefined, 'value', bindings);
+          }
+          break;
+        }
         case 'for_expression': {
           const pat = n.childForFieldName('pattern');
           const value = n.childForFieldName('value');
           const block = n.childForFieldName('body');
-          if (pat && value) this.bind(pat, block ? block.startIndex : n.startIndex, undefined, this.expr(value), 'iter', bindings);
+          if (pat && value) this.bind(pat, block ? block.startIndex : n.startIndex, undefined, this.expr(value), 'iter', bindings, { from: n.startIndex });
           break;
         }
         case 'let_condition': {
           const pat = n.childForFieldName('pattern');
           const value = n.childForFieldName('value');
-          if (pat && value) this.bind(pat, n.endIndex, undefined, this.expr(value), 'value', bindings);
+          if (pat && value) this.bind(pat, n.endIndex, undefined, this.expr(value), 'value', bindings, { from: n.startIndex });
           break;
         }
         case 'match_expression': {
@@ -81,7 +94,7 @@ export class BodyReader {
             if (!arm || arm.type !== 'match_arm') continue;
             const mp = arm.childForFieldName('pattern');
             const pat = mp?.namedChildren.find((c) => c !== null && !c.type.endsWith('comment')) ?? null;
-            if (pat) this.bind(pat, mp!.endIndex, undefined, scrutinee, 'value', bindings);
+            if (pat) this.bind(pat, mp!.endIndex, undefined, scrutinee, 'value', bindings, { from: n.startIndex });
           }
           break;
         }
@@ -137,14 +150,34 @@ export class BodyReader {
     }
   }
 
-  /** Names bound by a pattern; `via` says how their type follows from `init`. */
-  private bind(pat: Node, at: number, ty: TypeRef | undefined, init: Expr | undefined, via: Binding['via'], out: Binding[]): void {
+  /** Where a closure is an argument of a method call: the receiver, the method and the argument's position. */
+  private closureContext(n: Node): { recv: Expr; closure: { method: string; arg: number; param: number } } | null {
+    const args = n.parent;
+    const call = args?.parent;
+    if (!args || args.type !== 'arguments' || !call || call.type !== 'call_expression') return null;
+    const f = call.childForFieldName('function');
+    const callee = f?.type === 'generic_function' ? f.childForFieldName('function') : f;
+    if (!callee || callee.type !== 'field_expression') return null;
+    const value = callee.childForFieldName('value');
+    const field = callee.childForFieldName('field');
+    if (!value || !field) return null;
+    const arg = args.namedChildren.filter((c) => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item').findIndex((c) => c!.id === n.id);
+    return { recv: this.expr(value), closure: { method: this.syn.text(field), arg, param: 0 } };
+  }
+
+  /** Names bound by a pattern; `via` and `how` (closure, tuple element, struct/variant field) say how their type follows from `init`. */
+  private bind(
+    pat: Node, at: number, ty: TypeRef | undefined, init: Expr | undefined, via: Binding['via'], out: Binding[],
+    how: Pick<Binding, 'closure' | 'elem' | 'pat' | 'from'> = {},
+  ): void {
+    const deeper = how.elem === undefined && how.pat === undefined;
     switch (pat.type) {
       case 'identifier': {
         const b: Binding = { name: this.syn.text(pat), at };
         if (ty) b.ty = ty;
         if (init) b.init = init;
         if (via && via !== 'value') b.via = via;
+        if (init) Object.assign(b, how);
         out.push(b);
         return;
       }
@@ -155,19 +188,15 @@ export class BodyReader {
         const inner = pat.namedChildren.filter((c): c is Node => c !== null && c.type !== 'mutable_specifier');
         // `x @ P` binds x to the whole value
         const first = inner[0];
-        if (first) this.bind(first, at, ty, init, via, out);
+        if (first) this.bind(first, at, ty, init, via, out, how);
         return;
       }
       case 'tuple_pattern': {
         const elems = pat.namedChildren.filter((c): c is Node => c !== null && !c.type.endsWith('comment'));
-        if (via !== 'value') {
-          // `for (i, x) in v.iter().enumerate()` and the like: not followed
-          for (const e of elems) this.bind(e, at, undefined, undefined, 'value', out);
-          return;
-        }
         elems.forEach((e, i) => {
-          const t = ty && ty.k === 'tuple' ? ty.of[i] : undefined;
-          this.bind(e, at, t, t ? undefined : init, t ? 'value' : (`elem:${i}` as const), out);
+          if (ty) this.bind(e, at, ty.k === 'tuple' ? ty.of[i] : undefined, undefined, 'value', out);
+          else if (deeper && init) this.bind(e, at, undefined, init, via, out, { ...how, elem: i });
+          else this.bind(e, at, undefined, undefined, 'value', out);
         });
         return;
       }
@@ -175,19 +204,37 @@ export class BodyReader {
         const head = pat.childForFieldName('type');
         const name = head ? this.syn.pathText(head) : '';
         const elems = pat.namedChildren.filter((c): c is Node => c !== null && c !== head && !c.type.endsWith('comment'));
-        const wraps = (name === 'Some' || name === 'Ok' || name === 'Err' || name === 'Option::Some' || name === 'Result::Ok') && via === 'value' && elems.length === 1;
-        for (const e of elems) this.bind(e, at, undefined, wraps && name !== 'Err' ? init : undefined, wraps && name !== 'Err' ? 'some' : 'value', out);
+        const wraps = (name === 'Some' || name === 'Ok' || name === 'Option::Some' || name === 'Result::Ok') && via === 'value' && elems.length === 1 && deeper;
+        elems.forEach((e, i) => {
+          if (wraps) this.bind(e, at, undefined, init, 'some', out, { from: how.from });
+          else if (deeper && init && name !== 'Err' && name !== 'None') this.bind(e, at, undefined, init, via, out, { ...how, pat: { path: name, field: String(i) } });
+          else this.bind(e, at, undefined, undefined, 'value', out);
+        });
         return;
       }
+      case 'struct_pattern': {
+        const head = pat.childForFieldName('type');
+        const name = head ? this.syn.pathText(head) : '';
+        for (const c of pat.namedChildren) {
+          if (!c || c.type !== 'field_pattern') continue;
+          const fieldNode = c.childForFieldName('name');
+          const sub = c.childForFieldName('pattern') ?? fieldNode;
+          if (!sub || !fieldNode) continue;
+          const field = this.syn.text(fieldNode);
+          if (deeper && init) this.bind(sub, at, undefined, init, via, out, { ...how, pat: { path: name, field } });
+          else this.bind(sub, at, undefined, undefined, 'value', out);
+        }
+        return;
+      }
+      case 'shorthand_field_identifier':
+        out.push({ name: this.syn.text(pat), at });
+        return;
       default:
-        // struct patterns, slices, or-patterns, literals: their names get no type
+        // slices, or-patterns, literals: their names get no type
         for (const c of pat.namedChildren) {
           if (!c) continue;
           if (c.type === 'identifier' || c.type === 'shorthand_field_identifier') out.push({ name: this.syn.text(c), at });
-          else if (c.type === 'field_pattern') {
-            const p = c.childForFieldName('pattern') ?? c.childForFieldName('name');
-            if (p) this.bind(p, at, undefined, undefined, 'value', out);
-          } else if (c.type.endsWith('pattern')) this.bind(c, at, undefined, undefined, 'value', out);
+          else if (c.type.endsWith('pattern')) this.bind(c, at, undefined, undefined, 'value', out);
         }
     }
   }
@@ -219,12 +266,14 @@ export class BodyReader {
           if (!value || !field) return { k: 'unknown', what: n.type };
           const e: Expr = { k: 'mcall', recv: this.expr(value), name: this.syn.text(field) };
           if (targs) e.targs = targs;
+          const a0 = firstArg(n);
+          if (a0) e.a0 = this.expr(a0);
           return e;
         }
         if (callee.type === 'identifier' || callee.type === 'scoped_identifier') {
           const e: Expr = { k: 'call', f: this.syn.pathText(callee) };
           if (targs) e.targs = targs;
-          const a0 = n.childForFieldName('arguments')?.namedChildren.find((c) => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item');
+          const a0 = firstArg(n);
           if (a0) e.a0 = this.expr(a0);
           return e;
         }
@@ -252,9 +301,12 @@ export class BodyReader {
         return { k: 'unknown', what: n.type };
       }
       case 'index_expression': {
-        const inner = n.namedChildren.find((c) => c !== null) ?? null;
-        return inner ? { k: 'index', of: this.expr(inner) } : { k: 'unknown', what: n.type };
+        const kids = n.namedChildren.filter((c): c is Node => c !== null && !c.type.endsWith('comment'));
+        if (!kids[0]) return { k: 'unknown', what: n.type };
+        return kids[1]?.type === 'range_expression' ? { k: 'index', of: this.expr(kids[0]), range: true } : { k: 'index', of: this.expr(kids[0]) };
       }
+      case 'tuple_expression':
+        return { k: 'tuple', of: n.namedChildren.filter((c): c is Node => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item').map((c) => this.expr(c)) };
       case 'struct_expression': {
         const name = n.childForFieldName('name');
         return name ? { k: 'struct', path: this.syn.pathText(name) } : { k: 'unknown', what: n.type };
@@ -276,6 +328,15 @@ export class BodyReader {
         const m = n.childForFieldName('macro');
         return m ? { k: 'macro', name: this.syn.pathText(m) } : { k: 'unknown', what: n.type };
       }
+      case 'closure_expression': {
+        const body = n.childForFieldName('body');
+        const tail = body ? (body.type === 'block' ? blockTail(body) : body) : null;
+        return { k: 'closure', body: tail ? this.expr(tail) : null, at: n.startIndex };
+      }
+      case 'block': {
+        const tail = blockTail(n);
+        return tail ? this.expr(tail) : { k: 'unknown', what: 'block without a tail' };
+      }
       default:
         return { k: 'unknown', what: n.type };
     }
@@ -288,6 +349,20 @@ export class BodyReader {
     }
     return out;
   }
+}
+
+/** A call's first argument. */
+function firstArg(call: Node): Node | null {
+  return call.childForFieldName('arguments')?.namedChildren.find((c) => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item') ?? null;
+}
+
+/** A block's tail expression (its last child when not a statement), if any. */
+function blockTail(block: Node): Node | null {
+  const kids = block.namedChildren.filter((c): c is Node => c !== null && !c.type.endsWith('comment'));
+  const last = kids[kids.length - 1];
+  if (!last || last.type.endsWith('_statement') || last.type.endsWith('_declaration') || last.type.endsWith('_item')) return null;
+  // `expr;` is an expression_statement; a bare tail is the expression itself
+  return last;
 }
 
 /** `name!` as a call ref, at the macro name token. */

@@ -67,15 +67,18 @@ export interface GenericParam {
 export type Expr =
   | { k: 'path'; path: string }
   | { k: 'call'; f: string; targs?: TypeRef[]; a0?: Expr }
-  | { k: 'mcall'; recv: Expr; name: string; targs?: TypeRef[] }
+  | { k: 'mcall'; recv: Expr; name: string; targs?: TypeRef[]; a0?: Expr }
   | { k: 'field'; recv: Expr; name: string }
   | { k: 'try'; of: Expr }
   | { k: 'deref'; of: Expr }
-  | { k: 'index'; of: Expr }
+  | { k: 'index'; of: Expr; range?: boolean }
+  | { k: 'tuple'; of: Expr[] }
   | { k: 'struct'; path: string }
   | { k: 'lit'; prim: string }
   | { k: 'cast'; ty: TypeRef }
   | { k: 'macro'; name: string }
+  /** A closure: the expression it returns (a block's tail), when there is one. */
+  | { k: 'closure'; body: Expr | null; at: number }
   | { k: 'unknown'; what: string };
 
 /**
@@ -83,7 +86,10 @@ export type Expr =
  * parameters, closure parameters, `for` and `if let`/`while let`/`match`
  * patterns. `via` says how the name's type follows from `init`'s:
  * `value` = the same; `some` = the payload of Option/Result (`Some(x)`,
- * `Ok(x)`); `iter` = the item of iterating it; `elem:N` = the N-th tuple element.
+ * `Ok(x)`); `iter` = the item of iterating it; `closure` = parameter
+ * `closure.param` of a closure passed as argument `closure.arg` to method
+ * `closure.method` of the receiver `init`. `elem` then takes that tuple's
+ * element (`let (a, b) = …`, `|(i, x)| …`).
  */
 export interface Binding {
   name: string;
@@ -91,7 +97,13 @@ export interface Binding {
   at: number;
   ty?: TypeRef;
   init?: Expr;
-  via?: 'value' | 'some' | 'iter' | `elem:${number}`;
+  via?: 'value' | 'some' | 'iter' | 'closure';
+  closure?: { method: string; arg: number; param: number };
+  elem?: number;
+  /** Then field `field` of the struct or variant `path` the pattern names (`Inst::Bytes(ref i)`, `Foo { a, .. }`). */
+  pat?: { path: string; field: string };
+  /** UTF-16 offset at which `init` is read (the `let`'s start: `let x = x.next();` reads the earlier x); default `at`. */
+  from?: number;
 }
 
 /**

@@ -40,6 +40,7 @@ import type { Batch, Value } from '../lake/spec/types.ts';
 import { rowsToBatch, type EventLog, type EventRow } from '../log/event-log.ts';
 import { RunConflict, type Run } from '../log/run.ts';
 import { UNIVERSE_REPO, kindSchema, type Kind } from '../log/schema.ts';
+import { DepSummaries, type DepRef } from './deps.ts';
 import { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
 import { defaultSearchDirs, expandCrateDirs, findCrate, parseCrateDirName } from './locate.ts';
 import {
@@ -145,6 +146,8 @@ interface CrateSpec {
   /** Active features, expanded through `[features]`. */
   features: string[];
   buildScript: string | null;
+  /** The normal dependencies, whose summaries resolution reads (ingest/deps.ts). */
+  resolveInto: DepRef[];
 }
 
 const DEFAULT_BATCH = 50_000;
@@ -180,7 +183,8 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
     seen.add(krate);
     specs.push(specOf(pkg, krate, repo, ws.packages, (name, req) => pickVersion(ws.lock.get(name) ?? [], req), opts));
   }
-  const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, removeMissing: true, started });
+  // Dependencies first (their own run): the repo's crates then resolve into them.
+  let deps: IngestReport['deps'];
   if (opts.withDeps) {
     const searchDirs = opts.searchDirs ?? await defaultSearchDirs(root);
     const members = new Set(ws.packages.map((p) => `${p.name}@${p.version}`));
@@ -196,9 +200,10 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
       }
     }
     const { features: _f, allFeatures: _a, noDefaultFeatures: _n, ...depOpts } = opts;
-    const depReport = await universeAdd(log, found, { ...depOpts, lock: ws.lock });
-    report.deps = { report: depReport, notFound };
+    deps = { report: await universeAdd(log, found, { ...depOpts, lock: ws.lock }), notFound };
   }
+  const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, removeMissing: true, started });
+  if (deps) report.deps = deps;
   return report;
 }
 
@@ -252,22 +257,24 @@ function specOf(
   sel: FeatureSelection,
 ): CrateSpec {
   const deps = new Map<string, { krate: string; repo?: string }>();
+  const resolveInto: DepRef[] = [];
   // normal dependencies first: a name that is also a dev-dependency keeps the normal one
   const order = { normal: 0, build: 1, dev: 2 } as const;
   for (const d of [...pkg.deps].sort((a, b) => order[a.kind] - order[b.kind])) {
     if (deps.has(d.localName)) continue;
     const sibling = d.path ? members.find((m) => m.dir === d.path) : undefined;
-    if (sibling) {
-      deps.set(d.localName, { krate: `${sibling.name}@${sibling.version}`, repo });
-      continue;
-    }
-    const v = pick(d.crateName, d.req);
-    if (v) deps.set(d.localName, { krate: `${d.crateName}@${v}` });
+    const dep = sibling ? { krate: `${sibling.name}@${sibling.version}`, repo } : null;
+    const v = sibling ? null : pick(d.crateName, d.req);
+    const chosen: { krate: string; repo?: string } | null = dep ?? (v ? { krate: `${d.crateName}@${v}` } : null);
+    if (!chosen) continue;
+    deps.set(d.localName, chosen);
+    if (d.kind === 'normal' && !resolveInto.some((r) => r.krate === chosen.krate)) resolveInto.push({ krate: chosen.krate, repo: chosen.repo ?? UNIVERSE_REPO });
   }
   return {
     krate, rootDir: pkg.dir, targets: pkg.targets.map((t) => t.path),
     deps: [...deps].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
     edition: pkg.edition, features: activeFeatures(pkg, sel), buildScript: pkg.buildScript,
+    resolveInto: resolveInto.sort((a, b) => (a.krate < b.krate ? -1 : a.krate > b.krate ? 1 : 0)),
   };
 }
 
@@ -281,7 +288,7 @@ interface RunOptions extends IngestOptions {
 type FileState = Map<string, Record<string, Value>>;
 
 /** The crate's input fingerprint, recorded as its `Cargo.toml` file row. */
-async function manifestFact(spec: CrateSpec, maxFileBytes: number | undefined): Promise<Fields> {
+async function manifestFact(spec: CrateSpec, maxFileBytes: number | undefined, depsAvailable: string[]): Promise<Fields> {
   let bytes: Buffer = Buffer.alloc(0);
   try {
     bytes = await readFile(path.join(spec.rootDir, 'Cargo.toml'));
@@ -292,7 +299,7 @@ async function manifestFact(spec: CrateSpec, maxFileBytes: number | undefined): 
   if (spec.buildScript) build = sha256(await readFile(path.join(spec.rootDir, spec.buildScript)).catch(() => Buffer.alloc(0)));
   const hash = sha256(JSON.stringify({
     manifest: sha256(bytes), krate: spec.krate, targets: spec.targets, deps: spec.deps, maxFileBytes: maxFileBytes ?? null,
-    edition: spec.edition, features: spec.features, build,
+    edition: spec.edition, features: spec.features, build, depsAvailable,
   }));
   return { path: MANIFEST_PATH, hash, size: BigInt(bytes.length), parse_status: MANIFEST_STATUS };
 }
@@ -454,6 +461,9 @@ async function diffAndWrite(
     fileState.set(k, m);
   }
 
+  // The dependencies resolution can read (in the lake, or given to this run) are part of a
+  // crate's fingerprint: one that becomes available re-resolves its dependants.
+  const available = await availableDeps(log, specs);
   // Decide per crate: present (universe), unchanged, or to extract.
   type Plan = { spec: CrateSpec; manifest: Fields; job: ExtractJob | null };
   const plans: Plan[] = [];
@@ -464,7 +474,7 @@ async function diffAndWrite(
       report.presentCrates++;
       continue;
     }
-    const manifest = await manifestFact(spec, opts.maxFileBytes);
+    const manifest = await manifestFact(spec, opts.maxFileBytes, spec.resolveInto.map((d) => d.krate).filter((k) => available.has(k)));
     if (prev && await unchanged(spec, prev, manifest)) {
       report.unchangedCrates++;
       for (const [p, row] of prev) {
@@ -514,19 +524,41 @@ async function diffAndWrite(
     // Results are consumed as they complete (not in crate order), so one slow crate never
     // idles the other workers; `depth` bounds how many jobs (and graphs) are held at once.
     const depth = Math.max(2, pool.workers * 8);
+    // Dependencies first: a crate of this run waits until the crates of this run it depends on
+    // are extracted (their summaries, ingest/deps.ts, are what it resolves into); the others
+    // are read from the lake. Among ready crates, the order above (largest first) holds.
+    const inRun = new Map(plans.map((p) => [p.spec.krate, p]));
+    const waitsFor = new Map(plans.map((p) => [p, p.spec.resolveInto.filter((d) => inRun.has(d.krate) && d.krate !== p.spec.krate).map((d) => d.krate)]));
+    for (const p of plans) for (const k of waitsFor.get(p)!) inRun.get(k)!.job!.summary = true;
     const pipeline = async (each: (plan: Plan, res: ExtractResult | Error) => Promise<void>, kept?: Map<string, ExtractResult>) => {
+      const summaries = new DepSummaries(log);
+      for (const p of plans) summaries.expect(p.spec.resolveInto);
       const ready: { plan: Plan; res: ExtractResult | Error }[] = [];
+      const extracted = new Set<string>();
       let wake: (() => void) | null = null;
       let inFlight = 0;
-      let next = 0;
+      const todo = [...plans];
+      const start = (plan: Plan): Promise<ExtractResult | Error> => {
+        const keptRes = kept?.get(plan.spec.krate);
+        if (keptRes) return Promise.resolve(keptRes);
+        return (async () => {
+          const job = { ...plan.job!, depCrates: await summaries.take(plan.spec.resolveInto) };
+          return pool.run(job);
+        })().catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+      };
       const submit = () => {
-        while (next < plans.length && inFlight < depth) {
-          const plan = plans[next++]!;
+        while (todo.length > 0 && inFlight < depth) {
+          let i = todo.findIndex((p) => waitsFor.get(p)!.every((k) => extracted.has(k)));
+          if (i < 0) {
+            if (inFlight > 0) return; // wait for a dependency to finish
+            i = 0; // a cycle among this run's crates: go on without the summaries it lacks
+          }
+          const plan = todo.splice(i, 1)[0]!;
           progress('extract', plan.spec.krate);
           inFlight++;
-          const keptRes = kept?.get(plan.spec.krate);
-          const result = keptRes ? Promise.resolve(keptRes) : pool.run(plan.job!).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
-          void result.then((res) => {
+          void start(plan).then((res) => {
+            if (!(res instanceof Error) && res.summary) summaries.put(res.summary);
+            extracted.add(plan.spec.krate);
             ready.push({ plan, res });
             const w = wake;
             wake = null;
@@ -618,6 +650,22 @@ async function rustBytes(dir: string, maxEntries = 20_000): Promise<number> {
     for (const n of await Promise.all(sizes)) total += n;
   }
   return total;
+}
+
+/** The dependency crates of `specs` that resolution can read: given to this run, or with file rows in the lake. */
+async function availableDeps(log: EventLog, specs: CrateSpec[]): Promise<Set<string>> {
+  const out = new Set(specs.map((s) => s.krate));
+  const byRepo = new Map<string, Set<string>>();
+  for (const s of specs) {
+    for (const d of s.resolveInto) if (!out.has(d.krate)) byRepo.set(d.repo, (byRepo.get(d.repo) ?? new Set()).add(d.krate));
+  }
+  for (const [repo, wanted] of byRepo) {
+    for await (const b of log.scan('file', { filter: and(eq('repo', repo), inList('krate', [...wanted])), columns: ['krate'] })) {
+      const c = b.fields.findIndex((f) => f.name === 'krate');
+      for (const v of b.columns[c] ?? []) if (typeof v === 'string') out.add(v);
+    }
+  }
+  return out;
 }
 
 /** Which of `wanted` have any node or edge event in `repo` (one krate-column scan per kind). */

@@ -6,7 +6,8 @@
 // extraction threw or its worker died (the worker is then replaced). Read-only.
 import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
-import { extractCrate, loadRust, type CrateGraph, type ExtractInput, type RustParser } from '../extract/index.ts';
+import { extractCrate, loadRust, type CrateGraph, type DepCrate, type ExtractInput, type RustParser } from '../extract/index.ts';
+import { summaryOf } from './deps.ts';
 import type { Batch } from '../lake/spec/types.ts';
 import { addBatch, edgeFields, nodeFields, type Fields, type RowContext } from './rows.ts';
 
@@ -22,6 +23,10 @@ export interface ExtractJob {
   edition: string;
   features: string[];
   buildScript: string | null;
+  /** Summaries of the dependencies to resolve into (ingest/deps.ts). */
+  depCrates?: DepCrate[];
+  /** Return this crate's own summary too (a later job of the run depends on it). */
+  summary?: boolean;
   /**
    * The lake has no event of this crate: build its node and edge rows here
    * (all `add`, stamped with this run, as columnar batches of the kinds'
@@ -37,6 +42,8 @@ export type ExtractReply =
 export interface ExtractResult {
   /** With `addRows`, `nodes` and `edges` are empty: they are in `batches`. */
   graph: CrateGraph;
+  /** With `summary`: what dependants resolve against. */
+  summary?: DepCrate;
   batches?: { node: Batch; edge: Batch };
   /** Time the extraction took in its thread. */
   ms: number;
@@ -47,13 +54,14 @@ export function extractInput(job: ExtractJob, parser: RustParser): ExtractInput 
   return {
     repo: job.repo, krate: job.krate, rootDir: job.rootDir, targets: job.targets, deps: new Map(job.deps),
     readFile: (p) => readFile(p), parser, limits: { maxFileBytes: job.maxFileBytes },
-    edition: job.edition, features: job.features, buildScript: job.buildScript,
+    edition: job.edition, features: job.features, buildScript: job.buildScript, depCrates: job.depCrates,
   };
 }
 
 /** The result of a job from its graph (in the thread that extracted it). */
 export function jobResult(job: ExtractJob, graph: CrateGraph, ms: number): ExtractResult {
-  if (!job.addRows) return { graph, ms };
+  const summary = job.summary ? { summary: summaryOf(job.krate, job.repo, graph) } : {};
+  if (!job.addRows) return { graph, ms, ...summary };
   const ctx: RowContext = { repo: job.repo, krate: job.krate, run: job.addRows.run, ts: job.addRows.ts };
   const nodes = new Map<string, Fields>();
   for (const n of graph.nodes) nodes.set(n.id, nodeFields(n));
@@ -62,7 +70,7 @@ export function jobResult(job: ExtractJob, graph: CrateGraph, ms: number): Extra
   const edges = new Map<string, Fields>();
   for (const e of graph.edges) edges.set(e.id, edgeFields(e));
   const edge = addBatch('edge', ctx, edges);
-  return { graph: { ...graph, nodes: [], edges: [] }, batches: { node, edge }, ms };
+  return { graph: { ...graph, nodes: [], edges: [] }, batches: { node, edge }, ms, ...summary };
 }
 
 interface Pending {

@@ -1,6 +1,9 @@
 // `def`: the live definition(s) of a qualified path, in every repo and the
-// universe. The exact `qpath` first (pushed down as an equality); when nothing
-// has it, the path's last segments: an item re-exported higher than it is
+// universe. Items whose public paths (node column `public_paths`, as rustdoc
+// would name them, through `pub use` re-exports) include the path first —
+// candidates by their name, the path's last segment, pushed down — then the
+// exact `qpath` (pushed down as an equality); when nothing has either, the
+// path's last segments: an item re-exported higher than it is
 // defined (`regex::Regex::new` defined at `regex::regex::string::Regex::new`)
 // is found by the crate segment plus the longest run of trailing segments that
 // matches, then by the whole path as a suffix (`Regex::new`). The fallback
@@ -27,11 +30,13 @@ export function checkPath(path: string, what: string): void {
 
 /** The live nodes a path names at the read generation (see the module comment). */
 export async function resolvePath(r: ReadAt, path: string): Promise<DefResult> {
-  const exact = await liveWhere(r, eq('qpath', path), (row) => row.qpath === path, ['qpath']);
-  if (exact.length > 0) return done(r, 'exact', exact);
   const segs = path.split('::').filter((s) => s !== '');
   const last = segs[segs.length - 1];
   if (last === undefined) return done(r, 'none', []);
+  const published = await liveWhere(r, eq('name', last), (row) => hasPublicPath(row, path), ['public_paths']);
+  if (published.length > 0) return done(r, 'exact', published);
+  const exact = await liveWhere(r, eq('qpath', path), (row) => row.qpath === path, ['qpath']);
+  if (exact.length > 0) return done(r, 'exact', exact);
   const pool = await liveWhere(r, eq('name', last), (row) => typeof row.qpath === 'string' && (row.qpath === last || row.qpath.endsWith(`::${last}`)), ['qpath']);
   const qp = (row: Row): string => row.qpath as string;
   // the crate segment plus the longest matching tail of the rest
@@ -46,6 +51,12 @@ export async function resolvePath(r: ReadAt, path: string): Promise<DefResult> {
   }
   const suffix = pool.filter((row) => qp(row).endsWith(`::${path}`) || qp(row) === path);
   return done(r, suffix.length > 0 ? 'suffix' : 'none', suffix);
+}
+
+/** Is `path` one of the row's public paths (`\n`-joined in `public_paths`)? */
+export function hasPublicPath(row: Row, path: string): boolean {
+  const p = row['public_paths'];
+  return typeof p === 'string' && (p === path || p.startsWith(`${path}\n`) || p.endsWith(`\n${path}`) || p.includes(`\n${path}\n`));
 }
 
 /** Live node rows among the ids that ever matched `filter` + `test`, checked again after the fold. */

@@ -18,7 +18,8 @@ import type { Def } from './defs.ts';
 import { depNs, type DepItem } from './deps.ts';
 import type { Impls } from './impls.ts';
 import type { Names, PathCtx, Res } from './names.ts';
-import { DEREF_TO_ARG, STD_METHODS, stdKey } from './std.ts';
+import { DEREF_TO_ARG, stdKey } from './std.ts';
+import { stdClosureParam, stdItem, stdMethod, type StdCallArgs } from './stdlib.ts';
 import { headOf, resPath, substitute, UNKNOWN, type Ty, type TypeLowering } from './types.ts';
 
 export interface Resolved {
@@ -40,6 +41,12 @@ export interface BodyEnv {
   /** Memo of binding types (by binding). */
   memo: Map<Binding, Ty>;
 }
+
+/** Methods of derivable std traits, called as `Type::m(…)` on a type that derives the trait. */
+const DERIVABLE: ReadonlyMap<string, string> = new Map([
+  ['default', 'std::default::Default'], ['clone', 'std::clone::Clone'], ['eq', 'std::cmp::PartialEq'], ['ne', 'std::cmp::PartialEq'],
+  ['cmp', 'std::cmp::Ord'], ['partial_cmp', 'std::cmp::PartialOrd'], ['hash', 'std::hash::Hash'], ['fmt', 'std::fmt::Debug'],
+]);
 
 /** Inference gives up past this depth (a binding defined through itself). */
 const MAX_DEPTH = 24;
@@ -89,8 +96,23 @@ export class Infer {
     const recv = this.typeOf(ref.recv, ref.at ?? Infinity, env, 0);
     if (recv.k === 'unknown') return { res: null, reason: `receiver type unknown: ${recv.why}`, dispatch: null };
     const m = this.lookupMethod(recv, name, env);
-    if (!m) return { res: null, reason: `no method ${name} found for ${describe(recv)}`, dispatch: null };
-    return { res: m.res, reason: null, dispatch: m.dispatch };
+    if (m) return { res: m.res, reason: null, dispatch: m.dispatch };
+    const std = this.stdOwner(recv);
+    if (std) return { res: { ext: `${std}::${name}`, krate: null, depName: null }, reason: null, dispatch: 'static' };
+    return { res: null, reason: `no method ${name} found for ${describe(recv)}`, dispatch: null };
+  }
+
+  /**
+   * A receiver whose methods (not found in the crate or its loaded
+   * dependencies) are the standard library's: the std path they live under.
+   */
+  private stdOwner(recv: Ty): string | null {
+    const s = stripRefs(recv);
+    if (s.k === 'prim') return `std::primitive::${s.name}`;
+    if (s.k === 'slice') return 'std::slice';
+    if (s.k === 'tuple') return s.of.length === 0 ? 'std::primitive::unit' : 'std::primitive::tuple';
+    if (s.k === 'adt' && 'ext' in s.res && s.res.krate === null && s.res.ext.startsWith('std::')) return s.res.ext;
+    return null;
   }
 
   /** A path call `f(…)`, `T::f(…)`, `Self::f(…)`, `<T as Tr>::f(…)`. */
@@ -108,8 +130,28 @@ export class Infer {
       if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
     }
     const res = this.names.resolve(segs, env.def.scope, 'value', env.ctx);
-    if (!res) return { res: null, reason: `${ref.target} not found`, dispatch: null };
-    return { res, reason: null, dispatch: 'static' };
+    if (res) return { res, reason: null, dispatch: 'static' };
+    const derived = this.derivedCall(segs, env);
+    if (derived) return { res: derived.res, reason: null, dispatch: 'static' };
+    return { res: null, reason: `${ref.target} not found`, dispatch: null };
+  }
+
+  /**
+   * `Type::default()`, `Type::clone(x)`…: a method of a std trait the type
+   * implements without a written impl (a derive) — the trait's method, and
+   * the type for `default`/`clone`.
+   */
+  private derivedCall(segs: readonly string[], env: BodyEnv): { res: Res; ret: Ty } | null {
+    if (segs.length < 2) return null;
+    const trait = DERIVABLE.get(segs[segs.length - 1]!);
+    if (!trait) return null;
+    const owner = segs.length === 2 && segs[0] === 'Self' ? env.ctx.self : this.names.resolve(segs.slice(0, -1), env.def.scope, 'type', env.ctx);
+    if (!owner || 'ext' in owner) return null;
+    const kind = 'def' in owner ? owner.def.kind : owner.dep.node.kind;
+    if (kind !== 'struct' && kind !== 'enum' && kind !== 'union') return null;
+    const name = segs[segs.length - 1]!;
+    const ret: Ty = name === 'default' || name === 'clone' ? { k: 'adt', res: owner, args: [] } : UNKNOWN(`${name} result`);
+    return { res: { ext: `${trait}::${name}`, krate: null, depName: null }, ret };
   }
 
   private qualifiedCall(ref: Ref, env: BodyEnv): Resolved {
@@ -143,16 +185,27 @@ export class Infer {
       case 'mcall': {
         const recv = this.typeOf(e.recv, at, env, depth + 1);
         if (recv.k === 'unknown') return recv;
-        const std = this.stdMethodType(recv, e.name, e, at, env, depth);
-        if (std) return std;
         const m = this.lookupMethod(recv, e.name, env);
-        if (!m) return UNKNOWN(`method ${e.name} of ${describe(recv)}`);
-        return m.ret;
+        if (m) return m.ret;
+        return this.stdMethodType(recv, e, env, depth) ?? UNKNOWN(`method ${e.name} of ${describe(recv)}`);
       }
       case 'field': return this.fieldType(this.typeOf(e.recv, at, env, depth + 1), e.name);
       case 'try': return payload(this.typeOf(e.of, at, env, depth + 1));
-      case 'deref': return this.derefOnce(stripRefs(this.typeOf(e.of, at, env, depth + 1))) ?? UNKNOWN('deref');
-      case 'index': return elemOf(this.typeOf(e.of, at, env, depth + 1));
+      case 'deref': {
+        const t = this.typeOf(e.of, at, env, depth + 1);
+        if (t.k === 'ref' || t.k === 'ptr') return t.of;
+        return this.derefOnce(t) ?? UNKNOWN(`deref of ${describe(t)}`);
+      }
+      case 'index': {
+        const base = this.typeOf(e.of, at, env, depth + 1);
+        if (!e.range) return this.elemOf(base);
+        const s = stripRefs(base);
+        if ((s.k === 'prim' && s.name === 'str') || (s.k === 'adt' && key(s) === 'String')) return { k: 'prim', name: 'str' };
+        const elem = this.elemOf(base);
+        return elem.k === 'unknown' ? elem : { k: 'slice', of: elem };
+      }
+      case 'tuple': return { k: 'tuple', of: e.of.map((x) => this.typeOf(x, at, env, depth + 1)) };
+      case 'closure': return UNKNOWN('closure');
       case 'struct': {
         const segs = e.path.split('::');
         if (e.path === 'Self' && env.selfTy) return env.selfTy;
@@ -197,19 +250,46 @@ export class Infer {
     let t: Ty;
     if (b.ty) t = this.lowering.lower(b.ty, env.def.scope, env.ctx, env.selfTy);
     else if (b.init) {
-      const init = this.typeOf(b.init, b.at, env, depth + 1);
+      const init = this.typeOf(b.init, b.from ?? b.at, env, depth + 1);
       const via = b.via ?? 'value';
-      if (via === 'value') t = init;
+      if (init.k === 'unknown') t = init;
+      else if (via === 'value') t = init;
       else if (via === 'some') t = payload(init);
-      else if (via === 'iter') t = itemOf(init);
-      else {
-        const i = Number(via.slice(5));
-        const s = stripRefs(init);
-        t = s.k === 'tuple' && s.of[i] ? s.of[i]! : UNKNOWN(`element ${i}`);
+      else if (via === 'iter') t = this.itemOf(init);
+      else t = b.closure ? this.closureParam(init, b.closure) : UNKNOWN('closure');
+      if (b.elem !== undefined && t.k !== 'unknown') {
+        const s = stripRefs(t);
+        t = s.k === 'tuple' && s.of[b.elem] ? s.of[b.elem]! : UNKNOWN(`element ${b.elem} of ${describe(s)}`);
       }
+      if (b.pat && t.k !== 'unknown') t = this.patternField(t, b.pat, env);
     } else t = UNKNOWN(`type of ${b.name} not written`);
     env.memo.set(b, t);
     return t;
+  }
+
+  /** Field `field` of the struct or variant `path` a pattern names, matched against a value of type `t`. */
+  private patternField(t: Ty, pat: NonNullable<Binding['pat']>, env: BodyEnv): Ty {
+    const segs = pat.path.split('::');
+    const scrutinee = headOf(t);
+    let res = this.names.resolve(segs, env.def.scope, 'value', env.ctx) ?? this.names.resolve(segs, env.def.scope, 'type', env.ctx);
+    // `Variant(x)` of a glob-imported or same-named enum: the scrutinee's enum's variant
+    if ((!res || 'ext' in res) && segs.length === 1 && scrutinee) res = this.names.member(scrutinee.res, segs[0]!, 'type') ?? res;
+    if (!res) return UNKNOWN(`pattern ${pat.path}`);
+    if ('def' in res) {
+      const d = res.def;
+      const f = d.item.fields?.find((x) => x.name === pat.field);
+      if (!f) return UNKNOWN(`field ${pat.field} of ${d.qpath}`);
+      const owner = d.kind === 'variant' && d.parent ? d.parent : d;
+      const subst = new Map<string, Ty>();
+      if (scrutinee) owner.item.generics.forEach((g, i) => { if (scrutinee.args[i]) subst.set(g, scrutinee.args[i]!); });
+      const ctx: PathCtx = { self: { def: owner }, generics: owner.item.generics, locals: [] };
+      return substitute(this.lowering.lower(f.ty, owner.scope, ctx, scrutinee), subst);
+    }
+    if ('dep' in res) {
+      const f = res.dep.node.typeInfo?.f?.find((x) => x[0] === pat.field);
+      if (f) return this.lowering.lowerCanonical(f[1]);
+    }
+    return UNKNOWN(`field ${pat.field} of ${resPath(res)}`);
   }
 
   /** The type of a value path: a const/static, a unit struct or variant. */
@@ -260,7 +340,7 @@ export class Infer {
       return m ? m.ret : UNKNOWN(`${e.f}`);
     }
     const res = this.names.resolve(segs, env.def.scope, 'value', env.ctx);
-    if (!res) return UNKNOWN(`${e.f} not found`);
+    if (!res) return this.derivedCall(segs, env)?.ret ?? UNKNOWN(`${e.f} not found`);
     if ('ext' in res) {
       const owner = stdKey(res.ext.split('::').slice(0, -1).join('::'));
       if (owner && (last === 'new' || last === 'from') && DEREF_TO_ARG.has(owner)) return stdAdt(res.ext.split('::').slice(0, -1).join('::'), [arg()]);
@@ -330,35 +410,79 @@ export class Infer {
     return UNKNOWN(`field ${name} of ${describe(recv)}`);
   }
 
-  /** Methods of std types whose result follows from the receiver (std.ts). */
-  private stdMethodType(recv: Ty, name: string, e: Expr & { k: 'mcall' }, at: number, env: BodyEnv, depth: number): Ty | null {
+  /** A std method's result type along the receiver's autoderef steps (stdlib.ts). */
+  private stdMethodType(recv: Ty, e: Expr & { k: 'mcall' }, env: BodyEnv, depth: number): Ty | null {
+    const args: StdCallArgs = {
+      closureRet: () => {
+        const c = e.a0;
+        if (!c || c.k !== 'closure' || !c.body) return UNKNOWN('closure result');
+        return this.typeOf(c.body, c.at, env, depth + 1);
+      },
+      arg0: () => (e.a0 ? this.typeOf(e.a0, Infinity, env, depth + 1) : UNKNOWN('argument')),
+    };
     for (const t of this.derefSteps(recv)) {
+      const r = stdMethod(t, e.name, args);
+      if (r) return r;
+    }
+    return null;
+  }
+
+  /** The parameter type of a closure passed to a method of `recv`. */
+  private closureParam(recv: Ty, c: NonNullable<Binding['closure']>): Ty {
+    for (const t of this.derefSteps(recv)) {
+      const r = stdClosureParam(t, c.method, c.arg, c.param);
+      if (r) return r;
+      const item = this.userItem(t);
+      if (item && ['map', 'for_each', 'filter_map', 'flat_map', 'any', 'all', 'position'].includes(c.method) && c.param === 0) return item;
+      if (item && ['filter', 'find', 'take_while', 'skip_while', 'inspect'].includes(c.method) && c.param === 0) return { k: 'ref', mut: false, of: item };
+    }
+    return UNKNOWN(`closure parameter of ${c.method} on ${describe(recv)}`);
+  }
+
+  /** What `for x in t` binds: std collections and iterators, else an `Iterator`/`IntoIterator` impl's `Item`. */
+  private itemOf(t: Ty): Ty {
+    for (const s of this.derefSteps(t)) {
+      const r = stdItem(s) ?? this.userItem(s);
+      if (r) return r;
+    }
+    return UNKNOWN(`item of iterating ${describe(t)}`);
+  }
+
+  /** The `Item` of a crate's or dependency's `Iterator` (or `IntoIterator`) impl for `t`. */
+  private userItem(t: Ty): Ty | null {
+    return this.assocOfTraitImpl(t, ['Iterator', 'IntoIterator'], 'Item');
+  }
+
+  /** What indexing gives: std collections, else an `Index` impl's `Output`. */
+  private elemOf(t: Ty): Ty {
+    for (const s of this.derefSteps(t)) {
+      const std = elemOf(s);
+      if (std.k !== 'unknown') return std;
+      const out = this.assocOfTraitImpl(s, ['Index'], 'Output');
+      if (out) return out;
+    }
+    return UNKNOWN(`element of ${describe(t)}`);
+  }
+
+  /** The associated type `name` of `t`'s impl of a trait named one of `traits` (this crate's or a dependency's). */
+  private assocOfTraitImpl(t: Ty, traits: string[], name: string): Ty | null {
+    const isOne = (r: Res) => traits.includes(resPath(r).split('::').pop()!);
+    for (const info of this.impls.implsOfTy(t)) {
+      if (!info.trait || !isOne(info.trait.res)) continue;
+      const a = info.def.children.find((c) => c.name === name && c.item.ty);
+      if (!a) continue;
       const head = headOf(t);
-      if (name === 'clone' || name === 'to_owned') {
-        if (head && 'def' in head.res) return null; // the crate's own clone, if any
-        return t;
-      }
-      if (name === 'to_string') return stdAdt('std::string::String', []);
-      if ((name === 'iter' || name === 'iter_mut' || name === 'into_iter' || name === 'drain') && (t.k === 'slice' || (head && key(head) === 'Vec') || (head && key(head) === 'VecDeque'))) {
-        return stdAdt('std::slice::Iter', [elemOf(t)]);
-      }
-      if (!head) continue;
-      const k = key(head);
-      const how = k ? STD_METHODS.get(k)?.get(name) : undefined;
-      if (!how) continue;
-      const a0 = head.args[0] ?? UNKNOWN(`type argument of ${k}`);
-      switch (how) {
-        case 'arg0': return a0;
-        case 'self': return t;
-        case 'opt0': return stdAdt('std::option::Option', [a0]);
-        case 'guard': return stdAdt('std::cell::Ref', [a0]);
-        case 'guardres': return stdAdt('std::result::Result', [stdAdt('std::sync::MutexGuard', [a0])]);
-        case 'res0': return stdAdt('std::result::Result', [a0]);
-        case 'str': return { k: 'ref', mut: false, of: { k: 'prim', name: 'str' } };
-        case 'string': return stdAdt('std::string::String', []);
+      const ctx: PathCtx = { self: head ? head.res : null, generics: info.def.item.generics, locals: [] };
+      return substitute(this.lowering.lower(a.item.ty!, a.scope, ctx, info.self), matchArgs(info.self, t));
+    }
+    const head = headOf(t);
+    if (head && 'dep' in head.res) {
+      for (const impl of this.impls.depImpls(head.res.dep)) {
+        if (!impl.trait || !isOne(impl.trait)) continue;
+        const a = head.res.dep.crate.childrenOf(impl.node).find((c) => c.name === name);
+        if (a?.typeInfo?.a) return this.lowering.lowerCanonical(a.typeInfo.a);
       }
     }
-    void e; void at; void env; void depth;
     return null;
   }
 
@@ -507,21 +631,7 @@ export class Infer {
     if (k && DEREF_TO_ARG.has(k)) return t.args[0] ?? null;
     if (k === 'String') return { k: 'prim', name: 'str' };
     if (k === 'Vec') return { k: 'slice', of: t.args[0] ?? UNKNOWN('element') };
-    for (const info of this.impls.implsOf(t.res)) {
-      if (!info.trait || !resPath(info.trait.res).endsWith('::Deref')) continue;
-      const target = info.def.children.find((c) => c.name === 'Target' && c.item.ty);
-      if (!target) continue;
-      const ctx: PathCtx = { self: t.res, generics: info.def.item.generics, locals: [] };
-      return substitute(this.lowering.lower(target.item.ty!, target.scope, ctx, info.self), matchArgs(info.self, t));
-    }
-    if ('dep' in t.res) {
-      for (const impl of this.impls.depImpls(t.res.dep)) {
-        if (!impl.trait || !resPath(impl.trait).endsWith('::Deref')) continue;
-        const target = t.res.dep.crate.childrenOf(impl.node).find((c) => c.name === 'Target');
-        if (target?.typeInfo?.a) return this.lowering.lowerCanonical(target.typeInfo.a);
-      }
-    }
-    return null;
+    return this.assocOfTraitImpl(t, ['Deref'], 'Target');
   }
 }
 
@@ -547,7 +657,7 @@ function payload(t: Ty): Ty {
   return UNKNOWN(`? on ${describe(s)}`);
 }
 
-/** The element of a Vec, slice, array, VecDeque (or the value of a map) — what indexing gives. */
+/** The element of a Vec, slice, array, VecDeque (or the value of a map) — what indexing a std type gives. */
 function elemOf(t: Ty): Ty {
   const s = stripRefs(t);
   if (s.k === 'slice') return s.of;
@@ -557,19 +667,6 @@ function elemOf(t: Ty): Ty {
     if (k === 'HashMap' || k === 'BTreeMap') return s.args[1] ?? UNKNOWN('value');
   }
   return UNKNOWN(`element of ${describe(s)}`);
-}
-
-/** What `for x in t` binds. */
-function itemOf(t: Ty): Ty {
-  const s = stripRefs(t);
-  if (s.k === 'slice') return s.of;
-  if (s.k === 'adt') {
-    const k = key(s);
-    if (k === 'Vec' || k === 'VecDeque' || k === 'Option') return s.args[0] ?? UNKNOWN('item');
-    if ('ext' in s.res && s.res.ext === 'std::slice::Iter') return s.args[0] ?? UNKNOWN('item');
-    if (k === 'HashMap' || k === 'BTreeMap') return { k: 'tuple', of: [s.args[0] ?? UNKNOWN('key'), s.args[1] ?? UNKNOWN('value')] };
-  }
-  return UNKNOWN(`item of iterating ${describe(s)}`);
 }
 
 /** Type parameters of a generic self type matched against a concrete one (`Foo<T>` vs `Foo<u8>` -> T = u8). */

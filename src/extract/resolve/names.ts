@@ -99,7 +99,7 @@ export class Names {
     for (const u of ctx.locals) {
       if (!u.glob) continue;
       const from = this.resolveUse(u, scope, 'type', depth + 1);
-      const hit = from ? this.member(from, first, segs.length === 1 ? ns : 'type', depth + 1) : null;
+      const hit = from ? this.globMember(from, scope, first, segs.length === 1 ? ns : 'type', depth + 1) : null;
       if (hit) return this.walk(hit, segs, 1, ns, depth);
     }
     return this.resolvePath(segs, scope, ns, depth);
@@ -136,7 +136,8 @@ export class Names {
         if (!m) return null;
         cur = { def: m.def };
       } else {
-        cur = this.lookup(scope, first, firstNs, depth + 1);
+        // a name in scope, else a crate (`use memchr::memchr;` inside the module it defines `memchr` in)
+        cur = this.lookup(scope, first, firstNs, depth + 1) ?? (segs.length > 1 ? this.externRoot(first, scope) : null);
       }
       return this.walk(cur, segs, i, ns, depth);
     }, false);
