@@ -11,7 +11,7 @@
 // not understand is `{ k: 'unknown' }`.
 import type { Node } from 'web-tree-sitter';
 import { Syntax, collapse } from './syntax.ts';
-import type { Binding, Expr, Item, Ref, TypeRef, UseDecl } from './types.ts';
+import type { Binding, Expr, Item, Projection, Ref, TypeRef, UseDecl } from './types.ts';
 
 const WALKED = [
   'call_expression', 'macro_invocation', 'use_declaration', 'let_declaration', 'closure_expression', 'for_expression',
@@ -54,7 +54,7 @@ export class BodyReader {
             if (p?.type !== 'parameter') continue;
             const pat = p.childForFieldName('pattern');
             const ty = p.childForFieldName('type');
-            if (pat && ty) this.bind(pat, n.startIndex, this.syn.typeOf(ty), undefined, 'value', bindings);
+            if (pat && ty) this.bind(pat, n.startIndex, this.syn.typeOf(ty), undefined, 'value', bindings, { until: n.endIndex });
           }
           break;
         case 'closure_expression': {
@@ -67,9 +67,10 @@ export class BodyReader {
             const pat = p.type === 'parameter' ? p.childForFieldName('pattern') : p;
             const ty = p.type === 'parameter' ? p.childForFieldName('type') : null;
             if (!pat) continue;
-            if (ty) this.bind(pat, n.startIndex, this.syn.typeOf(ty), undefined, 'value', bindings);
-            else if (ctx && closure) this.bind(pat, n.startIndex, undefined, ctx.recv, 'closure', bindings, { closure });
-            else this.bind(pat, n.startIndex, undefined, undefined, 'value', bindings);
+            const until = n.endIndex;
+            if (ty) this.bind(pat, n.startIndex, this.syn.typeOf(ty), undefined, 'value', bindings, { until });
+            else if (ctx && closure) this.bind(pat, n.startIndex, undefined, ctx.recv, 'closure', bindings, { closure, from: ctx.from, until });
+            else this.bind(pat, n.startIndex, undefined, undefined, 'value', bindings, { until });
           }
           break;
         }
@@ -77,13 +78,15 @@ export class BodyReader {
           const pat = n.childForFieldName('pattern');
           const value = n.childForFieldName('value');
           const block = n.childForFieldName('body');
-          if (pat && value) this.bind(pat, block ? block.startIndex : n.startIndex, undefined, this.expr(value), 'iter', bindings, { from: n.startIndex });
+          if (pat && value) this.bind(pat, block ? block.startIndex : n.startIndex, undefined, this.expr(value), 'iter', bindings, { from: n.startIndex, until: n.endIndex });
           break;
         }
         case 'let_condition': {
           const pat = n.childForFieldName('pattern');
           const value = n.childForFieldName('value');
-          if (pat && value) this.bind(pat, n.endIndex, undefined, this.expr(value), 'value', bindings, { from: n.startIndex });
+          // visible in the `if let`/`while let` body (and later conditions of a chain)
+          const owner = n.parent?.type === 'let_chain' ? n.parent.parent : n.parent;
+          if (pat && value) this.bind(pat, n.endIndex, undefined, this.expr(value), 'value', bindings, { from: n.startIndex, until: owner?.endIndex });
           break;
         }
         case 'match_expression': {
@@ -94,7 +97,7 @@ export class BodyReader {
             if (!arm || arm.type !== 'match_arm') continue;
             const mp = arm.childForFieldName('pattern');
             const pat = mp?.namedChildren.find((c) => c !== null && !c.type.endsWith('comment')) ?? null;
-            if (pat) this.bind(pat, mp!.endIndex, undefined, scrutinee, 'value', bindings, { from: n.startIndex });
+            if (pat) this.bind(pat, mp!.endIndex, undefined, scrutinee, 'value', bindings, { from: n.startIndex, until: arm.endIndex });
           }
           break;
         }
@@ -151,7 +154,7 @@ export class BodyReader {
   }
 
   /** Where a closure is an argument of a method call: the receiver, the method and the argument's position. */
-  private closureContext(n: Node): { recv: Expr; closure: { method: string; arg: number; param: number } } | null {
+  private closureContext(n: Node): { recv: Expr; from: number; closure: { method: string; arg: number; param: number } } | null {
     const args = n.parent;
     const call = args?.parent;
     if (!args || args.type !== 'arguments' || !call || call.type !== 'call_expression') return null;
@@ -162,25 +165,34 @@ export class BodyReader {
     const field = callee.childForFieldName('field');
     if (!value || !field) return null;
     const arg = args.namedChildren.filter((c) => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item').findIndex((c) => c!.id === n.id);
-    return { recv: this.expr(value), closure: { method: this.syn.text(field), arg, param: 0 } };
+    return { recv: this.expr(value), from: value.startIndex, closure: { method: this.syn.text(field), arg, param: 0 } };
   }
 
-  /** Names bound by a pattern; `via` and `how` (closure, tuple element, struct/variant field) say how their type follows from `init`. */
+  /** Names bound by a pattern; `via` and `how` (closure, projections, read offset, scope end) say how their type follows from `init`. */
   private bind(
     pat: Node, at: number, ty: TypeRef | undefined, init: Expr | undefined, via: Binding['via'], out: Binding[],
-    how: Pick<Binding, 'closure' | 'elem' | 'pat' | 'from'> = {},
+    how: Pick<Binding, 'closure' | 'proj' | 'from' | 'until'> = {},
   ): void {
-    const deeper = how.elem === undefined && how.pat === undefined;
-    switch (pat.type) {
-      case 'identifier': {
-        const b: Binding = { name: this.syn.text(pat), at };
-        if (ty) b.ty = ty;
-        if (init) b.init = init;
+    const name = (n: Node) => {
+      const b: Binding = { name: this.syn.text(n), at };
+      if (how.until !== undefined) b.until = how.until;
+      if (ty) b.ty = ty;
+      if (init) {
+        b.init = init;
         if (via && via !== 'value') b.via = via;
-        if (init) Object.assign(b, how);
-        out.push(b);
-        return;
+        if (how.closure) b.closure = how.closure;
+        if (how.proj && how.proj.length > 0) b.proj = how.proj;
+        if (how.from !== undefined) b.from = how.from;
       }
+      out.push(b);
+    };
+    const into = (p: Projection): Pick<Binding, 'closure' | 'proj' | 'from' | 'until'> => ({ ...how, proj: [...(how.proj ?? []), p] });
+    const untyped = (n: Node) => this.bind(n, at, undefined, undefined, 'value', out, { until: how.until });
+    switch (pat.type) {
+      case 'identifier':
+      case 'shorthand_field_identifier':
+        name(pat);
+        return;
       case 'mut_pattern':
       case 'ref_pattern':
       case 'reference_pattern':
@@ -194,47 +206,45 @@ export class BodyReader {
       case 'tuple_pattern': {
         const elems = pat.namedChildren.filter((c): c is Node => c !== null && !c.type.endsWith('comment'));
         elems.forEach((e, i) => {
-          if (ty) this.bind(e, at, ty.k === 'tuple' ? ty.of[i] : undefined, undefined, 'value', out);
-          else if (deeper && init) this.bind(e, at, undefined, init, via, out, { ...how, elem: i });
-          else this.bind(e, at, undefined, undefined, 'value', out);
+          if (ty) this.bind(e, at, ty.k === 'tuple' ? ty.of[i] : undefined, undefined, 'value', out, { until: how.until });
+          else if (init) this.bind(e, at, undefined, init, via, out, into({ elem: i }));
+          else untyped(e);
         });
         return;
       }
       case 'tuple_struct_pattern': {
         const head = pat.childForFieldName('type');
-        const name = head ? this.syn.pathText(head) : '';
-        const elems = pat.namedChildren.filter((c): c is Node => c !== null && c !== head && !c.type.endsWith('comment'));
-        const wraps = (name === 'Some' || name === 'Ok' || name === 'Option::Some' || name === 'Result::Ok') && via === 'value' && elems.length === 1 && deeper;
+        const path = head ? this.syn.pathText(head) : '';
+        const elems = pat.namedChildren.filter((c): c is Node => c !== null && c.id !== head?.id && !c.type.endsWith('comment'));
+        const wraps = (path === 'Some' || path === 'Ok' || path === 'Option::Some' || path === 'Result::Ok') && elems.length === 1;
         elems.forEach((e, i) => {
-          if (wraps) this.bind(e, at, undefined, init, 'some', out, { from: how.from });
-          else if (deeper && init && name !== 'Err' && name !== 'None') this.bind(e, at, undefined, init, via, out, { ...how, pat: { path: name, field: String(i) } });
-          else this.bind(e, at, undefined, undefined, 'value', out);
+          if (!init || path === 'Err' || path === 'None') untyped(e);
+          else if (wraps && via === 'value' && !how.proj) this.bind(e, at, undefined, init, 'some', out, { from: how.from, until: how.until });
+          else this.bind(e, at, undefined, init, via, out, into(wraps ? { path: 'Some', field: '0' } : { path, field: String(i) }));
         });
         return;
       }
       case 'struct_pattern': {
         const head = pat.childForFieldName('type');
-        const name = head ? this.syn.pathText(head) : '';
+        const path = head ? this.syn.pathText(head) : '';
         for (const c of pat.namedChildren) {
           if (!c || c.type !== 'field_pattern') continue;
           const fieldNode = c.childForFieldName('name');
-          const sub = c.childForFieldName('pattern') ?? fieldNode;
-          if (!sub || !fieldNode) continue;
+          const sub = c.childForFieldName('pattern');
+          if (!fieldNode) continue;
           const field = this.syn.text(fieldNode);
-          if (deeper && init) this.bind(sub, at, undefined, init, via, out, { ...how, pat: { path: name, field } });
-          else this.bind(sub, at, undefined, undefined, 'value', out);
+          const target = sub ?? fieldNode; // `Foo { a, ref b, c: pat }`
+          if (init) this.bind(target, at, undefined, init, via, out, into({ path, field }));
+          else untyped(target);
         }
         return;
       }
-      case 'shorthand_field_identifier':
-        out.push({ name: this.syn.text(pat), at });
-        return;
       default:
         // slices, or-patterns, literals: their names get no type
         for (const c of pat.namedChildren) {
           if (!c) continue;
-          if (c.type === 'identifier' || c.type === 'shorthand_field_identifier') out.push({ name: this.syn.text(c), at });
-          else if (c.type.endsWith('pattern')) this.bind(c, at, undefined, undefined, 'value', out);
+          if (c.type === 'identifier' || c.type === 'shorthand_field_identifier') untyped(c);
+          else if (c.type.endsWith('pattern')) untyped(c);
         }
     }
   }

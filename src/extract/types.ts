@@ -88,23 +88,27 @@ export type Expr =
  * `value` = the same; `some` = the payload of Option/Result (`Some(x)`,
  * `Ok(x)`); `iter` = the item of iterating it; `closure` = parameter
  * `closure.param` of a closure passed as argument `closure.arg` to method
- * `closure.method` of the receiver `init`. `elem` then takes that tuple's
- * element (`let (a, b) = …`, `|(i, x)| …`).
+ * `closure.method` of the receiver `init`. `proj` then takes tuple elements
+ * and struct/variant fields, outermost first (`let (a, b) = …`,
+ * `Class(hir::Class::Unicode(ref cls))`, `Foo { a, .. }`).
  */
 export interface Binding {
   name: string;
-  /** UTF-16 offset in the file from which the name is visible. */
+  /** UTF-16 offset in the file from which the name is visible… */
   at: number;
+  /** …and up to which (exclusive; absent: the end of the body). */
+  until?: number;
   ty?: TypeRef;
   init?: Expr;
   via?: 'value' | 'some' | 'iter' | 'closure';
   closure?: { method: string; arg: number; param: number };
-  elem?: number;
-  /** Then field `field` of the struct or variant `path` the pattern names (`Inst::Bytes(ref i)`, `Foo { a, .. }`). */
-  pat?: { path: string; field: string };
+  proj?: Projection[];
   /** UTF-16 offset at which `init` is read (the `let`'s start: `let x = x.next();` reads the earlier x); default `at`. */
   from?: number;
 }
+
+/** A step into a value: a tuple's element, or a field of the struct or variant a pattern names. */
+export type Projection = { elem: number } | { path: string; field: string };
 
 /**
  * A reference from inside an item. `target` is the path as written: `foo`,

@@ -16,8 +16,10 @@ export interface DepItem {
 }
 
 export class DepIndex {
-  /** Qpaths (of non-member items) and public paths -> nodes. */
+  /** Public paths -> nodes. */
   private readonly byPath = new Map<string, DepNode[]>();
+  /** Definition paths (qpaths) of items that are not impl members -> nodes (for the canonical types crates store). */
+  private readonly byQpath = new Map<string, DepNode[]>();
   private readonly byId = new Map<string, DepNode>();
   private readonly children = new Map<string, DepNode[]>();
   /** Self type's definition qpath -> impls of it. */
@@ -26,8 +28,8 @@ export class DepIndex {
 
   constructor(readonly crate: DepCrate) {
     this.ident = crateIdent(crate.krate);
+    for (const n of crate.nodes) this.byId.set(n.id, n);
     for (const n of crate.nodes) {
-      this.byId.set(n.id, n);
       if (n.parent) push(this.children, n.parent, n);
       if (n.kind === 'impl') {
         const self = n.typeInfo?.self;
@@ -38,10 +40,10 @@ export class DepIndex {
         }
         continue;
       }
-      const parent = n.parent ? this.byId.get(n.parent) : undefined;
-      if (parent?.kind === 'impl') continue;
-      push(this.byPath, n.qpath, n);
-      for (const p of n.publicPaths) if (p !== n.qpath) push(this.byPath, p, n);
+      if (!(n.parent && this.byId.get(n.parent)?.kind === 'impl')) push(this.byQpath, n.qpath, n);
+      // another crate sees an item only through its public paths (the crate root aside)
+      for (const p of n.publicPaths) push(this.byPath, p, n);
+      if (n.kind === 'module' && n.parent === null && !n.publicPaths.includes(n.qpath)) push(this.byPath, n.qpath, n);
     }
   }
 
@@ -53,10 +55,15 @@ export class DepIndex {
     return this.byId.get(id) ?? null;
   }
 
-  /** Items named by `path` (a qpath or public path of this crate, first segment = its ident). */
+  /** Items named by `path` (a public path of this crate, first segment = its ident). */
   at(path: string, ns: Namespace | null): DepNode[] {
     const all = this.byPath.get(path) ?? [];
     return ns ? all.filter((n) => depNs(n) === ns || (ns === 'value' && isValueStruct(n))) : all;
+  }
+
+  /** The items defined at `qpath` (a canonical type's path). */
+  atQpath(qpath: string, ns: Namespace): DepNode[] {
+    return (this.byQpath.get(qpath) ?? []).filter((n) => depNs(n) === ns);
   }
 
   childrenOf(n: DepNode): DepNode[] {

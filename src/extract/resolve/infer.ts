@@ -192,9 +192,11 @@ export class Infer {
       case 'field': return this.fieldType(this.typeOf(e.recv, at, env, depth + 1), e.name);
       case 'try': return payload(this.typeOf(e.of, at, env, depth + 1));
       case 'deref': {
+        // references are not tracked exactly (`self` is its type, not `&Self`): a `*` that has no
+        // pointer to go through leaves the type as it is, like autoderef would
         const t = this.typeOf(e.of, at, env, depth + 1);
         if (t.k === 'ref' || t.k === 'ptr') return t.of;
-        return this.derefOnce(t) ?? UNKNOWN(`deref of ${describe(t)}`);
+        return this.derefOnce(t) ?? t;
       }
       case 'index': {
         const base = this.typeOf(e.of, at, env, depth + 1);
@@ -236,10 +238,13 @@ export class Infer {
     return this.valueType(res, env);
   }
 
-  /** The latest binding of `name` visible at `at`. */
+  /** The binding of `name` visible at `at` that was bound last (the innermost, the latest shadowing). */
   private binding(name: string, at: number, env: BodyEnv): Binding | null {
     let hit: Binding | null = null;
-    for (const b of env.bindings) if (b.name === name && b.at <= at) hit = b;
+    for (const b of env.bindings) {
+      if (b.name !== name || b.at > at || (b.until !== undefined && at >= b.until)) continue;
+      if (!hit || b.at >= hit.at) hit = b;
+    }
     return hit;
   }
 
@@ -257,18 +262,20 @@ export class Infer {
       else if (via === 'some') t = payload(init);
       else if (via === 'iter') t = this.itemOf(init);
       else t = b.closure ? this.closureParam(init, b.closure) : UNKNOWN('closure');
-      if (b.elem !== undefined && t.k !== 'unknown') {
-        const s = stripRefs(t);
-        t = s.k === 'tuple' && s.of[b.elem] ? s.of[b.elem]! : UNKNOWN(`element ${b.elem} of ${describe(s)}`);
+      for (const p of b.proj ?? []) {
+        if (t.k === 'unknown') break;
+        if ('elem' in p) {
+          const s = stripRefs(t);
+          t = s.k === 'tuple' && s.of[p.elem] ? s.of[p.elem]! : UNKNOWN(`element ${p.elem} of ${describe(s)}`);
+        } else t = p.path === 'Some' ? payload(t) : this.patternField(t, p, env);
       }
-      if (b.pat && t.k !== 'unknown') t = this.patternField(t, b.pat, env);
     } else t = UNKNOWN(`type of ${b.name} not written`);
     env.memo.set(b, t);
     return t;
   }
 
   /** Field `field` of the struct or variant `path` a pattern names, matched against a value of type `t`. */
-  private patternField(t: Ty, pat: NonNullable<Binding['pat']>, env: BodyEnv): Ty {
+  private patternField(t: Ty, pat: { path: string; field: string }, env: BodyEnv): Ty {
     const segs = pat.path.split('::');
     const scrutinee = headOf(t);
     let res = this.names.resolve(segs, env.def.scope, 'value', env.ctx) ?? this.names.resolve(segs, env.def.scope, 'type', env.ctx);
@@ -490,6 +497,8 @@ export class Infer {
 
   /** `name` along the autoderef steps of `recv`: inherent, then traits; bounds for parameters and trait objects. */
   lookupMethod(recv: Ty, name: string, env: BodyEnv): Method | null {
+    const byRef = recv.k === 'ref';
+    let first = true;
     for (const t of this.derefSteps(recv)) {
       if (t.k === 'param') {
         const m = this.inBounds(env.bounds.get(t.name) ?? [], name, env, t);
@@ -503,7 +512,9 @@ export class Infer {
       }
       const head = headOf(t);
       const owner = head ? head.res : null;
-      const impls = this.impls.implsOfTy(t);
+      // impls for `&T` and for `T` share a table: on the first step, those matching the receiver's reference first
+      const impls = first ? [...this.impls.implsOfTy(t)].sort((a, b) => Number((b.self.k === 'ref') === byRef) - Number((a.self.k === 'ref') === byRef)) : this.impls.implsOfTy(t);
+      first = false;
       // inherent (this crate's impls, then the dependency's)
       for (const info of impls) {
         if (info.trait) continue;

@@ -93,7 +93,7 @@ export class TypeLowering {
   canonicalRes(path: string): Res {
     const ident = path.split('::')[0]!;
     const ix = this.world.crate(ident);
-    const hit = ix?.at(path, 'type')[0];
+    const hit = ix?.atQpath(path, 'type')[0] ?? ix?.at(path, 'type')[0];
     if (ix && hit) return { dep: { crate: ix, node: hit } };
     return { ext: stdPath(path), krate: ix ? ix.crate.krate : null, depName: ix ? ix.ident : null };
   }
