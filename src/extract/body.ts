@@ -136,7 +136,10 @@ export class BodyReader {
           });
           return;
         }
-        out.push({ kind: 'calls', target: this.syn.pathText(callee), line: name.startPosition.row + 1, col: name.startPosition.column + 1, at: n.startIndex });
+        const ref: Ref = { kind: 'calls', target: this.syn.pathText(callee), line: name.startPosition.row + 1, col: name.startPosition.column + 1, at: n.startIndex };
+        const a0 = callee.type === 'scoped_identifier' ? firstArg(n) : null;
+        if (a0) ref.a0 = this.expr(a0);
+        out.push(ref);
         return;
       }
       case 'field_expression': {

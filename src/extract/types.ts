@@ -123,6 +123,8 @@ export interface Ref {
   col: number;
   /** Method calls: the receiver. */
   recv?: Expr;
+  /** Path calls: the first argument (picks among `From<A>` impls: `Ref::from("x")`). */
+  a0?: Expr;
   /** `<T as Trait>::f(…)` / `<T>::f(…)`: the qualified self type and trait. */
   qself?: { self: TypeRef; trait: TypeRef | null };
   /** UTF-16 offset of the call in its file (bindings before it are in scope). */

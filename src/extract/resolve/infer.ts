@@ -20,7 +20,7 @@ import type { Impls } from './impls.ts';
 import type { Names, PathCtx, Res } from './names.ts';
 import { DEREF_TO_ARG, stdKey } from './std.ts';
 import { stdClosureParam, stdItem, stdMethod, type StdCallArgs } from './stdlib.ts';
-import { headOf, resPath, substitute, UNKNOWN, type Ty, type TypeLowering } from './types.ts';
+import { headOf, renderTy, resPath, substitute, UNKNOWN, type Ty, type TypeLowering } from './types.ts';
 
 export interface Resolved {
   res: Res | null;
@@ -47,6 +47,8 @@ const DERIVABLE: ReadonlyMap<string, string> = new Map([
   ['default', 'std::default::Default'], ['clone', 'std::clone::Clone'], ['eq', 'std::cmp::PartialEq'], ['ne', 'std::cmp::PartialEq'],
   ['cmp', 'std::cmp::Ord'], ['partial_cmp', 'std::cmp::PartialOrd'], ['hash', 'std::hash::Hash'], ['fmt', 'std::fmt::Debug'],
 ]);
+
+const INTEGERS: ReadonlySet<string> = new Set(['u8', 'u16', 'u32', 'u64', 'u128', 'usize', 'i8', 'i16', 'i32', 'i64', 'i128', 'isize']);
 
 /** Inference gives up past this depth (a binding defined through itself). */
 const MAX_DEPTH = 24;
@@ -130,10 +132,34 @@ export class Infer {
       if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
     }
     const res = this.names.resolve(segs, env.def.scope, 'value', env.ctx);
-    if (res) return { res, reason: null, dispatch: 'static' };
+    if (res) return { res: this.byArgument(res, ref, env), reason: null, dispatch: 'static' };
     const derived = this.derivedCall(segs, env);
     if (derived) return { res: derived.res, reason: null, dispatch: 'static' };
     return { res: null, reason: `${ref.target} not found`, dispatch: null };
+  }
+
+  /**
+   * `Ref::from(x)` where the type implements `From<A>` for several `A`: the
+   * impl whose trait argument is the argument's type (when it is known and
+   * one matches; else the first, as found).
+   */
+  private byArgument(res: Res, ref: Ref, env: BodyEnv): Res {
+    if (!('def' in res) || !res.def.impl || !ref.a0) return res;
+    const info = this.impls.byDef.get(res.def.impl);
+    const trait = info?.trait;
+    if (!info || !trait || trait.args.length === 0) return res;
+    const siblings = this.impls.implsOfTy(info.self).filter((i) => i.trait && sameItem(i.trait.res, trait.res) && i.members.has(res.def.name));
+    if (siblings.length < 2) return res;
+    const arg = this.typeOf(ref.a0, ref.at ?? Infinity, env, 0);
+    if (arg.k === 'unknown') return res;
+    const want = renderTy(arg);
+    let hit = siblings.find((i) => renderTy(i.trait!.args[0]!) === want);
+    if (!hit && arg.k === 'prim' && INTEGERS.has(arg.name)) {
+      const ints = siblings.filter((i) => { const a = i.trait!.args[0]; return a?.k === 'prim' && INTEGERS.has(a.name); });
+      if (ints.length === 1) hit = ints[0];
+    }
+    const m = hit ? pickFn(hit.members.get(res.def.name)) : null;
+    return m ? { def: m } : res;
   }
 
   /**
@@ -168,7 +194,7 @@ export class Infer {
       const m = this.traitItem(trait, name, env);
       return m ? { res: m, reason: null, dispatch: 'dynamic' } : { res: null, reason: `no item ${name} in ${resPath(trait.res)}`, dispatch: null };
     }
-    const viaImpl = this.traitMethodFor(self, trait.res, name);
+    const viaImpl = this.traitMethodFor(self, trait, name);
     if (viaImpl) return { res: viaImpl, reason: null, dispatch: 'static' };
     const m = this.traitItem(trait, name, env);
     if (m) return { res: m, reason: null, dispatch: 'static' };
@@ -606,16 +632,18 @@ export class Infer {
   }
 
   /** `<T as Trait>::name` for a concrete T: the member of T's impl of Trait. */
-  private traitMethodFor(self: Ty, trait: Res, name: string): Res | null {
+  private traitMethodFor(self: Ty, trait: Ty & { k: 'adt' }, name: string): Res | null {
+    // `<Ref as From<usize>>::from`: the trait's arguments pick among impls of the same trait
+    const args = trait.args.length > 0 ? renderTy(trait) : null;
     for (const info of this.impls.implsOfTy(self)) {
-      if (!info.trait || !sameItem(info.trait.res, trait)) continue;
+      if (!info.trait || !sameItem(info.trait.res, trait.res) || (args !== null && renderTy(info.trait) !== args)) continue;
       const hit = pickFn(info.members.get(name));
       if (hit) return { def: hit };
     }
     const owner = headOf(self)?.res;
     if (owner && 'dep' in owner) {
       for (const impl of this.impls.depImpls(owner.dep)) {
-        if (!impl.trait || !sameItem(impl.trait, trait)) continue;
+        if (!impl.trait || !sameItem(impl.trait, trait.res) || (args !== null && impl.traitArgs !== null && impl.traitArgs !== args)) continue;
         const hit = owner.dep.crate.childrenOf(impl.node).find((c) => c.name === name);
         if (hit) return { dep: { crate: owner.dep.crate, node: hit } };
       }

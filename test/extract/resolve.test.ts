@@ -1,0 +1,133 @@
+// Name resolution, public paths, impl paths and method calls (src/extract/resolve/)
+// on the fixture workspace test/extract/fixtures/resolve: each construct with
+// the graph the compiler would agree with.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { repoRoot } from '../helpers.ts';
+import { activeFeatures, extractCrate, readWorkspace, type CrateGraph, type EdgeFact, type NodeFact } from '../../src/extract/index.ts';
+
+const fixture = path.join(repoRoot, 'test', 'extract', 'fixtures', 'resolve');
+
+async function extract(name: string): Promise<CrateGraph> {
+  const ws = await readWorkspace(fixture);
+  const pkg = ws.packages.find((p) => p.name === name);
+  assert.ok(pkg, `fixture package ${name}`);
+  const g = await extractCrate({
+    repo: 'r', krate: `${pkg.name}@${pkg.version}`, rootDir: pkg.dir, targets: pkg.targets.map((t) => t.path),
+    deps: new Map(pkg.deps.map((d) => [d.localName, { krate: `${d.crateName}@1.0.0`, repo: 'r' }])), readFile: (p) => readFile(p),
+    edition: pkg.edition, features: activeFeatures(pkg), buildScript: pkg.buildScript,
+  });
+  assert.deepEqual(g.problems, []);
+  return g;
+}
+
+function node(g: CrateGraph, qpath: string, kind?: string): NodeFact {
+  const n = g.nodes.find((x) => x.qpath === qpath && (kind === undefined || x.kind === kind));
+  assert.ok(n, `no node ${qpath}; have ${g.nodes.map((x) => x.qpath).join(', ')}`);
+  return n;
+}
+
+/** The call edges from `from` on `line`, as `dstPath` (resolved) or `text` (not). */
+function callsAt(g: CrateGraph, from: string, line: number): EdgeFact[] {
+  const src = node(g, from).id;
+  return g.edges.filter((e) => e.src === src && e.kind === 'calls' && e.line === line);
+}
+
+function callTo(g: CrateGraph, from: string, line: number, dstPath: string): EdgeFact {
+  const hits = callsAt(g, from, line).filter((e) => e.dstPath === dstPath);
+  assert.equal(hits.length, 1, `${from}:${line} -> ${dstPath}; have ${callsAt(g, from, line).map((e) => `${e.dstPath} (${e.unresolvedReason ?? 'ok'})`).join(', ')}`);
+  return hits[0]!;
+}
+
+test('public paths: pub use chains, renames, globs (items and enum variants) and pub modules, as rustdoc names them', async () => {
+  const g = await extract('names');
+  assert.deepEqual(node(g, 'names::imp::Engine').publicPaths, ['names::Engine', 'names::Renamed']);
+  assert.deepEqual(node(g, 'names::inner::deep::deep_fn').publicPaths, ['names::deep_fn', 'names::inner::deep::deep_fn']);
+  assert.deepEqual(node(g, 'names::inner::Level::High').publicPaths, ['names::facade::Lvl::High', 'names::inner::High', 'names::inner::Level::High']);
+  assert.deepEqual(node(g, 'names::imp::helper').publicPaths, ['names::facade::helper']);
+  assert.deepEqual(node(g, 'names::shout').publicPaths, ['names::shout'], '#[macro_export] at the crate root');
+  // private: not reachable, not re-exported
+  assert.deepEqual(node(g, 'names::inner::deep::private_fn').publicPaths, []);
+  assert.deepEqual(node(g, 'names::imp').publicPaths, []);
+  // a function re-exported over its private module of the same name: the fn has the path, the module none
+  assert.deepEqual(node(g, 'names::memchr::memchr').publicPaths, ['names::memchr']);
+  assert.deepEqual(node(g, 'names::memchr', 'module').publicPaths, []);
+});
+
+test('names: type and value namespaces apart, body-local use, re-exported names, glob-imported variants', async () => {
+  const g = await extract('names');
+  const ids = (q: string, kind?: string) => node(g, q, kind).id;
+  // `Thing()` is the function, not the struct of the same name
+  assert.equal(callTo(g, 'names::entry', 26, 'names::Thing').dst, ids('names::Thing', 'fn'));
+  assert.notEqual(ids('names::Thing', 'fn'), ids('names::Thing', 'struct'));
+  assert.equal(callTo(g, 'names::entry', 25, 'names::memchr::memchr').dst, ids('names::memchr::memchr'));
+  assert.equal(callTo(g, 'names::helper_user', 32, 'names::imp::helper').dst, ids('names::imp::helper'));
+  assert.equal(callTo(g, 'names::entry', 27, 'names::inner::deep::deep_fn').dst, ids('names::inner::deep::deep_fn'));
+  const pick = node(g, 'names::inner::pick');
+  assert.equal(pick.typeInfo, '{"r":"names::inner::Level"}');
+});
+
+test('edition 2015: use paths are crate-relative, ::path is the crate root', async () => {
+  const g = await extract('old2015');
+  const read = node(g, 'old2015::de::read').id;
+  const calls = callsAt(g, 'old2015::ser::write', 5);
+  assert.deepEqual(calls.map((e) => [e.dstPath, e.dst === read]), [['old2015::de::read', true], ['old2015::de::read', true], ['old2015::de::read', true]]);
+  const uses = g.edges.filter((e) => e.kind === 'uses').map((e) => e.dstPath);
+  assert.deepEqual(uses, ['old2015::de::read', 'old2015::de']);
+});
+
+test('impls: self types and traits resolved, trait generic arguments keep From<&str> and From<usize> apart', async () => {
+  const g = await extract('calls');
+  const a = node(g, '<calls::Ref as std::convert::From<&str>>::from');
+  const b = node(g, '<calls::Ref as std::convert::From<usize>>::from');
+  assert.notEqual(a.id, b.id);
+  assert.ok(!g.nodes.some((n) => n.qpath.includes('crate::')), 'no crate:: left in a path');
+  assert.equal(node(g, 'calls::<calls::Ref as std::convert::From<&str>>').typeInfo, '{"self":"calls::Ref","trait":"std::convert::From<&str>"}');
+  // the argument's type picks the impl; a qualified path names it
+  assert.equal(callTo(g, 'calls::conversions', 105, '<calls::Ref as std::convert::From<usize>>::from').dst, b.id);
+  assert.equal(callTo(g, 'calls::conversions', 105, '<calls::Ref as std::convert::From<&str>>::from').dst, a.id);
+});
+
+test('method calls: self, Self::, parameters through &, &mut, Box, Rc, Arc; inherent before trait', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::Square::twice', 50, 'calls::Square::new').dispatch, 'static');
+  assert.deepEqual(callsAt(g, 'calls::Square::twice', 50).filter((e) => e.dst === area).length, 2, 'self.area() and Self::new(1).area()');
+  const params = callsAt(g, 'calls::by_param', 61);
+  assert.deepEqual(params.map((e) => e.dst === area), [true, true, true, true, true]);
+  // the edge sits on the method's name token
+  assert.deepEqual(params.map((e) => e.col), [7, 18, 29, 40, 51]);
+});
+
+test('method calls: lets (typed, constructor, struct literal), fields, chains through ? and unwrap, closures and loops', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  const poke = node(g, 'calls::Inner::poke').id;
+  assert.deepEqual(callsAt(g, 'calls::by_let', 68).map((e) => e.dst), [area, area, area, poke]);
+  assert.equal(callTo(g, 'calls::by_chain', 72, 'calls::Square::area').dst, area);
+  assert.equal(callTo(g, 'calls::by_chain', 73, 'calls::Inner::poke').dst, poke);
+  assert.equal(callTo(g, 'calls::by_closure', 89, 'calls::Square::area').dst, area);
+  assert.equal(callTo(g, 'calls::by_closure', 90, 'calls::Inner::poke').dst, poke);
+  assert.deepEqual([96, 99].map((l) => callTo(g, 'calls::by_loop', l, 'calls::Square::area').dst), [area, area]);
+  // std methods are named, not guessed: no target, the reason says where they are
+  const sum = callTo(g, 'calls::by_closure', 89, 'std::slice::Iter::sum');
+  assert.deepEqual([sum.dst, sum.unresolvedReason], [null, 'in the standard library']);
+  // a chain over lines: each call on its own name token's line
+  assert.equal(callTo(g, 'calls::chained', 113, 'calls::Inner::poke').col, 10);
+});
+
+test('method calls: trait default methods inherited (static), through a bound or dyn (dynamic)', async () => {
+  const g = await extract('calls');
+  const describe = node(g, 'calls::Shape::describe').id;
+  const traitArea = node(g, 'calls::Shape::area').id;
+  const byDefault = callTo(g, 'calls::by_default', 77, 'calls::Shape::describe');
+  assert.deepEqual([byDefault.dst, byDefault.dispatch], [describe, 'static']);
+  const bound = callTo(g, 'calls::by_bound', 81, 'calls::Shape::area');
+  assert.deepEqual([bound.dst, bound.dispatch], [traitArea, 'dynamic']);
+  const dyn = callTo(g, 'calls::by_dyn', 85, 'calls::Shape::describe');
+  assert.deepEqual([dyn.dst, dyn.dispatch], [describe, 'dynamic']);
+  // in the trait's own default method, `self` is bounded by the trait
+  assert.equal(callTo(g, 'calls::Shape::describe', 22, 'calls::Shape::area').dispatch, 'dynamic');
+});

@@ -1,0 +1,73 @@
+// Resolution into dependencies through the lake (src/ingest/deps.ts): a
+// crate's calls on a dependency's types resolve to that crate's nodes —
+// from this run's results when the dependency is extracted in the same run
+// (it goes first), from the lake's stored summaries (public paths,
+// type_info) when it is not, without reading its sources again.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { and, eq } from '../../src/lake/expr/expr.ts';
+import { ingest } from '../../src/ingest/index.ts';
+import type { EventLog } from '../../src/log/event-log.ts';
+import { repoRoot } from '../helpers.ts';
+import { freshLake } from './helpers.ts';
+
+const cleanups: (() => void)[] = [];
+after(() => { for (const c of cleanups) c(); });
+
+const fixture = path.join(repoRoot, 'test', 'extract', 'fixtures', 'resolve');
+
+async function setup(): Promise<{ log: EventLog; ws: string }> {
+  const lake = await freshLake();
+  cleanups.push(lake.cleanup);
+  const ws = path.join(lake.dir, 'resolve');
+  cpSync(fixture, ws, { recursive: true });
+  return { log: lake.log, ws };
+}
+
+/** app's live call edges: line -> dst path (dst id, dst krate). */
+async function appCalls(log: EventLog): Promise<Map<string, { dst: string | null; krate: string | null }>> {
+  const out = new Map<string, { dst: string | null; krate: string | null }>();
+  for (const r of (await log.state('edge', and(eq('krate', 'app@0.1.0'), eq('edge_kind', 'calls')))).values()) {
+    out.set(`${r['line']} ${r['dst_path']}`, { dst: (r['dst'] as string | null) ?? null, krate: (r['dst_krate'] as string | null) ?? null });
+  }
+  return out;
+}
+
+async function depIds(log: EventLog): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const r of (await log.state('node', eq('krate', 'dep@1.0.0'))).values()) out.set(r['qpath'] as string, r['id'] as string);
+  return out;
+}
+
+test('cross-crate: calls on a dependency\'s types resolve to its nodes, in the same run and later from the lake', async () => {
+  const { log, ws } = await setup();
+  const first = await ingest(log, ws, { repo: 'fx' });
+  assert.deepEqual(first.problems, []);
+  const dep = await depIds(log);
+  const want = [
+    ['4 dep::engine::Engine::new', 'dep::engine::Engine::new'], // `Engine::new` through `use dep::Engine` (a re-export)
+    ['4 dep::engine::Engine::is_match', 'dep::engine::Engine::is_match'], // `…(p)?.is_match(text)`: the chain through `?`
+    ['5 dep::start', 'dep::start'],
+    ['6 dep::engine::Engine::find', 'dep::engine::Engine::find'], // `e` from dep::start's declared return type
+    ['7 dep::engine::Match::end', 'dep::engine::Match::end'], // `m` from Option<Match>::unwrap
+  ];
+  const check = async () => {
+    const calls = await appCalls(log);
+    for (const [key, qpath] of want) {
+      const e = calls.get(key!);
+      assert.ok(e, `app call ${key}; have ${[...calls.keys()].join(', ')}`);
+      assert.deepEqual(e, { dst: dep.get(qpath!), krate: 'dep@1.0.0' }, key);
+    }
+  };
+  await check();
+
+  // app alone changes: dep is not extracted again, its summary comes from the lake
+  const lib = path.join(ws, 'app', 'src', 'lib.rs');
+  writeFileSync(lib, readFileSync(lib, 'utf8').replace('usize::from(found)', 'usize::from(!found)'));
+  const second = await ingest(log, ws, { repo: 'fx' });
+  assert.equal(second.unchangedCrates, 4, 'names, old2015, calls and dep are not parsed again');
+  await check();
+  assert.equal(second.events.add + second.events.remove, 0, 'a body edit adds and removes nothing');
+});
