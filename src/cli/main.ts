@@ -122,6 +122,7 @@ export async function main(argv: string[], out = new Output()): Promise<number> 
     const args = parseArgs(path, rest, [...spec.options, ...GLOBAL_OPTIONS], spec.positionals);
     const ctx: Context = {
       lakeDir: nodePath.resolve(args.value('lake') ?? lake ?? process.env.MIMIR_LAKE ?? 'mimir-lake'),
+      catalogName: args.value('catalog-name') ?? (process.env.MIMIR_CATALOG_NAME || undefined),
       json: json || args.flag('json'),
       out,
       env: process.env,
