@@ -36,7 +36,7 @@ async function tableWithRows(name: string): Promise<{ lake: Lake; ident: { names
 
 test('v3: the minimal v3 metadata vector parses; the v3 types variant, geometry and geography are refused by name', { skip: needsFixtures }, () => {
   const text = readFileSync(path.join(icebergFixtures!, 'metadata_vectors', 'apache-iceberg', 'TableMetadataV3ValidMinimal.json'), 'utf8');
-  assert.equal(parseTableMetadata(text).formatVersion, 3);
+  assert.equal(parseTableMetadata(text, 'TableMetadataV3ValidMinimal.json').formatVersion, 3);
   for (const type of ['variant', 'geometry(srid:4326)', 'geography(srid:4326, spherical)']) {
     assert.throws(
       () => parseSchema({ type: 'struct', 'schema-id': 0, fields: [{ id: 1, name: 'g', required: false, type }] }, 'schema'),
