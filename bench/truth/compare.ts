@@ -73,11 +73,8 @@ export function nodeKeys(nodes: MNode[], byId: Map<string, MNode>): Map<string, 
 
 /** Mimir-side origin of a node no rustdoc item matched: `macro` when its line starts with a macro invocation. */
 function nodeOrigin(node: MNode, src: CrateSource): Origin {
-  const f = src.file(node.file);
-  if (!f) return 'written';
-  const start = f.lineStarts[node.line - 1];
-  if (start === undefined) return 'written';
-  const line = f.text.slice(start, f.text.indexOf('\n', start) >>> 0 || undefined).trim();
+  const line = src.line(node.file, node.line)?.trim();
+  if (line === undefined) return 'written';
   return /^(?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*[A-Za-z_][A-Za-z0-9_]*\s*!/.test(line) && !line.startsWith('macro_rules') ? 'macro' : 'written';
 }
 
@@ -224,9 +221,10 @@ export function checkCalls(calls: OracleCall[], ctx: CallContext): CallFigures {
   const scored: Scored[] = [];
   for (const c of calls) {
     if (!WRITTEN_CLASSES.includes(c.cls)) { inc(f.notWritten, c.cls); continue; }
+    if (c.callerUnmapped) { inc(f.excluded, 'caller not in rustdoc'); continue; }
     if (c.target.k === 'outside') { inc(f.outside, c.cls); continue; }
     if (c.target.k === 'unknown') {
-      inc(f.excluded, 'callee not mapped');
+      inc(f.excluded, c.target.why.startsWith('an item inside a fn body') ? 'callee inside a fn body' : 'callee not mapped');
       if (f.unmapped.length < 50) f.unmapped.push(`${c.file}:${c.line} ${c.callee} (${c.target.why})`);
       continue;
     }

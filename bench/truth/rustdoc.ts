@@ -273,7 +273,7 @@ export function docModel(doc: DocCrate, source: SourceText): DocModel {
     if (rel) addDef(rel, mid);
     for (const c of byId.get(mid)?.children ?? []) {
       const ci = byId.get(c);
-      if (!ci || !ci.name || ci.kind === 'use' || ci.kind === 'module') continue;
+      if (!ci || !ci.name || ci.kind === 'use' || ci.kind === 'extern_crate' || ci.kind === 'module') continue;
       const cp = rel ? `${rel}::${ci.name}` : ci.name;
       addDef(cp, c);
       if (ci.kind === 'enum' || ci.kind === 'trait') {
