@@ -14,9 +14,11 @@
 // (auto traits, blanket copies) and items without a span.
 //
 // Origin: rustdoc gives an item expanded from a macro the span of the
-// outermost invocation (`ast_struct! { … }`); such an item is `macro`. An
-// item whose span points into a `#[derive(…)]` list is `derive`. Every other
-// item with a span in the crate is `written`; a span outside the crate's
+// outermost invocation (`ast_struct! { … }`); such an item is `macro`, and
+// is matched anywhere within the invocation's lines; so is a member (variant,
+// impl or trait item) of a `macro` item, whatever its own span. An item whose
+// span points into a `#[derive(…)]` list is `derive`. Every other item with a
+// span in the crate is `written`; a span outside the crate's
 // folder (another crate's macro) is `external` and not compared.
 import type { TypeAst } from './types.ts';
 import { fromRustdoc, rustdocArgs } from './types.ts';
@@ -256,6 +258,17 @@ export function docModel(doc: DocCrate, source: SourceText): DocModel {
       modPath: mod === null ? '' : modPath.get(mod) ?? doc.name,
       origin, defPath: null,
     });
+  }
+
+  // A member of an enum, impl or trait that a macro invocation generated is generated too, even
+  // when its own span is real (tokens passed through `$($t)*`): it matches anywhere in the invocation.
+  for (const it of items.values()) {
+    const p = parent.get(it.id);
+    const pi = p === undefined ? undefined : items.get(p);
+    if (!pi || pi.kind === 'module' || pi.origin !== 'macro' || it.origin !== 'written') continue;
+    it.origin = 'macro';
+    it.line = Math.min(it.line, pi.line);
+    it.endLine = Math.max(it.endLine, pi.endLine);
   }
 
   // def paths: modules and module-level items from the tree, variants and trait items below them,

@@ -89,6 +89,11 @@ test('rustdoc: items are keyed by module, kind, file and line; derive and macro_
   const { model } = await fixture();
   const four = item(model, 'fn', 'four');
   assert.deepEqual([four.origin, four.file, four.line, four.modPath], ['macro', 'src/lib.rs', 40, 'truthfix']);
+  // an item macro_rules! builds from its own tokens has the invocation's span, and so do its members;
+  // an `$item:item` passed through keeps its own span: written
+  const one = item(model, 'variant', 'One');
+  assert.deepEqual([one.origin, one.line, one.endLine], ['macro', 78, 81]);
+  assert.deepEqual([item(model, 'enum', 'Wrapped').origin, item(model, 'enum', 'Wrapped').line], ['written', 66]);
   const derived = [...model.doc.items.values()].filter((i) => i.origin === 'derive');
   assert.deepEqual(derived.map((i) => `${i.kind} ${i.name} ${i.line}`).sort(), ['impl  10', 'impl  10', 'method clone 10', 'method fmt 10']);
   assert.deepEqual([item(model, 'module', 'shapes').line, item(model, 'module', 'shapes').file], [1, 'src/shapes.rs']);
@@ -162,6 +167,8 @@ function graph(): MNode[] {
     node('extra', 'fn', 'only_with_extra', 'truthfix::only_with_extra', 'src/lib.rs', 15, 'root'),
     node('four', 'fn', 'four', 'truthfix::four', 'src/lib.rs', 40, 'root'),
     node('total', 'fn', 'total', 'truthfix::total', 'src/lib.rs', 17, 'root'),
+    node('made', 'enum', 'Made', 'truthfix::Made', 'src/lib.rs', 78, 'root'),
+    node('one', 'variant', 'One', 'truthfix::Made::One', 'src/lib.rs', 79, 'made'),
   ];
 }
 
@@ -175,6 +182,9 @@ test('compare: items match on their key as a multiset; what the compiler does no
   assert.deepEqual(m.extra.map((e) => e.name), ['truthfix::only_with_extra']);
   assert.deepEqual(m.precision.get('fn|written'), { n: 2, of: 3 });
   assert.deepEqual(m.recall.get('fn|macro'), { n: 1, of: 1 });
+  // a generated variant found on its own line, inside the invocation
+  assert.deepEqual(m.recall.get('variant|macro'), { n: 1, of: 2 });
+  assert.equal(m.toNode.get(item(model, 'variant', 'One').id), 'one');
   assert.equal(m.recall.get('method|derive')!.n, 0);
 });
 
