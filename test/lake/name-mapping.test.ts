@@ -137,3 +137,19 @@ test('name mapping: a file without any field id in a table without a mapping is 
     lake.close();
   }
 });
+
+test('name mapping: a position delete file written without field ids applies by its fixed column names (file_path, pos)', async () => {
+  const lake = Lake.open(path.join(work.dir, 'lake4'));
+  try {
+    const t = await lake.createTable({ namespace: ['m'], name: 'p' }, schema);
+    await t.append([{ fields: schema.fields, numRows: 3, columns: [[1n, 2n, 3n], ['a', 'b', 'c'], [null, null, null]] }]);
+    const [data] = await t.dataFiles();
+    const del = path.join(work.dir, 'pos-deletes-no-ids.parquet');
+    await duck(`COPY (SELECT '${data!.file.filePath}' AS file_path, 1::BIGINT AS pos) TO '${del}' (FORMAT PARQUET)`);
+    const df: DataFile = { content: 1, filePath: del, fileFormat: 'PARQUET', partition: [], recordCount: 1n, fileSizeInBytes: BigInt(statSync(del).size) };
+    await t.commit(t.rowDeltaUpdate([], [{ file: df, specId: 0 }]));
+    assert.deepEqual((await t.scan({ columns: ['id'] }).toArray()).map((r) => r.id), [1n, 3n]);
+  } finally {
+    lake.close();
+  }
+});
