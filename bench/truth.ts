@@ -17,7 +17,7 @@
 //   --misses items|extra|calls|paths   list misses: items the graph lacks, nodes the compiler
 //                     does not have, call sites, paths (with --crate REGEX, --limit N, and --class C:
 //                     a call class such as method, or an item origin such as written)
-//   --cache DIR       oracle cache (default $MIMIR_TRUTH_CACHE, else .bench/truth of the checkout)
+//   --cache DIR       oracle cache (default $MIMIR_TRUTH_CACHE, else $XDG_CACHE_HOME or ~/.cache, /mimir/truth)
 //   --rebuild         rebuild the oracle of the selected crates
 //   --oracle-only     build the oracle and stop
 //   --lake DIR        ingest into DIR and keep it (default: a temporary lake, removed)
@@ -26,7 +26,7 @@
 //   --workers N       ingest worker threads (default 2)
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { readCrateDir } from '../src/extract/index.ts';
 import { crateModel, oracleCalls, type CrateModel, type OracleCall } from './truth/calls.ts';
@@ -54,7 +54,9 @@ if (has('--help')) {
 }
 const json = has('--json');
 const verbose = has('--verbose');
-const cache = path.resolve(flag('--cache') ?? process.env['MIMIR_TRUTH_CACHE'] ?? path.join(repoRoot, '.bench', 'truth'));
+// one cache for every checkout of the user (the oracle depends on the toolchain and the registry, not on Mimir)
+const cache = path.resolve(flag('--cache') ?? process.env['MIMIR_TRUTH_CACHE']
+  ?? path.join(process.env['XDG_CACHE_HOME'] ?? path.join(homedir(), '.cache'), 'mimir', 'truth'));
 const only = flag('--crates')?.split(',').map(norm).filter((s) => s !== '');
 const missesOf = flag('--misses');
 const missCrate = new RegExp(flag('--crate') ?? '.');
