@@ -32,7 +32,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import {
-  pickVersion, readCrateDir, readWorkspace, type CrateGraph, type FileStatus, type Package, type ProblemKind,
+  activeFeatures, pickVersion, readCrateDir, readWorkspace, type CrateGraph, type FeatureSelection, type FileStatus, type Package,
+  type ProblemKind,
 } from '../extract/index.ts';
 import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { Batch, Value } from '../lake/spec/types.ts';
@@ -75,6 +76,14 @@ export interface IngestOptions {
   maxFileBytes?: number;
   /** Where `withDeps` looks for crates (default: vendor/, ~/.cargo/registry/src/*, /usr/share/cargo/registry). */
   searchDirs?: string[];
+  /**
+   * Features of the ingested crates, as cargo's `--features`,
+   * `--all-features`, `--no-default-features` (default: each crate's default
+   * features). Universe crates added with `withDeps` get their default features.
+   */
+  features?: string[];
+  allFeatures?: boolean;
+  noDefaultFeatures?: boolean;
 }
 
 export interface UniverseOptions extends Omit<IngestOptions, 'repo' | 'withDeps' | 'searchDirs'> {
@@ -134,6 +143,10 @@ interface CrateSpec {
   rootDir: string;
   targets: string[];
   deps: [string, { krate: string; repo?: string }][];
+  edition: string;
+  /** Active features, expanded through `[features]`. */
+  features: string[];
+  buildScript: string | null;
 }
 
 const DEFAULT_BATCH = 50_000;
@@ -167,7 +180,7 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
     const krate = `${pkg.name}@${pkg.version}`;
     if (seen.has(krate)) continue;
     seen.add(krate);
-    specs.push(specOf(pkg, krate, repo, ws.packages, (name, req) => pickVersion(ws.lock.get(name) ?? [], req)));
+    specs.push(specOf(pkg, krate, repo, ws.packages, (name, req) => pickVersion(ws.lock.get(name) ?? [], req), opts));
   }
   const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, removeMissing: true, started });
   if (opts.withDeps) {
@@ -184,7 +197,8 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
         else notFound.push(`${name}@${v}`);
       }
     }
-    const depReport = await universeAdd(log, found, { ...opts, lock: ws.lock });
+    const { features: _f, allFeatures: _a, noDefaultFeatures: _n, ...depOpts } = opts;
+    const depReport = await universeAdd(log, found, { ...depOpts, lock: ws.lock });
     report.deps = { report: depReport, notFound };
   }
   return report;
@@ -230,13 +244,14 @@ export async function universeAdd(log: EventLog, paths: string[], opts: Universe
     const krate = `${pkg.name}@${pkg.version}`;
     if (seen.has(krate)) continue;
     seen.add(krate);
-    specs.push(specOf(pkg, krate, UNIVERSE_REPO, [], lockPick));
+    specs.push(specOf(pkg, krate, UNIVERSE_REPO, [], lockPick, opts));
   }
   return runCrates(log, UNIVERSE_REPO, specs, problems, { ...opts, removeMissing: false, started, skipPresent: true });
 }
 
 function specOf(
   pkg: Package, krate: string, repo: string, members: Package[], pick: (name: string, req: string | null) => string | null,
+  sel: FeatureSelection,
 ): CrateSpec {
   const deps = new Map<string, { krate: string; repo?: string }>();
   // normal dependencies first: a name that is also a dev-dependency keeps the normal one
@@ -254,6 +269,7 @@ function specOf(
   return {
     krate, rootDir: pkg.dir, targets: pkg.targets.map((t) => t.path),
     deps: [...deps].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    edition: pkg.edition, features: activeFeatures(pkg, sel), buildScript: pkg.buildScript,
   };
 }
 
@@ -274,7 +290,12 @@ async function manifestFact(spec: CrateSpec, maxFileBytes: number | undefined): 
   } catch {
     // a crate without a readable manifest still has a fingerprint
   }
-  const hash = sha256(JSON.stringify({ manifest: sha256(bytes), krate: spec.krate, targets: spec.targets, deps: spec.deps, maxFileBytes: maxFileBytes ?? null }));
+  let build = '';
+  if (spec.buildScript) build = sha256(await readFile(path.join(spec.rootDir, spec.buildScript)).catch(() => Buffer.alloc(0)));
+  const hash = sha256(JSON.stringify({
+    manifest: sha256(bytes), krate: spec.krate, targets: spec.targets, deps: spec.deps, maxFileBytes: maxFileBytes ?? null,
+    edition: spec.edition, features: spec.features, build,
+  }));
   return { path: MANIFEST_PATH, hash, size: BigInt(bytes.length), parse_status: MANIFEST_STATUS };
 }
 
@@ -462,7 +483,10 @@ async function diffAndWrite(
     }
     plans.push({
       spec, manifest,
-      job: { repo, krate: spec.krate, rootDir: spec.rootDir, targets: spec.targets, deps: spec.deps, maxFileBytes: opts.maxFileBytes },
+      job: {
+        repo, krate: spec.krate, rootDir: spec.rootDir, targets: spec.targets, deps: spec.deps, maxFileBytes: opts.maxFileBytes,
+        edition: spec.edition, features: spec.features, buildScript: spec.buildScript,
+      },
     });
   }
   const removed = opts.removeMissing ? [...fileState.keys()].filter((k) => !specs.some((s) => s.krate === k)).sort() : [];

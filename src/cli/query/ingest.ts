@@ -1,4 +1,4 @@
-// `mimir ingest PATH [--repo NAME] [--rev REV | --git REV|A..B] [--with-deps] [--strict]`:
+// `mimir ingest PATH [--repo NAME] [--rev REV | --git REV|A..B] [--with-deps] [--strict] [--features F,…] [--all-features] [--no-default-features]`:
 // a Rust workspace (or one package) into the lake as repo NAME, writing only
 // the deltas against the lake's current state (src/ingest); with --git, the
 // commits of a git repository read from git itself, one run each. Thin wrapper.
@@ -6,7 +6,7 @@ import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { UsageError } from '../args.ts';
 import { ingest, ingestGit, type GitIngestReport } from '../../ingest/index.ts';
-import { printReport, progress, requireFolders, runIngest, withIngestLog } from './ingest-common.ts';
+import { FEATURE_OPTIONS, featureOptions, printReport, progress, requireFolders, runIngest, withIngestLog } from './ingest-common.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--repo NAME] [--rev REV | --git REV|A..B] [--with-deps] [--strict] [options]',
@@ -18,6 +18,7 @@ export const command: CommandSpec = {
     { name: 'git', kind: 'value', arg: 'REV|A..B', help: 'index a commit, or each commit of A..B (first-parent, oldest first), read from the git repository holding PATH; the work tree is not read' },
     { name: 'with-deps', kind: 'flag', help: 'also add the Cargo.lock dependencies found locally (vendor/, cargo registry) to the universe' },
     { name: 'strict', kind: 'flag', help: 'any problem with the input fails the run; nothing is written' },
+    ...FEATURE_OPTIONS,
   ],
   examples: ['mimir ingest ~/src/myproject', 'mimir ingest . --repo acme --rev $(git rev-parse HEAD) --with-deps', 'mimir ingest ~/src/ripgrep --git 14.0.0..14.1.0'],
   run,
@@ -29,12 +30,15 @@ async function run(args: Args, ctx: Context): Promise<number> {
   const spec = args.value('git');
   if (spec !== undefined) {
     if (args.value('rev') !== undefined) throw new UsageError('--git records each commit as the run\'s rev; --rev cannot be given with it', args.commandPath);
-    const opts = { repo: args.value('repo'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), onProgress: progress(ctx) };
+    const opts = { repo: args.value('repo'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), onProgress: progress(ctx), ...featureOptions(args) };
     const onCommit = (i: number, total: number, sha: string, subject: string): void => ctx.out.progress(`commit ${i + 1}/${total} ${sha.slice(0, 12)} ${subject}`);
     return withIngestLog(ctx, (log) => ingestGit(log, dir, spec, { ...opts, onCommit }), printGit);
   }
   return runIngest(ctx, (log) =>
-    ingest(log, dir, { repo: args.value('repo'), rev: args.value('rev'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), onProgress: progress(ctx) }),
+    ingest(log, dir, {
+      repo: args.value('repo'), rev: args.value('rev'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), onProgress: progress(ctx),
+      ...featureOptions(args),
+    }),
   );
 }
 
