@@ -14,7 +14,7 @@
 // empty or naming no node), or to no edge at all (missing).
 import type { CallClass, CrateModel, OracleCall } from './calls.ts';
 import { WRITTEN_CLASSES } from './calls.ts';
-import type { CallersIndex, DefIndex, MEdge, MNode } from './mimir.ts';
+import type { Answers, MEdge, MNode } from './mimir.ts';
 import type { ItemKind, OracleItem, Origin } from './rustdoc.ts';
 import { publicPaths } from './rustdoc.ts';
 import type { CrateSource } from './source.ts';
@@ -72,8 +72,13 @@ export function nodeKeys(nodes: MNode[], byId: Map<string, MNode>): Map<string, 
   return out;
 }
 
-/** Mimir-side origin of a node no rustdoc item matched: `macro` when its line starts with a macro invocation. */
+/**
+ * Mimir-side origin of a node no rustdoc item matched: its `origin` column
+ * (`macro:<name>`), else — a lake without the column — `macro` when its line
+ * starts with a macro invocation.
+ */
 function nodeOrigin(node: MNode, src: CrateSource): Origin {
+  if (node.origin !== null) return node.origin.startsWith('macro') ? 'macro' : 'written';
   const line = src.line(node.file, node.line)?.trim();
   if (line === undefined) return 'written';
   return /^(?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*[A-Za-z_][A-Za-z0-9_]*\s*!/.test(line) && !line.startsWith('macro_rules') ? 'macro' : 'written';
@@ -143,7 +148,7 @@ export interface PathFigures {
   misses: PathMiss[];
 }
 
-export function checkPaths(model: CrateModel, m: Matching, defs: DefIndex): PathFigures {
+export function checkPaths(model: CrateModel, m: Matching, defs: Pick<Answers, 'def'>): PathFigures {
   const pub = publicPaths(model.doc);
   const out: PathFigures = { defPaths: ratio(), reexports: ratio(), misses: [] };
   const one = (p: string, ids: number[], r: Ratio) => {
@@ -204,7 +209,7 @@ export interface CallContext {
   nodes: Map<string, MNode>;
   /** This crate's call edges by `file:line`. */
   edgesAt: Map<string, MEdge[]>;
-  callers: CallersIndex;
+  callers: Pick<Answers, 'callers'>;
   /** Memo of `callers` per Mimir qpath: `krate file:line` set. */
   callersMemo: Map<string, Set<string>>;
 }

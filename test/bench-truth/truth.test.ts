@@ -153,7 +153,7 @@ test('calls: each call of the fixture gets its class, its caller and its target'
 });
 
 function node(id: string, kind: string, name: string, qpath: string, file: string, line: number, parent: string | null): MNode {
-  return { id, repo: '@universe', krate: 'truthfix@0.1.0', kind, name, qpath, file, line, endLine: line, parent };
+  return { id, repo: '@universe', krate: 'truthfix@0.1.0', kind, name, qpath, file, line, endLine: line, parent, origin: null };
 }
 
 /** A small graph as Mimir might extract the fixture: a cfg'd-out fn kept, the macro's fn at its invocation. */
