@@ -97,7 +97,8 @@ test('serve: malformed questions get 400 with a message that says what was expec
   refused(await get('/api/def?path='), 400, /path: expected a PATH .* found an empty string/);
   refused(await get('/api/def?path=a&path=b'), 400, /parameter "path" given twice/);
   refused(await get('/api/def?path=a&color=red'), 400, /unknown parameter "color" for def \(expected path, asOf\)/);
-  refused(await get('/api/find?name=x&asOf=yesterday'), 400, /asOf: expected a generation number or an ISO 8601 time .* found "yesterday"/);
+  refused(await get('/api/find?name=x&asOf=last%20week'), 400, /asOf: expected a generation number, an ISO 8601 time .* found "last week"/);
+  refused(await get('/api/find?name=x&asOf=yesterday'), 400, /no commit, tag or branch of any ingested repo is named yesterday/);
   refused(await get('/api/def?path=x&asOf=999999'), 400, /generation 999999 is in the future \(the lake is at \d+\)/);
   refused(await get('/api/refs?path=x&kind=nope'), 400, /kind: expected one of contains, .* found "nope"/);
   refused(await get('/api/diff?from=1'), 400, /diff: missing parameter to/);
