@@ -30,7 +30,7 @@ import { homedir, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { readCrateDir } from '../src/extract/index.ts';
 import { crateModel, oracleCalls, type CrateModel, type OracleCall } from './truth/calls.ts';
-import { checkCalls, checkPaths, matchItems, type CallContext, type Matching } from './truth/compare.ts';
+import { checkCalls, checkPaths, matchItems, type CallContext, type CallMiss, type ItemMiss, type Matching, type PathMiss } from './truth/compare.ts';
 import { loadDigest } from './truth/digest.ts';
 import { CallersIndex, checkQueries, DefIndex, emulated, ingestGraph, realAnswers, recording, type Answers, type MEdge, type MNode } from './truth/mimir.ts';
 import { buildOracle, measuredCrates, nightlyToolchain, oraclePaths, type CrateDir } from './truth/oracle.ts';
@@ -59,6 +59,10 @@ const cache = path.resolve(flag('--cache') ?? process.env['MIMIR_TRUTH_CACHE']
   ?? path.join(process.env['XDG_CACHE_HOME'] ?? path.join(homedir(), '.cache'), 'mimir', 'truth'));
 const only = flag('--crates')?.split(',').map(norm).filter((s) => s !== '');
 const missesOf = flag('--misses');
+if (missesOf !== undefined && !['items', 'extra', 'calls', 'paths'].includes(missesOf)) {
+  console.error(`bench:truth: --misses expects items, extra, calls or paths, found ${missesOf}`);
+  process.exit(2);
+}
 const missCrate = new RegExp(flag('--crate') ?? '.');
 const limit = Number(flag('--limit') ?? 30);
 const missClass = flag('--class');
@@ -213,7 +217,8 @@ const meta = {
   queryCheck: check,
 };
 if (json) {
-  console.log(JSON.stringify(toJson(figures, meta), null, 1));
+  const extra = missesOf ? { misses: { kind: missesOf, crates: misses(missesOf).map(({ krate, total, entries }) => ({ krate, total, entries })) } } : {};
+  console.log(JSON.stringify(toJson(figures, { ...meta, ...extra }), null, 1));
 } else {
   console.log(`bench:truth — Mimir's graph vs the compiler (rustdoc JSON + MIR, ${toolchain}), default features`);
   console.log(`crates: ${figures.length} measured${world.length > selected.length ? ` (+${world.length - selected.length} dependencies in the lake)` : ''}; `
@@ -237,33 +242,43 @@ if (json) {
       if (f.calls.unmapped.length > 0) console.log(`oracle callees not mapped: ${f.calls.unmapped.slice(0, 5).join('; ')}`);
     }
   }
-  if (answersBy === 'emulated') {
+  if (answersBy === 'emulated' && check.checked > 0) {
     console.log(`\nquery check: the bench's def/callers agree with the real queries on ${check.checked - check.differ.length} of ${check.checked} sampled paths`);
     if (check.differ.length > 0) console.log('WARNING: the emulated def/callers no longer match src/query: update bench/truth/mimir.ts, or run with --real-queries');
     for (const d of check.differ) console.log(`  differs: ${d}`);
-  } else {
+  } else if (answersBy !== 'emulated') {
     console.log('\ndef and callers answered by the real queries');
   }
 }
-if (missesOf) printMisses(missesOf);
+if (missesOf && !json) for (const m of misses(missesOf)) {
+  console.log(`\n== ${m.krate}: ${m.total} ${missesOf} misses${m.total > limit ? ` (first ${limit})` : ''}`);
+  for (const l of m.lines) console.log(`  ${l}`);
+}
 
-function printMisses(what: string) {
+/** The misses asked for, per crate: the first `limit` as text lines and as objects. */
+function misses(what: string): { krate: string; total: number; lines: string[]; entries: object[] }[] {
+  const out: { krate: string; total: number; lines: string[]; entries: object[] }[] = [];
+  const order = (o: string) => ['written', 'macro', 'derive'].indexOf(o);
+  const byOrigin = <T extends { origin: string }>(l: T[]) => [...l].sort((a, b) => order(a.origin) - order(b.origin));
   for (const f of figures) {
     if (!missCrate.test(f.crate) && !missCrate.test(f.krate)) continue;
-    let lines: string[] = [];
-    const order = (o: string) => ['written', 'macro', 'derive'].indexOf(o);
-    const byOrigin = <T extends { origin: string }>(l: T[]) => [...l].sort((a, b) => order(a.origin) - order(b.origin));
-    if (what === 'items') lines = byOrigin(f.items.missed).filter((m) => !missClass || m.origin === missClass).map((m) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin}, in ${m.modPath || '(root)'})`);
-    else if (what === 'extra') lines = byOrigin(f.items.extra).filter((m) => !missClass || m.origin === missClass).map((m) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin})`);
-    else if (what === 'paths') lines = f.paths.misses.map((m) => `${m.path}  ${m.why}: want ${m.want}; def gives ${m.got.join(' | ') || 'nothing'}`);
-    else if (what === 'calls') {
-      lines = f.calls.misses.filter((m) => !missClass || m.cls === missClass)
-        .map((m) => `${m.file}:${m.line}  ${m.cls} ${m.outcome}: ${m.callee}${m.got ? `  (graph: ${m.got})` : ''}${m.macro ? `  [in ${m.macro}!]` : ''}`);
+    let entries: object[];
+    let text: (e: never) => string;
+    if (what === 'items') {
+      entries = byOrigin(f.items.missed).filter((m) => !missClass || m.origin === missClass);
+      text = (m: ItemMiss) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin}, in ${m.modPath || '(root)'})`;
+    } else if (what === 'extra') {
+      entries = byOrigin(f.items.extra).filter((m) => !missClass || m.origin === missClass);
+      text = (m: ItemMiss) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin})`;
+    } else if (what === 'paths') {
+      entries = f.paths.misses;
+      text = (m: PathMiss) => `${m.path}  ${m.why}: want ${m.want}; def gives ${m.got.join(' | ') || 'nothing'}`;
     } else {
-      console.error(`--misses expects items, extra, calls or paths, found ${what}`);
-      process.exit(2);
+      entries = f.calls.misses.filter((m) => !missClass || m.cls === missClass);
+      text = (m: CallMiss) => `${m.file}:${m.line}  ${m.cls} ${m.outcome}: ${m.callee}${m.got ? `  (graph: ${m.got})` : ''}${m.macro ? `  [in ${m.macro}!]` : ''}`;
     }
-    console.log(`\n== ${f.krate}: ${lines.length} ${what} misses${lines.length > limit ? ` (first ${limit})` : ''}`);
-    for (const l of lines.slice(0, limit)) console.log(`  ${l}`);
+    const first = entries.slice(0, limit);
+    out.push({ krate: f.krate, total: entries.length, lines: first.map((e) => text(e as never)), entries: first });
   }
+  return out;
 }
