@@ -43,7 +43,8 @@ import { Pins } from './pins.ts';
 import { BadQuestion, QUESTION_PARAMS, ask, isQuestionName, parseAsOf, parseQuestion, questionKey, type Question } from './questions.ts';
 
 export interface ServeOptions {
-  lakeDir: string;
+  /** The lake: an open Lake (the server closes it when it stops) or a lake folder. */
+  lake: Lake | string;
   /** Interface to bind (default 127.0.0.1). */
   host?: string;
   /** Port (default 7700; 0 = any free port). */
@@ -129,11 +130,8 @@ export function isLoopback(host: string): boolean {
 
 /** Open the lake read-only and start listening. */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
-  const root = nodePath.resolve(opts.lakeDir);
-  if (!existsSync(nodePath.join(root, 'catalog.db'))) {
-    throw new Error(`no lake at ${root} (no catalog.db there); give --lake DIR or set MIMIR_LAKE — nothing served`);
-  }
-  const lake = Lake.open(root, { create: false });
+  const lake = typeof opts.lake === 'string' ? openLake(opts.lake) : opts.lake;
+  const root = lake.root;
   let log: EventLog;
   try {
     if (!lake.tableExists(ident(CODE_NODE_EVENTS))) {
@@ -339,6 +337,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         server.closeIdleConnections();
       })),
   };
+}
+
+function openLake(dir: string): Lake {
+  const root = nodePath.resolve(dir);
+  if (!existsSync(nodePath.join(root, 'catalog.db'))) throw new Error(`no lake at ${root} (no catalog.db there); give --lake DIR or set MIMIR_LAKE — nothing served`);
+  return Lake.open(root, { create: false });
 }
 
 function hostName(hostHeader: string): string {

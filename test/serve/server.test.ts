@@ -25,7 +25,7 @@ before(async () => {
   const { log, ...gens } = await sampleLake(lake);
   log.close();
   s = gens;
-  server = await startServer({ lakeDir: lake, port: 0, maxBodyBytes: 1024, maxUrlBytes: 2048 });
+  server = await startServer({ lake: lake, port: 0, maxBodyBytes: 1024, maxUrlBytes: 2048 });
 });
 after(async () => {
   await server?.close();
@@ -158,7 +158,7 @@ test('serve: a loopback server refuses a request addressed to another host name 
 test('serve: time limits — 504 when the answer is late (it is cached when done), 503 when no reader frees up in time', async () => {
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
-  const slow = await startServer({ lakeDir: lake, port: 0, readers: 1, timeoutMs: 1500, testAfterPin: () => held });
+  const slow = await startServer({ lake: lake, port: 0, readers: 1, timeoutMs: 1500, testAfterPin: () => held });
   try {
     const [late, queued] = await Promise.all([
       request(slow.url, '/api/def?path=regex::Regex::new'),
