@@ -162,25 +162,26 @@ const defs = new DefIndex(graph.nodes.values());
 const callersIdx = new CallersIndex(graph.calls, defs);
 const krateOf = new Map([...models].map(([n, m]) => [n, m.krate] as const));
 const callsOf = new Map<string, OracleCall[]>();
-const edgesOf = new Map<string, Map<string, MEdge[]>>();
+const edgesOf = new Map<string, { at: Map<string, MEdge[]>; from: Map<string, MEdge[]> }>();
 for (const c of selected) {
   const m = [...models.values()].find((x) => dirOf.get(x.name) === c);
   if (!m) continue;
   callsOf.set(m.name, oracleCalls(bodiesOf.get(m.name)!, { local: m, crates: models }, sources.get(m.name)!));
-  const edgesAt = new Map<string, MEdge[]>();
+  const at = new Map<string, MEdge[]>();
+  const from = new Map<string, MEdge[]>();
+  const add = (map: Map<string, MEdge[]>, k: string, e: MEdge) => { const l = map.get(k); if (l) l.push(e); else map.set(k, [e]); };
   for (const e of graph.calls) {
     if (e.krate !== m.krate) continue;
-    const k = `${e.file}:${e.line}`;
-    const l = edgesAt.get(k);
-    if (l) l.push(e); else edgesAt.set(k, [e]);
+    add(at, `${e.file}:${e.line}`, e);
+    add(from, e.src, e);
   }
-  edgesOf.set(m.name, edgesAt);
+  edgesOf.set(m.name, { at, from });
 }
 const score = (answers: Answers): CrateFigures[] => {
   const callersMemo = new Map<string, Set<string>>();
   return [...callsOf].map(([name, calls]) => {
     const m = models.get(name)!;
-    const ctx: CallContext = { local: m, models, matching, krateOf, nodes: graph.nodes, edgesAt: edgesOf.get(name)!, callers: answers, callersMemo };
+    const ctx: CallContext = { local: m, models, matching, krateOf, nodes: graph.nodes, edgesAt: edgesOf.get(name)!.at, edgesFrom: edgesOf.get(name)!.from, callers: answers, callersMemo };
     return { crate: m.name, krate: m.krate, items: matching.get(m.name)!, paths: checkPaths(m, matching.get(m.name)!, answers), calls: checkCalls(calls, ctx) };
   });
 };
