@@ -146,8 +146,10 @@ export interface OracleItem {
   docKind: string;
   name: string;
   file: string;
-  /** Start line as compared (1 for a file module). */
+  /** Start line as compared: the span's (a file module's starts after the file's leading comments). */
   line: number;
+  /** Another start line that is as right: 1 for a file module (where the file starts). */
+  altLine?: number;
   /** Last line of the span: a `macro` item matches anywhere in its invocation. */
   endLine: number;
   /** Def path of the module the item is written in (`serde_json::de`); '' for the crate root. */
@@ -254,7 +256,8 @@ export function docModel(doc: DocCrate, source: SourceText): DocModel {
     const fileModule = kind === 'module' && (isRoot || isFileModule(it, mod === null ? null : byId.get(mod) ?? null));
     items.set(it.id, {
       id: it.id, kind, docKind: it.kind, name, file: span.file,
-      line: fileModule ? 1 : span.line, endLine: fileModule ? 1 : span.endLine,
+      line: span.line, endLine: fileModule ? span.line : span.endLine,
+      ...(fileModule && span.line !== 1 ? { altLine: 1 } : {}),
       modPath: mod === null ? '' : modPath.get(mod) ?? doc.name,
       origin, defPath: null,
     });
