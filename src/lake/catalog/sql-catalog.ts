@@ -720,12 +720,7 @@ export class SqlCatalog {
     const out = new Map<string, string>();
     const idents = new Map<string, TableIdent>();
     for (const i of this.listAllTables()) idents.set(identToString(i), i);
-    if (this.hasMimir) {
-      const logged = this.db
-        .prepare(`SELECT DISTINCT table_namespace, table_name FROM ${T.log} WHERE catalog_name = ?`)
-        .all(this.name) as TableRow[];
-      for (const r of logged) idents.set(identToString(rowIdent(r)), rowIdent(r));
-    }
+    if (this.hasMimir) for (const i of this.loggedTables()) idents.set(identToString(i), i);
     for (const [key, ident] of idents) {
       const loc = this.locationAt(ident, generation);
       if (loc !== null) out.set(key, loc);
@@ -812,18 +807,37 @@ export class SqlCatalog {
     const out: ForeignMove[] = moved
       .filter((r) => r.logged !== r.current)
       .map((r) => ({ ident: rowIdent(r), logged: r.logged, current: r.current }));
-    const dropped = this.db
-      .prepare(
-        `SELECT table_namespace, table_name, metadata_location FROM ${T.log} l
-         WHERE catalog_name = ? AND metadata_location IS NOT NULL
-           AND generation = (SELECT max(generation) FROM ${T.log} m WHERE m.catalog_name = l.catalog_name
-                             AND m.table_namespace = l.table_namespace AND m.table_name = l.table_name)
-           AND NOT EXISTS (SELECT 1 FROM ${T.tables} WHERE catalog_name = l.catalog_name AND table_namespace = l.table_namespace
-                           AND table_name = l.table_name AND metadata_location IS NOT NULL${this.typeFilter()})
-         ORDER BY table_namespace, table_name`,
-      )
-      .all(this.name) as TableRow[];
-    for (const r of dropped) out.push({ ident: rowIdent(r), logged: r.metadata_location, current: null });
+    // logged tables absent now: their last logged location, unless that was a drop
+    const present = new Set(moved.map((r) => `${r.table_namespace}\u0000${r.table_name}`));
+    const last = this.db.prepare(
+      `SELECT metadata_location FROM ${T.log} WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? ORDER BY generation DESC LIMIT 1`,
+    );
+    for (const ident of this.loggedTables()) {
+      if (present.has(`${nsToString(ident.namespace)}\u0000${ident.name}`)) continue;
+      const r = last.get(this.name, nsToString(ident.namespace), ident.name) as { metadata_location: string | null } | undefined;
+      if (r?.metadata_location) out.push({ ident, logged: r.metadata_location, current: null });
+    }
+    return out;
+  }
+
+  /**
+   * Every table the log names, by index seeks (one per table, not per log
+   * row: the log grows with every generation).
+   */
+  private loggedTables(): TableIdent[] {
+    const firstNs = this.db.prepare(`SELECT table_namespace AS v FROM ${T.log} WHERE catalog_name = ? ORDER BY table_namespace LIMIT 1`);
+    const nextNs = this.db.prepare(`SELECT table_namespace AS v FROM ${T.log} WHERE catalog_name = ? AND table_namespace > ? ORDER BY table_namespace LIMIT 1`);
+    const firstName = this.db.prepare(`SELECT table_name AS v FROM ${T.log} WHERE catalog_name = ? AND table_namespace = ? ORDER BY table_name LIMIT 1`);
+    const nextName = this.db.prepare(
+      `SELECT table_name AS v FROM ${T.log} WHERE catalog_name = ? AND table_namespace = ? AND table_name > ? ORDER BY table_name LIMIT 1`,
+    );
+    const out: TableIdent[] = [];
+    type Row = { v: string } | undefined;
+    for (let ns = (firstNs.get(this.name) as Row)?.v; ns !== undefined; ns = (nextNs.get(this.name, ns) as Row)?.v) {
+      for (let name = (firstName.get(this.name, ns) as Row)?.v; name !== undefined; name = (nextName.get(this.name, ns, name) as Row)?.v) {
+        out.push({ namespace: nsFromString(ns), name });
+      }
+    }
     return out;
   }
 
