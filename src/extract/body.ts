@@ -146,10 +146,13 @@ export class BodyReader {
         const field = callee.childForFieldName('field');
         const value = callee.childForFieldName('value');
         if (!field) return;
-        out.push({
+        const ref: Ref = {
           kind: 'calls', target: `.${this.syn.text(field)}`, line: field.startPosition.row + 1, col: field.startPosition.column + 1,
           recv: value ? this.expr(value) : { k: 'unknown', what: 'none' }, at: n.startIndex,
-        });
+        };
+        const a0 = firstArg(n);
+        if (a0) ref.a0 = this.expr(a0);
+        out.push(ref);
         return;
       }
       default:

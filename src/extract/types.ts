@@ -123,7 +123,7 @@ export interface Ref {
   col: number;
   /** Method calls: the receiver. */
   recv?: Expr;
-  /** Path calls: the first argument (picks among `From<A>` impls: `Ref::from("x")`). */
+  /** The first argument (picks among `From<A>` / `PartialEq<Rhs>` impls: `Ref::from("x")`, `a.eq(&b)`). */
   a0?: Expr;
   /** `<T as Trait>::f(…)` / `<T>::f(…)`: the qualified self type and trait. */
   qself?: { self: TypeRef; trait: TypeRef | null };

@@ -38,6 +38,8 @@ export class Impls {
   /** Impls of this crate by their self type's item (resKey). */
   private readonly byType = new Map<object | string, ImplInfo[]>();
   readonly byDef = new Map<Def, ImplInfo>();
+  /** Blanket impls: of a trait for a type parameter (`impl<T: Iterator> Itertools for T`, `impl<T: Buf> Buf for &mut T`). */
+  readonly blanket: ImplInfo[] = [];
 
   constructor(
     private readonly table: DefTable, private readonly names: Names, private readonly lowering: TypeLowering,
@@ -66,6 +68,8 @@ export class Impls {
         const list = this.byType.get(key);
         if (list) list.push(info);
         else this.byType.set(key, [info]);
+      } else if (info.trait && stripRefs(self).k === 'param') {
+        this.blanket.push(info);
       }
     }
     this.writePaths(impls);
@@ -193,6 +197,12 @@ export class Impls {
     }
     return null;
   }
+}
+
+function stripRefs(t: Ty): Ty {
+  let cur = t;
+  while (cur.k === 'ref' || cur.k === 'ptr') cur = cur.of;
+  return cur;
 }
 
 function pick(defs: Def[] | undefined, ns: Namespace): Def | null {

@@ -19,8 +19,8 @@ import { depNs, type DepItem } from './deps.ts';
 import type { Impls } from './impls.ts';
 import type { Names, PathCtx, Res } from './names.ts';
 import { DEREF_TO_ARG, stdKey } from './std.ts';
-import { stdClosureParam, stdItem, stdMethod, type StdCallArgs } from './stdlib.ts';
-import { headOf, renderTy, resPath, substitute, UNKNOWN, type Ty, type TypeLowering } from './types.ts';
+import { ITER, keyOf as keyOfTy, stdClosureParam, stdItem, stdMethod, stdTy, type StdCallArgs } from './stdlib.ts';
+import { headOf, renderTy, resKey, resPath, substitute, UNKNOWN, type Ty, type TypeLowering } from './types.ts';
 
 export interface Resolved {
   res: Res | null;
@@ -46,6 +46,22 @@ export interface BodyEnv {
 const DERIVABLE: ReadonlyMap<string, string> = new Map([
   ['default', 'std::default::Default'], ['clone', 'std::clone::Clone'], ['eq', 'std::cmp::PartialEq'], ['ne', 'std::cmp::PartialEq'],
   ['cmp', 'std::cmp::Ord'], ['partial_cmp', 'std::cmp::PartialOrd'], ['hash', 'std::hash::Hash'], ['fmt', 'std::fmt::Debug'],
+]);
+
+/** std's iterator traits: a type bounded by one is an iterator. */
+const ITERATOR_TRAITS: ReadonlySet<string> = new Set([
+  'std::iter::Iterator', 'std::iter::DoubleEndedIterator', 'std::iter::ExactSizeIterator', 'std::iter::FusedIterator',
+]);
+
+/** Bounds every type of interest meets (or that say nothing about methods). */
+const MARKER_TRAITS: ReadonlySet<string> = new Set([
+  'std::marker::Sized', 'std::marker::Send', 'std::marker::Sync', 'std::marker::Unpin', 'std::marker::Copy', 'std::clone::Clone',
+]);
+
+/** Traits whose type parameter defaults to `Self` (`impl PartialEq for X` compares with X). */
+const RHS_IS_SELF: ReadonlySet<string> = new Set([
+  'PartialEq', 'PartialOrd', 'Add', 'Sub', 'Mul', 'Div', 'Rem', 'BitAnd', 'BitOr', 'BitXor', 'Shl', 'Shr',
+  'AddAssign', 'SubAssign', 'MulAssign', 'DivAssign', 'RemAssign', 'BitAndAssign', 'BitOrAssign', 'BitXorAssign', 'ShlAssign', 'ShrAssign',
 ]);
 
 const INTEGERS: ReadonlySet<string> = new Set(['u8', 'u16', 'u32', 'u64', 'u128', 'usize', 'i8', 'i16', 'i32', 'i64', 'i128', 'isize']);
@@ -97,10 +113,11 @@ export class Infer {
     if (!ref.recv) return { res: null, reason: 'no receiver', dispatch: null };
     const recv = this.typeOf(ref.recv, ref.at ?? Infinity, env, 0);
     if (recv.k === 'unknown') return { res: null, reason: `receiver type unknown: ${recv.why}`, dispatch: null };
-    const m = this.lookupMethod(recv, name, env);
+    const arg = ref.a0 ? () => this.typeOf(ref.a0!, ref.at ?? Infinity, env, 0) : null;
+    const m = this.lookupMethod(recv, name, env, arg);
     if (m) return { res: m.res, reason: null, dispatch: m.dispatch };
-    const std = this.stdOwner(recv);
-    if (std) return { res: { ext: `${std}::${name}`, krate: null, depName: null }, reason: null, dispatch: 'static' };
+    const std = this.stdOwner(recv) ?? (this.iterLike(recv, env) ? 'std::iter::Iterator' : null);
+    if (std) return { res: { ext: `${std}::${name}`, krate: null, depName: null }, reason: null, dispatch: std === 'std::iter::Iterator' ? 'dynamic' : 'static' };
     return { res: null, reason: `no method ${name} found for ${describe(recv)}`, dispatch: null };
   }
 
@@ -132,7 +149,11 @@ export class Infer {
       if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
     }
     const res = this.names.resolve(segs, env.def.scope, 'value', env.ctx);
-    if (res) return { res: this.byArgument(res, ref, env), reason: null, dispatch: 'static' };
+    if (res) {
+      const picked = this.byArgument(res, ref, env);
+      if (!picked) return { res: null, reason: `several impls of ${ref.target} and the argument's type does not pick one`, dispatch: null };
+      return { res: picked, reason: null, dispatch: 'static' };
+    }
     const derived = this.derivedCall(segs, env);
     if (derived) return { res: derived.res, reason: null, dispatch: 'static' };
     return { res: null, reason: `${ref.target} not found`, dispatch: null };
@@ -140,18 +161,19 @@ export class Infer {
 
   /**
    * `Ref::from(x)` where the type implements `From<A>` for several `A`: the
-   * impl whose trait argument is the argument's type (when it is known and
-   * one matches; else the first, as found).
+   * impl whose trait argument is the argument's type. When the argument's
+   * type is not known (or matches none), the call is left unresolved: a guess
+   * among the impls would too often be wrong.
    */
-  private byArgument(res: Res, ref: Ref, env: BodyEnv): Res {
-    if (!('def' in res) || !res.def.impl || !ref.a0) return res;
+  private byArgument(res: Res, ref: Ref, env: BodyEnv): Res | null {
+    if (!('def' in res) || !res.def.impl) return res;
     const info = this.impls.byDef.get(res.def.impl);
     const trait = info?.trait;
     if (!info || !trait || trait.args.length === 0) return res;
     const siblings = this.impls.implsOfTy(info.self).filter((i) => i.trait && sameItem(i.trait.res, trait.res) && i.members.has(res.def.name));
     if (siblings.length < 2) return res;
-    const arg = this.typeOf(ref.a0, ref.at ?? Infinity, env, 0);
-    if (arg.k === 'unknown') return res;
+    const arg = ref.a0 ? this.typeOf(ref.a0, ref.at ?? Infinity, env, 0) : UNKNOWN('no argument');
+    if (arg.k === 'unknown') return null;
     const want = renderTy(arg);
     let hit = siblings.find((i) => renderTy(i.trait!.args[0]!) === want);
     if (!hit && arg.k === 'prim' && INTEGERS.has(arg.name)) {
@@ -159,7 +181,7 @@ export class Infer {
       if (ints.length === 1) hit = ints[0];
     }
     const m = hit ? pickFn(hit.members.get(res.def.name)) : null;
-    return m ? { def: m } : res;
+    return m ? { def: m } : null;
   }
 
   /**
@@ -254,7 +276,11 @@ export class Infer {
   }
 
   private pathType(path: string, at: number, env: BodyEnv, depth: number): Ty {
-    if (path === 'self') return env.selfTy ?? UNKNOWN('self outside an impl');
+    if (path === 'self') {
+      if (!env.selfTy) return UNKNOWN('self outside an impl');
+      const sp = env.def.item.selfParam;
+      return sp === 'ref' || sp === 'mut' ? { k: 'ref', mut: sp === 'mut', of: env.selfTy } : env.selfTy;
+    }
     if (!path.includes('::')) {
       const b = this.binding(path, at, env);
       if (b) return this.bindingType(b, env, depth);
@@ -290,10 +316,13 @@ export class Infer {
       else t = b.closure ? this.closureParam(init, b.closure) : UNKNOWN('closure');
       for (const p of b.proj ?? []) {
         if (t.k === 'unknown') break;
+        // a pattern through a reference binds by reference (match ergonomics)
+        const byRef = t.k === 'ref';
         if ('elem' in p) {
           const s = stripRefs(t);
           t = s.k === 'tuple' && s.of[p.elem] ? s.of[p.elem]! : UNKNOWN(`element ${p.elem} of ${describe(s)}`);
         } else t = p.path === 'Some' ? payload(t) : this.patternField(t, p, env);
+        if (byRef && t.k !== 'ref' && t.k !== 'unknown') t = { k: 'ref', mut: false, of: t };
       }
     } else t = UNKNOWN(`type of ${b.name} not written`);
     env.memo.set(b, t);
@@ -454,8 +483,82 @@ export class Infer {
       arg0: () => (e.a0 ? this.typeOf(e.a0, Infinity, env, depth + 1) : UNKNOWN('argument')),
     };
     for (const t of this.derefSteps(recv)) {
-      const r = stdMethod(t, e.name, args);
+      const r = stdMethod(this.iterLike(t, env) ?? t, e.name, args);
       if (r) return r;
+    }
+    return null;
+  }
+
+  /**
+   * A type parameter or trait object bounded by std's `Iterator` (directly,
+   * or through a supertrait of a bound: `trait Itertools: Iterator`): the
+   * iterator it is, `std::slice::Iter<Item>` as stdlib.ts models them (Item
+   * from an `Item = T` binding); else null.
+   */
+  private iterLike(t: Ty, env: BodyEnv): Ty | null {
+    const s = stripRefs(t);
+    const bounds = s.k === 'param' ? env.bounds.get(s.name) ?? [] : s.k === 'dyn' ? s.bounds : null;
+    if (!bounds) return null;
+    const seen = new Set<object | string>();
+    const visit = (b: Ty): Ty | null => {
+      if (b.k !== 'adt') return null;
+      const key = resKey(b.res);
+      if (seen.has(key)) return null;
+      seen.add(key);
+      const p = resPath(b.res);
+      if (ITERATOR_TRAITS.has(p)) {
+        const item = b.assoc?.find((a) => a.name === 'Item')?.ty ?? UNKNOWN('Item of the bound');
+        return stdTy(ITER, [item]);
+      }
+      if ('def' in b.res && b.res.def.kind === 'trait') {
+        const d = b.res.def;
+        const ctx: PathCtx = { self: b.res, generics: d.item.generics, locals: [] };
+        for (const st of d.item.supertraits ?? []) {
+          const r = visit(this.lowering.lower(st, d.scope, ctx, null));
+          if (r) return r;
+        }
+      }
+      return null;
+    };
+    for (const b of bounds) {
+      const r = visit(b);
+      if (r) return r;
+    }
+    return null;
+  }
+
+  /** Does `t` meet trait bound `b`? Known only for traits of the lake (an impl, or a bound) and std's iterator traits; else no. */
+  private satisfies(t: Ty, b: Ty, env: BodyEnv): boolean {
+    if (b.k !== 'adt') return false;
+    const p = resPath(b.res);
+    if (MARKER_TRAITS.has(p)) return true;
+    if (ITERATOR_TRAITS.has(p)) {
+      if (this.iterLike(t, env) || keyOfTy(stripRefs(t)) === 'Iter') return true;
+      return this.assocOfTraitImpl(stripRefs(t), ['Iterator'], 'Item') !== null;
+    }
+    const s = stripRefs(t);
+    if (s.k === 'param') return (env.bounds.get(s.name) ?? []).some((x) => x.k === 'adt' && resKey(x.res) === resKey(b.res));
+    if ('ext' in b.res) return false;
+    if (this.impls.implsOfTy(s).some((i) => i.trait && resKey(i.trait.res) === resKey(b.res))) return true;
+    const head = headOf(s);
+    if (head && 'dep' in head.res) return this.impls.depImpls(head.res.dep).some((i) => i.trait !== null && resKey(i.trait) === resKey(b.res));
+    return false;
+  }
+
+  /** A method of a blanket impl (`impl<T: Bound> Trait for T`) whose bounds `t` meets: the impl's member, else the trait's item. */
+  private viaBlanket(t: Ty, name: string, env: BodyEnv): Method | null {
+    for (const info of this.impls.blanket) {
+      const trait = info.trait!;
+      const member = pickFn(info.members.get(name));
+      const res: Res | null = member ? { def: member } : this.traitItem(trait, name, env);
+      if (!res) continue;
+      const param = stripRefs(info.self);
+      if (param.k !== 'param') continue;
+      const ctx: PathCtx = { self: null, generics: info.def.item.generics, locals: [] };
+      const bounds = (info.def.item.bounds ?? []).filter((g) => g.name === param.name).flatMap((g) => g.bounds)
+        .map((b) => this.lowering.lower(b, info.def.scope, ctx, null));
+      if (!bounds.every((b) => this.satisfies(t, b, env))) continue;
+      return { res, ret: this.returnType(res, null, t), dispatch: 'static' };
     }
     return null;
   }
@@ -522,17 +625,101 @@ export class Infer {
   // --- method lookup -------------------------------------------------------
 
   /** `name` along the autoderef steps of `recv`: inherent, then traits; bounds for parameters and trait objects. */
-  lookupMethod(recv: Ty, name: string, env: BodyEnv): Method | null {
+  lookupMethod(recv: Ty, name: string, env: BodyEnv, arg: (() => Ty) | null = null): Method | null {
+    return this.probe(recv, name, env, arg) ?? this.lenient(recv, name, env, arg);
+  }
+
+  /**
+   * rustc's probe: along the receiver's autoderef steps U, a method whose
+   * `self` parameter has type U, else &U, else &mut U — inherent methods
+   * before trait methods at each. Exact about references (impls for `&T` and
+   * `T` apart); when the receiver's references are not known well enough for
+   * that, `lenient` decides.
+   */
+  private probe(recv: Ty, name: string, env: BodyEnv, arg: (() => Ty) | null): Method | null {
+    let u: Ty | null = recv;
+    for (let i = 0; u && i < MAX_DEREF; i++) {
+      if (u.k === 'param' || u.k === 'dyn' || u.k === 'unknown') return null;
+      for (const adj of ['value', 'ref', 'mut'] as const) {
+        const target: Ty = adj === 'value' ? u : { k: 'ref', mut: adj === 'mut', of: u };
+        const m = this.exact(target, name, env, arg);
+        if (m) return m;
+      }
+      u = u.k === 'ref' || u.k === 'ptr' ? u.of : this.derefOnce(u);
+    }
+    return null;
+  }
+
+  /** The method `name` whose `self` parameter type is exactly `target` (references compared), inherent first. */
+  private exact(target: Ty, name: string, env: BodyEnv, arg: (() => Ty) | null): Method | null {
+    const want = refChain(target);
+    const base = stripRefs(target);
+    const inherent: Method[] = [];
+    const traits: Method[] = [];
+    for (const info of this.impls.implsOfTy(base)) {
+      const hit = pickFn(info.members.get(name));
+      if (!hit || !sameChain(refChain(info.self), hit.item.selfParam ?? null, want)) continue;
+      if (info.trait && !this.argFits(info.trait, info.self, arg)) continue;
+      const res: Res = { def: hit };
+      (info.trait ? traits : inherent).push({ res, ret: this.returnType(res, null, target), dispatch: 'static' });
+    }
+    const head = headOf(base);
+    if (head && 'dep' in head.res) {
+      for (const impl of this.impls.depImpls(head.res.dep)) {
+        const hit = head.res.dep.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
+        const self = impl.node.typeInfo?.self ? this.lowering.lowerCanonical(impl.node.typeInfo.self) : null;
+        if (!hit || !self || !sameChain(refChain(self), hit.typeInfo?.s ?? null, want)) continue;
+        const res: Res = { dep: { crate: head.res.dep.crate, node: hit } };
+        (impl.trait ? traits : inherent).push({ res, ret: this.returnType(res, null, target), dispatch: 'static' });
+      }
+    }
+    if (inherent[0]) return inherent[0];
+    if (traits.length <= 1) return traits[0] ?? null;
+    // several traits give the method: the ones in scope (rustc's rule); several impls of one trait that
+    // only the argument's type tells apart, and it does not: no guess
+    const traitOf = (m: Method): object | string | null => {
+      const r = m.res;
+      if ('def' in r && r.def.impl) return this.impls.byDef.get(r.def.impl)?.trait?.res ? resKey(this.impls.byDef.get(r.def.impl)!.trait!.res) : null;
+      return null;
+    };
+    const distinct = new Set(traits.map(traitOf));
+    if (distinct.size > 1) {
+      const inScope = traits.filter((m) => {
+        const r = m.res;
+        const t = 'def' in r && r.def.impl ? this.impls.byDef.get(r.def.impl)?.trait : null;
+        if (!t) return false;
+        const seen = this.names.lookup(env.def.scope, resPath(t.res).split('::').pop()!, 'type');
+        return seen !== null && resKey(seen) === resKey(t.res);
+      });
+      return new Set(inScope.map(traitOf)).size === 1 ? inScope[0]! : null;
+    }
+    return arg ? traits[0]! : null;
+  }
+
+  /**
+   * Does a trait impl's first type argument (`PartialEq<Rhs>`; `Self` when
+   * an operator trait's is not written) take the call's argument? Unknown: yes.
+   */
+  private argFits(trait: Ty & { k: 'adt' }, self: Ty, arg: (() => Ty) | null): boolean {
+    const want = trait.args[0] ?? (RHS_IS_SELF.has(resPath(trait.res).split('::').pop()!) ? self : undefined);
+    if (!want || !arg || want.k === 'param') return true;
+    const got = arg();
+    if (got.k === 'unknown' || got.k === 'param') return true;
+    return renderTy(stripRefs(want)) === renderTy(stripRefs(got));
+  }
+
+  /** The method along autoderef steps with references ignored: inherent, then traits; bounds for parameters and trait objects. */
+  private lenient(recv: Ty, name: string, env: BodyEnv, arg: (() => Ty) | null): Method | null {
     const byRef = recv.k === 'ref';
     let first = true;
     for (const t of this.derefSteps(recv)) {
       if (t.k === 'param') {
-        const m = this.inBounds(env.bounds.get(t.name) ?? [], name, env, t);
+        const m = this.inBounds(env.bounds.get(t.name) ?? [], name, env, t) ?? this.viaBlanket(t, name, env);
         if (m) return m;
         continue;
       }
       if (t.k === 'dyn') {
-        const m = this.inBounds(t.bounds, name, env, t);
+        const m = this.inBounds(t.bounds, name, env, t) ?? this.viaBlanket(t, name, env);
         if (m) return m;
         continue;
       }
@@ -553,7 +740,7 @@ export class Infer {
       }
       // trait impls: the impl's member, else the trait's default method
       for (const info of impls) {
-        if (!info.trait) continue;
+        if (!info.trait || !this.argFits(info.trait, info.self, arg)) continue;
         const hit = pickFn(info.members.get(name));
         if (hit) return { res: { def: hit }, ret: this.returnType({ def: hit }, null, t), dispatch: 'static' };
         const dflt = this.traitItem(info.trait, name, env);
@@ -567,6 +754,8 @@ export class Infer {
         const item = owner.def.children.find((c) => c.name === name);
         if (item) return { res: { def: item }, ret: this.returnType({ def: item }, null, t), dispatch: 'dynamic' };
       }
+      const blanket = this.viaBlanket(t, name, env);
+      if (blanket) return blanket;
     }
     return null;
   }
@@ -672,6 +861,20 @@ export class Infer {
     if (k === 'Vec') return { k: 'slice', of: t.args[0] ?? UNKNOWN('element') };
     return this.assocOfTraitImpl(t, ['Deref'], 'Target');
   }
+}
+
+/** The references around a type, outermost first (`&mut &T` -> ['mut', 'ref']). */
+function refChain(t: Ty): ('ref' | 'mut')[] {
+  const out: ('ref' | 'mut')[] = [];
+  for (let cur = t; cur.k === 'ref'; cur = cur.of) out.push(cur.mut ? 'mut' : 'ref');
+  return out;
+}
+
+/** Is a method's `self` parameter (`self`, `&self`, `&mut self` of an impl for a type with `implRefs`) of type `want`? */
+function sameChain(implRefs: ('ref' | 'mut')[], selfParam: string | null, want: ('ref' | 'mut')[]): boolean {
+  if (selfParam === null) return false;
+  const have = selfParam === 'value' ? implRefs : [selfParam === 'mut' ? 'mut' as const : 'ref' as const, ...implRefs];
+  return have.length === want.length && have.every((r, i) => r === want[i]);
 }
 
 function stripRefs(t: Ty): Ty {
