@@ -197,8 +197,11 @@ export class Cursor {
     if (this.nt('literal')) return true;
     if (this.kw('true') || this.kw('false')) { this.bump(); return true; }
     if (this.punct('-')) {
-      if (this.peek(1)?.k !== 'literal') return false;
+      const n = this.peek(1);
+      if (n?.k !== 'literal' && !isIdent(n, 'true') && !isIdent(n, 'false')) return false;
       this.bump();
+      this.bump();
+      return true;
     }
     if (this.peek()?.k !== 'literal') return false;
     this.bump();
