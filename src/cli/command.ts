@@ -8,6 +8,13 @@ import type { Output } from './output.ts';
 export interface Context {
   /** Lake folder: --lake, else $MIMIR_LAKE, else ./mimir-lake (absolute). */
   lakeDir: string;
+  /** --catalog-name, else $MIMIR_CATALOG_NAME (undefined: the lake's setting, else 'mimir'). */
+  catalogName?: string;
+  /**
+   * A running `mimir serve` the questions go to: --server, else $MIMIR_SERVER
+   * unless --lake was given; undefined = read the lake directly.
+   */
+  server?: string;
   /** --json: machine-readable output on stdout. */
   json: boolean;
   out: Output;
@@ -26,9 +33,18 @@ export interface CommandSpec {
   run(args: Args, ctx: Context): Promise<number | void>;
 }
 
+/** The question commands' option (find, def, refs, callers, callees, history, diff). */
+export const SERVER_OPTION: OptionSpec = {
+  name: 'server',
+  kind: 'value',
+  arg: 'URL',
+  help: 'ask a running `mimir serve` instead of reading the lake (default $MIMIR_SERVER unless --lake is given)',
+};
+
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS: OptionSpec[] = [
-  { name: 'lake', kind: 'value', arg: 'DIR', help: 'lake folder (default $MIMIR_LAKE, else ./mimir-lake)' },
+  { name: 'lake', kind: 'value', arg: 'DIR', help: 'lake folder, or a SQLite catalog file (default $MIMIR_LAKE, else ./mimir-lake)' },
+  { name: 'catalog-name', kind: 'value', arg: 'NAME', help: "catalog name in the catalog file (default $MIMIR_CATALOG_NAME, the lake's mimir.toml, else mimir)" },
   { name: 'json', kind: 'flag', help: 'machine-readable JSON on stdout' },
   { name: 'help', short: 'h', kind: 'flag', help: 'show this help' },
 ];
