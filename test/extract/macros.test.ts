@@ -94,6 +94,8 @@ test('macros: generated items sit at the invocation (line, col of the macro name
   // nested repetitions with separators: one struct per group
   assert.deepEqual(where(node(g, 'generate::Point')), ['src/lib.rs', 116, 1, 'macro:table']);
   assert.deepEqual(where(node(g, 'generate::Empty')), ['src/lib.rs', 116, 1, 'macro:table']);
+  // a call written in the source inside another macro's tokens: its items sit at that call
+  assert.deepEqual(where(node(g, 'generate::Nested')), ['src/lib.rs', 128, 5, 'macro:unit']);
 });
 
 test('macros: methods generated inside an impl through a helper macro are members of the impl', async () => {

@@ -136,7 +136,7 @@ export class MacroExpander implements ItemExpander {
     });
     const produced = produceItems(inlined.tokens, context, site, top.def, `macro:${name}`, {
       parser: this.opts.parser, crateRoot: (k) => this.crateRoot(k), ...(this.opts.onParsed ? { onParsed: this.opts.onParsed } : {}),
-    });
+    }, inlined.anchors);
     if (produced.syntaxErrors > 0 && top.def) this.fail(site, `its expansion has ${produced.syntaxErrors} syntax error(s); kept the items that parsed`);
     this.stats.producedItems += produced.items.length;
     if (produced.parsed > 0) {

@@ -28,8 +28,15 @@ export type Nested =
   | { delegate: true };
 
 export interface Inlined {
-  /** The item tokens, nested calls replaced by their expansions. */
+  /**
+   * The item tokens, nested calls replaced by their expansions. A nested
+   * call written in the source (its path has a position) has its own place:
+   * the tokens its definition wrote carry line `-k`, `anchors[k]` says where
+   * that is and which macro it was (rustc places generated items at the
+   * innermost invocation written in the source).
+   */
   tokens: Token[];
+  anchors: { anchor: Anchor; origin: string }[];
   /** Calls handed back to the walk, with the cfg attribute texts that apply to them. */
   delegated: { site: Site; cfg: string[] }[];
   /** Whether the tokens define a `macro_rules!` (its later calls may need the walk). */
@@ -43,7 +50,7 @@ export interface Inlined {
  */
 export function inlineCalls(
   tokens: Token[], site: Site, def: MacroDef | null, expand: (site: Site, definesMacros: boolean) => Nested, cfg: Token[] = [],
-  out: Inlined = { tokens: [], delegated: [], definesMacros: false },
+  out: Inlined = { tokens: [], anchors: [{ anchor: site.anchor, origin: '' }], delegated: [], definesMacros: false },
 ): Inlined {
   const c = new Cursor(tokens, 0, 2021);
   while (!c.atEnd()) {
@@ -59,7 +66,14 @@ export function inlineCalls(
         : site.anchor;
       const sub: Site = { path, name: lastName(path), input: call.group.tokens, anchor, at: site.at, parent: def, depth: site.depth + 1 };
       const r = expand(sub, out.definesMacros);
-      if ('tokens' in r) inlineCalls(r.tokens, sub, r.def, expand, attrs, out);
+      if ('tokens' in r) {
+        let toks = r.tokens;
+        if (name && name.line > 0) {
+          out.anchors.push({ anchor, origin: `macro:${r.def?.name ?? sub.name}` });
+          toks = placed(toks, -(out.anchors.length - 1));
+        }
+        inlineCalls(toks, sub, r.def, expand, attrs, out);
+      }
       else if ('delegate' in r) out.delegated.push({ site: sub, cfg: cfgTexts(attrs) });
       c.i = call.end;
       continue;
@@ -72,6 +86,17 @@ export function inlineCalls(
     if (!ok) break;
   }
   return out;
+}
+
+/** Tokens with the definition's tokens (line 0) marked as placed at anchor line `mark` (< 0). */
+function placed(tokens: Token[], mark: number): Token[] {
+  return tokens.map((t): Token => {
+    if (t.k === 'group') {
+      const inner = placed(t.tokens, mark);
+      return t.line === 0 ? { ...t, tokens: inner, line: mark, endLine: t.endLine === 0 ? mark : t.endLine } : { ...t, tokens: inner };
+    }
+    return t.line === 0 ? { ...t, line: mark } : t;
+  });
 }
 
 /** `path ! (…)` (or `[…]`, `{…}`) at `i`, with its optional `;`: where the `!` is, the group, the end. */

@@ -100,13 +100,16 @@ export interface ProduceOptions {
  * Parse `tokens` (what `site` expanded to, nested calls inlined) as the
  * items of a `kind` scope; positions traced back (see the module comment).
  */
-export function produceItems(tokens: Token[], kind: ScopeKind, site: Site, def: MacroDef | null, origin: string, opts: ProduceOptions): Produced {
+export function produceItems(
+  tokens: Token[], kind: ScopeKind, site: Site, def: MacroDef | null, origin: string, opts: ProduceOptions,
+  anchors: readonly { anchor: Anchor; origin: string }[] = [],
+): Produced {
   if (tokens.length === 0) return { items: [], uses: [], calls: [], syntaxErrors: 0, parsed: 0 };
   const [prefix, suffix] = WRAP[kind];
   const r = render(tokens, { crateRoot: opts.crateRoot, prefix, suffix });
   const parsed = opts.parser.parse(r.text);
   opts.onParsed?.(site, r.text, parsed.status === 'errors' ? parsed.errorCount : 0);
-  const tracer = new Tracer(r, site, def, origin);
+  const tracer = new Tracer(r, site, def, origin, anchors);
   let items = parsed.items;
   let calls = parsed.macroCalls;
   if (kind !== 'module') {
@@ -138,10 +141,19 @@ export function callRecord(site: Site, cfg: string[]): MacroCall {
 class Tracer {
   constructor(
     private readonly r: Rendered, private readonly site: Site, private readonly def: MacroDef | null, private readonly origin: string,
+    private readonly anchors: readonly { anchor: Anchor; origin: string }[],
   ) {}
 
+  /** Source line of a rendered line: > 0 a source line; 0 or -k: written in a definition (see `placeOf`). */
   private line(row1: number): number {
     return this.r.rows[row1 - 1] ?? 0;
+  }
+
+  /** Where a definition-written rendered line sits: the anchor it is marked with, else the invocation. */
+  private placeOf(row1: number): { anchor: Anchor; origin: string } {
+    const v = this.line(row1);
+    const a = v < 0 ? this.anchors[-v] : undefined;
+    return a ?? { anchor: this.site.anchor, origin: this.origin };
   }
 
   item(it: Item) {
@@ -151,12 +163,14 @@ class Tracer {
       it.col = this.nameCol(it) ?? this.site.anchor.col;
       it.lineStart = s;
       it.lineEnd = e;
+      it.origin = this.origin;
     } else {
-      it.lineStart = this.site.anchor.line;
-      it.lineEnd = this.site.anchor.lineEnd;
-      it.col = this.site.anchor.col;
+      const p = this.placeOf(s > 0 ? it.lineEnd : it.lineStart);
+      it.lineStart = p.anchor.line;
+      it.lineEnd = p.anchor.lineEnd;
+      it.col = p.anchor.col;
+      it.origin = p.origin;
     }
-    it.origin = this.origin;
     it.refs = it.refs.map((x) => this.ref(x));
     it.uses = it.uses.map((u) => this.use(u));
     if (it.bodyMacros) it.bodyMacros = this.calls(it.bodyMacros);
@@ -177,12 +191,13 @@ class Tracer {
   ref(x: Ref): Ref {
     const p = this.r.source(x.line, x.col);
     if (p) return { ...x, line: p.line, col: p.col, origin: x.origin ?? null };
-    return { ...x, line: this.site.anchor.line, col: this.site.anchor.col, origin: this.origin };
+    const at = this.placeOf(x.line);
+    return { ...x, line: at.anchor.line, col: at.anchor.col, origin: at.origin };
   }
 
   use(u: UseDecl): UseDecl {
     const l = this.line(u.line);
-    return { ...u, line: l > 0 ? l : this.site.anchor.line };
+    return { ...u, line: l > 0 ? l : this.placeOf(u.line).anchor.line };
   }
 
   /** Invocation records of the rendered text -> records at source positions, each with its Site. */
@@ -211,7 +226,7 @@ class Tracer {
     const name = path[path.length - 1];
     const anchor: Anchor = name && name.line > 0
       ? { line: name.line, col: name.col, lineEnd: g.endLine > 0 ? g.endLine : name.line }
-      : this.site.anchor;
+      : this.placeOf(c.line).anchor;
     return { path, name: lastName(path), input: g.tokens, anchor, at: this.site.at, parent: this.def, depth: this.site.depth + 1 };
   }
 }
