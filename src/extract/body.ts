@@ -11,7 +11,7 @@
 // not understand is `{ k: 'unknown' }`.
 import type { Node } from 'web-tree-sitter';
 import { Syntax, collapse } from './syntax.ts';
-import type { Binding, Expr, Item, Projection, Ref, TypeRef, UseDecl } from './types.ts';
+import type { Binding, Expr, Item, MacroCall, Projection, Ref, TypeRef, UseDecl } from './types.ts';
 
 const WALKED = [
   'call_expression', 'macro_invocation', 'use_declaration', 'let_declaration', 'closure_expression', 'for_expression',
@@ -32,9 +32,12 @@ export class BodyReader {
         case 'call_expression':
           this.call(n, item.refs);
           break;
-        case 'macro_invocation':
+        case 'macro_invocation': {
           macroRef(this.syn, n, item.refs);
+          const call = bodyMacro(this.syn, n);
+          if (call) (item.bodyMacros ??= []).push(call);
           break;
+        }
         case 'use_declaration': {
           if (!uses) break;
           const arg = n.childForFieldName('argument');
@@ -387,6 +390,18 @@ export function macroRef(syn: Syntax, node: Node, out: Ref[]): void {
   if (!m) return;
   const name = m.type === 'scoped_identifier' ? m.childForFieldName('name') ?? m : m;
   out.push({ kind: 'calls', target: `${syn.pathText(m)}!`, line: name.startPosition.row + 1, col: name.startPosition.column + 1, at: node.startIndex });
+}
+
+/** A macro call inside a body, for macros/ (which finds the calls in its arguments). */
+function bodyMacro(syn: Syntax, node: Node): MacroCall | null {
+  const m = node.childForFieldName('macro');
+  const tt = node.namedChildren.find((c) => c?.type === 'token_tree');
+  if (!m || !tt) return null;
+  const name = m.type === 'scoped_identifier' ? m.childForFieldName('name') ?? m : m;
+  return {
+    path: syn.pathText(m), text: syn.text(tt), line: name.startPosition.row + 1, col: name.startPosition.column + 1,
+    textLine: tt.startPosition.row + 1, textCol: tt.startPosition.column + 1, startIndex: node.startIndex,
+  };
 }
 
 /** The text inside `#[…]` of an attribute item, whitespace collapsed. */

@@ -20,6 +20,7 @@
 // Bad input never throws: see modules.ts; the graph holds what parsed.
 import { hash } from 'node:crypto';
 import * as path from 'node:path';
+import { MacroExpander } from './macros/expander.ts';
 import { loadModuleTree, type ItemExpander } from './modules.ts';
 import { bodyHashOf, loadRust, type RustParser } from './parser.ts';
 import { buildScriptCfgs, Cfg } from './resolve/cfg.ts';
@@ -89,12 +90,17 @@ export async function extractCrate(input: ExtractInput): Promise<CrateGraph> {
   // cfg, then each target's module tree (expanding macros as it goes)
   const cfg = new Cfg({ features: input.features ?? [], names: await buildScriptNames(input) });
   const table = new DefTable();
+  const macros = input.expander ? null : new MacroExpander({
+    krate: input.krate, ident, edition: editionOf(input.edition), parser,
+    deps: new Map([...input.deps].map(([local, d]) => [local.replace(/-/g, '_'), d.krate])), depCrates: input.depCrates,
+  });
+  const expander: ItemExpander | undefined = input.expander ?? macros ?? undefined;
   for (let i = 0; i < input.targets.length; i++) {
     const target = input.targets[i]!;
     const name = i === 0 ? ident : `${ident}[bin ${binName(target)}]`;
     const tree = await loadModuleTree({
       rootDir: input.rootDir, target, name, readFile: input.readFile, parser,
-      maxFileBytes: input.limits?.maxFileBytes, cfg, expander: input.expander,
+      maxFileBytes: input.limits?.maxFileBytes, cfg, expander,
     });
     for (const f of tree.files) if (!files.has(f.path)) files.set(f.path, f);
     for (const p of tree.problems) {
@@ -102,6 +108,7 @@ export async function extractCrate(input: ExtractInput): Promise<CrateGraph> {
     }
     table.addTarget(tree.root, name);
   }
+  if (macros) problems.push(...macros.problems);
 
   // names, impls, ids, public paths
   const deps = new Map<string, Dep>();
@@ -132,7 +139,11 @@ export async function extractCrate(input: ExtractInput): Promise<CrateGraph> {
     col: d.item.col, origin: d.item.origin ?? null, publicPaths: d.publicPaths, typeInfo: exports.typeInfo(d),
     bodyHash: d.item.bodyHash ?? EMPTY_BODY_HASH,
   }));
-  return { files: [...files.values()], nodes, edges, problems };
+  return { files: [...files.values()], nodes, edges, problems, ...(macros ? { expansion: macros.stats } : {}) };
+}
+
+function editionOf(e: string | undefined): 2015 | 2018 | 2021 | 2024 {
+  return e === '2018' ? 2018 : e === '2021' ? 2021 : e === '2024' ? 2024 : 2015;
 }
 
 /** The cfg names the build script sets (none when there is none, or it cannot be read). */

@@ -34,10 +34,16 @@ export interface Expansion {
 export interface ItemExpander {
   define(item: Item, modulePath: string): void;
   expandItems(call: MacroCall, modulePath: string, context: 'module' | 'impl' | 'trait'): Expansion | null;
+  /** A module's items are about to be walked (`file`: where they are written). */
+  enterModule?(module: Item, modulePath: string, file: string): void;
+  /** Its items are done: its `macro_rules!` leave the textual scope unless it is `#[macro_use]`. */
+  leaveModule?(module: Item, modulePath: string): void;
+  /** A non-module item was placed (after its impl/trait members' expansions): the macro calls in its bodies. */
+  bodies?(item: Item, modulePath: string): void;
 }
 
 /** Expansions nested deeper than this (a macro expanding to its own call) stop, with a problem. */
-const MAX_EXPANSION_DEPTH = 32;
+const MAX_EXPANSION_DEPTH = 128;
 
 export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
 
@@ -200,6 +206,7 @@ export async function loadModuleTree(input: ModuleTreeInput): Promise<ModuleTree
   // Walk a module's items in textual order: set `file`, define macros, expand
   // item-position invocations, load external modules (depth first).
   const visit = async (module: Item, modPath: string, file: string, dirOwner: boolean, inline: string[], ancestors: string[]) => {
+    input.expander?.enterModule?.(module, modPath, file);
     const calls = module.macroCalls ?? [];
     let c = 0;
     const expandUpTo = async (line: number) => {
@@ -217,6 +224,7 @@ export async function loadModuleTree(input: ModuleTreeInput): Promise<ModuleTree
         if (item.kind === 'impl' || item.kind === 'trait') {
           for (const call of item.macroCalls ?? []) item.children.push(...expand(call, item, modPath, item.kind, file, 1));
         }
+        input.expander?.bodies?.(item, modPath);
         return;
       }
       const childPath = `${modPath}::${item.name}`;
@@ -262,6 +270,7 @@ export async function loadModuleTree(input: ModuleTreeInput): Promise<ModuleTree
     }
     await expandUpTo(Infinity);
     if (inactive.size > 0) module.children = module.children.filter((x) => !inactive.has(x));
+    input.expander?.leaveModule?.(module, modPath);
   };
   /** File modules whose own `#![cfg]` is false: removed from their parent. */
   const inactive = new Set<Item>();

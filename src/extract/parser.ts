@@ -260,6 +260,7 @@ class FileReader {
         item.signature = `macro_rules! ${item.name}`;
         item.macroExport = attrs.some((a) => this.attrName(a) === 'macro_export');
         item.macroText = this.text(node);
+        if (attrs.some((a) => this.attrName(a) === 'macro_export' && this.text(a).includes('local_inner_macros'))) item.macroLocalInner = true;
         return item;
       }
       case 'mod_item': {
@@ -311,6 +312,12 @@ class FileReader {
         if (scope === 'module' || scope === 'impl' || scope === 'trait') this.macroCall(node, attrs, into);
         return null;
       }
+      case 'expression_statement': {
+        // `m!(…);` / `m![…];` among items parses as a statement
+        const m = node.namedChild(0);
+        if (m?.type === 'macro_invocation' && (scope === 'module' || scope === 'impl' || scope === 'trait')) this.macroCall(m, attrs, into);
+        return null;
+      }
       case 'ERROR':
         // Error recovery may wrap well-formed items: keep those.
         this.readItems(node, scope, into);
@@ -328,6 +335,7 @@ class FileReader {
     const tt = node.namedChildren.find((c) => c?.type === 'token_tree') ?? null;
     const call: NonNullable<Item['macroCalls']>[number] = {
       path: this.syn.pathText(m), text: tt ? this.text(tt) : '', line: name.startPosition.row + 1, col: name.startPosition.column + 1,
+      textLine: tt ? tt.startPosition.row + 1 : 0, textCol: tt ? tt.startPosition.column + 1 : 0,
       startIndex: node.startIndex,
     };
     const cfg = this.cfgOf(attrs);

@@ -8,7 +8,7 @@
 // Invariant: pure (the compiled rules are cached per definition); the output
 // is bounded by `budget` tokens.
 import type { Edition } from './fragments.ts';
-import { compile, matchRule, type Compiled } from './matcher.ts';
+import { compile, flatten, matchRule, type Compiled } from './matcher.ts';
 import { parseRules, type TemplateNode } from './rules.ts';
 import type { Token } from './tokens.ts';
 import { TranscribeError, transcribe } from './transcriber.ts';
@@ -53,9 +53,10 @@ export function expandMacro(def: MacroDef, input: Token[], budget: number): Expa
   const c = compiledOf(def);
   if (c.rules.length === 0) return { ok: false, error: `macro \`${def.name}\` has no usable rule${c.errors[0] ? ` (${c.errors[0]})` : ''}` };
   let first: string | null = null;
+  const flat = flatten(input);
   for (let i = 0; i < c.rules.length; i++) {
     const r = c.rules[i]!;
-    const m = matchRule(r.matcher, input, def.edition);
+    const m = matchRule(r.matcher, flat, def.edition);
     if (!m.ok) {
       if (m.ambiguous) return { ok: false, error: `\`${def.name}!\` rule ${i + 1}: ${m.message}` };
       first ??= `rule ${i + 1}: ${m.message}`;

@@ -197,8 +197,11 @@ export class Cursor {
     if (this.nt('literal')) return true;
     if (this.kw('true') || this.kw('false')) { this.bump(); return true; }
     if (this.punct('-')) {
-      if (this.peek(1)?.k !== 'literal') return false;
+      const n = this.peek(1);
+      if (n?.k !== 'literal' && !isIdent(n, 'true') && !isIdent(n, 'false')) return false;
       this.bump();
+      this.bump();
+      return true;
     }
     if (this.peek()?.k !== 'literal') return false;
     this.bump();
@@ -885,18 +888,16 @@ export class Cursor {
           this.bump();
           if (this.peek()?.k === 'literal') this.bump();
           if (this.eatKw('crate')) return 'use';
-          if (isGroup(this.peek(), '{')) return 'block';
+          if (isGroup(this.peek(), '{')) return 'extern';
           continue;
         case 'union':
           if (this.peek(1)?.k !== 'ident') return null;
           this.bump();
-          return 'block';
+          return 'struct';
         case 'fn': case 'struct': case 'enum': case 'trait': case 'impl': case 'mod': case 'macro':
-          this.bump();
-          return 'block';
         case 'type': case 'use': case 'static':
           this.bump();
-          return 'use';
+          return t.text;
         default:
           return null;
       }
@@ -904,12 +905,62 @@ export class Cursor {
     return null;
   }
 
-  /** The rest of an item: up to its `;`, or (for `block` kinds) its `{…}` body. */
+  /**
+   * The rest of an item after its keyword, as strict as the extent needs to
+   * be to tell items from other token soup (a wrapper macro's body must be
+   * items): the shapes of headers are checked, values and bodies skipped.
+   */
   private itemRest(kind: string): boolean {
+    switch (kind) {
+      case 'struct':
+        if (!this.identFrag()) return false;
+        this.optGenerics();
+        if (this.eatGroup('(')) return this.whereClause() && this.eat(';');
+        if (this.kw('where') && !this.whereClause()) return false;
+        return this.eatGroup('{') || this.eat(';');
+      case 'enum':
+        return this.identFrag() && this.optGenerics() && this.whereClause() && this.eatGroup('{');
+      case 'fn':
+        if (!this.identFrag() || !this.optGenerics() || !this.eatGroup('(')) return false;
+        if (this.eat('->') && !this.ty(true)) return false;
+        return this.whereClause() && (this.eatGroup('{') || this.eat(';'));
+      case 'mod':
+        return this.identFrag() && (this.eat(';') || this.eatGroup('{'));
+      case 'trait':
+        if (!this.identFrag() || !this.optGenerics()) return false;
+        if (this.eat('=')) return this.skipTo(';');
+        if (this.eat(':') && !this.bounds()) return false;
+        return this.whereClause() && this.eatGroup('{');
+      case 'extern':
+        return this.eatGroup('{');
+      case 'impl': case 'macro':
+        return this.skipTo('{');
+      default: // const, static, type, use, extern crate: up to their `;`
+        return this.skipTo(';');
+    }
+  }
+
+  /** Generic parameters if any (always true unless they are malformed). */
+  private optGenerics(): boolean {
+    return !this.atLt() || this.genericParams();
+  }
+
+  /** `where …` up to (not including) the `{` or `;` that follows it; true when absent. */
+  private whereClause(): boolean {
+    if (!this.eatKw('where')) return true;
+    for (let guard = 0; guard < 1_000_000 && !this.atEnd(); guard++) {
+      if (this.punct(';') || isGroup(this.peek(), '{')) return true;
+      this.bump();
+    }
+    return false;
+  }
+
+  /** Tokens up to and including the next `;` (or `{…}` group) at this level. */
+  private skipTo(end: ';' | '{'): boolean {
     for (let guard = 0; guard < 1_000_000 && !this.atEnd(); guard++) {
       const t = this.peek()!;
-      if (isPunct(t, ';')) { this.bump(); return true; }
-      if (kind === 'block' && isGroup(t, '{')) { this.bump(); return true; }
+      if (end === ';' && isPunct(t, ';')) { this.bump(); return true; }
+      if (end === '{' && isGroup(t, '{')) { this.bump(); return true; }
       this.bump();
     }
     return false;

@@ -129,7 +129,13 @@ interface Flat {
   idx: number;
 }
 
-function flatten(tokens: Token[]): { flat: Flat[]; starts: Map<Token[], number[]> } {
+/** An invocation's tokens, flattened once for all the rules tried on them. */
+export interface Input {
+  flat: Flat[];
+  starts: Map<Token[], number[]>;
+}
+
+export function flatten(tokens: Token[]): Input {
   const flat: Flat[] = [];
   const starts = new Map<Token[], number[]>();
   const walk = (list: Token[]) => {
@@ -165,9 +171,14 @@ interface Thread {
 /** Threads above this are a runaway matcher (never seen on real macros): the match fails. */
 const MAX_THREADS = 10_000;
 
-/** Match `input` (an invocation's tokens, delimiters stripped) against a compiled matcher. */
-export function matchRule(c: Compiled, input: Token[], edition: Edition): MatchResult {
-  const { flat, starts } = flatten(input);
+/** Match `input` (an invocation's tokens, delimiters stripped, flattened) against a compiled matcher. */
+export function matchRule(c: Compiled, input: Input, edition: Edition): MatchResult {
+  const { flat, starts } = input;
+  // a rule that starts with a literal token the input does not start with fails at once
+  const first = c.locs[0]!;
+  if (first.k === 'tok' && !(flat[0]!.k === 'leaf' && tokEq(first.tok, flat[0]!.tok))) {
+    return { ok: false, ambiguous: false, message: `no rule expected \`${describe(flat[0]!)}\`` };
+  }
   let cur: Thread[] = [{ idx: 0, b: [] }];
   let p = 0;
   for (;;) {

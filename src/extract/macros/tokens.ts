@@ -375,6 +375,11 @@ export function isGroup(t: Token | undefined, delim?: Delim | ''): t is Group {
   return t !== undefined && t.k === 'group' && (delim === undefined || t.delim === delim);
 }
 
+/** `t` when it is a group with that delimiter (not a type guard: a failed test narrows nothing). */
+export function groupOf(t: Token | undefined, delim: Delim | ''): Group | null {
+  return t !== undefined && t.k === 'group' && t.delim === delim ? t : null;
+}
+
 /** Keywords that are never an expression or type name by themselves (strict keywords, 2018+). */
 export const KEYWORDS = new Set([
   'as', 'break', 'const', 'continue', 'crate', 'else', 'enum', 'extern', 'false', 'fn', 'for', 'if', 'impl', 'in',

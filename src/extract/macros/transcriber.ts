@@ -31,8 +31,9 @@ export interface TranscribeOptions {
 }
 
 export function transcribe(template: TemplateNode[], bindings: Map<string, Bound>, opts: TranscribeOptions): Token[] {
-  const t = new Transcriber(bindings, opts);
-  return t.nodes(template, []);
+  const out: Token[] = [];
+  new Transcriber(bindings, opts).nodes(template, [], out);
+  return out;
 }
 
 class Transcriber {
@@ -45,8 +46,8 @@ class Transcriber {
     if (this.produced > this.opts.budget) throw new SizeLimit(`expansion over ${this.opts.budget} tokens`);
   }
 
-  nodes(nodes: TemplateNode[], at: number[]): Token[] {
-    const out: Token[] = [];
+  /** Transcribe `nodes` at repetition indices `at` (a stack, outermost first) into `out`. */
+  nodes(nodes: TemplateNode[], at: number[], out: Token[]): void {
     for (const n of nodes) {
       switch (n.t) {
         case 'tok':
@@ -57,10 +58,13 @@ class Transcriber {
           this.count(1);
           out.push({ k: 'crate', text: '$crate', line: 0, col: 0, krate: n.tok.krate ?? this.opts.krate });
           break;
-        case 'group':
+        case 'group': {
           this.count(1);
-          out.push({ k: 'group', delim: n.delim, tokens: this.nodes(n.body, at), line: 0, col: 0, endLine: 0, endCol: 0 });
+          const tokens: Token[] = [];
+          this.nodes(n.body, at, tokens);
+          out.push({ k: 'group', delim: n.delim, tokens, line: 0, col: 0, endLine: 0, endCol: 0 });
           break;
+        }
         case 'var': {
           const b = this.bindings.get(n.name);
           if (!b) {
@@ -71,7 +75,7 @@ class Transcriber {
           const one = this.lookup(b, at);
           if (!one) throw new TranscribeError(`\`$${n.name}\` is still repeating at this depth`);
           this.count(one.one.length);
-          if (TRANSPARENT.has(one.kind)) out.push(...one.one);
+          if (TRANSPARENT.has(one.kind)) for (const t of one.one) out.push(t);
           else out.push({ k: 'group', delim: '', tokens: one.one, nt: one.kind, line: 0, col: 0, endLine: 0, endCol: 0 });
           break;
         }
@@ -82,13 +86,14 @@ class Transcriber {
               this.count(1);
               out.push(defSite(n.sep));
             }
-            out.push(...this.nodes(n.body, [...at, i]));
+            at.push(i);
+            this.nodes(n.body, at, out);
+            at.pop();
           }
           break;
         }
       }
     }
-    return out;
   }
 
   /** The binding seen at repetition indices `at` (outermost first); null while still a sequence. */

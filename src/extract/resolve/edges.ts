@@ -67,7 +67,7 @@ export class Edges {
     }
     let env: BodyEnv | null = null;
     for (const ref of item.refs) {
-      const refOrigin = ref.origin ?? origin;
+      const refOrigin = ref.origin !== undefined ? ref.origin : origin;
       if (ref.kind === 'type_ref') {
         env ??= this.infer.env(def);
         const t = this.names.resolve(ref.target.split('::'), scope, 'type', env.ctx);

@@ -64,7 +64,10 @@ export class Exports {
         if (item.ty) info.t = render(item.ty);
         break;
       case 'macro':
-        if (item.macroExport && item.macroText) info.m = item.macroText;
+        if (item.macroExport && item.macroText) {
+          info.m = item.macroText;
+          if (item.macroLocalInner) info.li = 1;
+        }
         break;
       default:
     }

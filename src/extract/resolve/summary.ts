@@ -27,6 +27,8 @@ export interface TypeInfo {
   trait?: string;
   t?: string;
   m?: string;
+  /** With `m`: `#[macro_export(local_inner_macros)]`. */
+  li?: 1;
 }
 
 /** One node of a dependency crate as the lake stores it (the columns resolution reads). */
