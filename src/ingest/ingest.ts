@@ -38,6 +38,8 @@ import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { Value } from '../lake/spec/types.ts';
 import type { EventLog, EventRow } from '../log/event-log.ts';
 import { withRun, type Run } from '../log/run.ts';
+import { formatMaintainReport, maintain, type MaintainReport } from '../log/maintain.ts';
+import { crashPoint } from '../lake/testing/crash.ts';
 import { UNIVERSE_REPO, type Kind } from '../log/schema.ts';
 import { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
 import { Writer } from './writer.ts';
@@ -70,6 +72,11 @@ export interface IngestOptions {
   batchRows?: number;
   /** Limit on one crate's extraction in a worker (default 120 s); past it the crate is reported and skipped. */
   extractTimeoutMs?: number;
+  /**
+   * Run the log's maintenance after the run (default true): compact tables
+   * whose small files passed their threshold (log/maintain.ts). False = skip.
+   */
+  maintain?: boolean;
   /** Files over this size are skipped (default extract's 4 MiB). */
   maxFileBytes?: number;
   /** Where `withDeps` looks for crates (default: vendor/, ~/.cargo/registry/src/*, /usr/share/cargo/registry). */
@@ -116,6 +123,10 @@ export interface IngestReport {
   attempts: number;
   /** The lake generation the run landed in. */
   generation: bigint;
+  /** The maintenance that followed the run (absent when skipped). */
+  maintenance?: MaintainReport;
+  /** Why that maintenance failed (the run itself landed). */
+  maintenanceError?: string;
   /** `withDeps`: the universe add of the dependencies, and the `name@version`s not found locally. */
   deps?: { report: IngestReport; notFound: string[] };
 }
@@ -218,7 +229,7 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
     seen.add(krate);
     specs.push(specOf(pkg, krate, repo, ws.packages, (name, req) => pickVersion(ws.lock.get(name) ?? [], req)));
   }
-  const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, removeMissing: true, started });
+  const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, removeMissing: true, started, maintain: false });
   if (opts.withDeps) {
     const searchDirs = opts.searchDirs ?? await defaultSearchDirs(root);
     const members = new Set(ws.packages.map((p) => `${p.name}@${p.version}`));
@@ -233,10 +244,26 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
         else notFound.push(`${name}@${v}`);
       }
     }
-    const depReport = await universeAdd(log, found, { ...opts, lock: ws.lock });
+    const depReport = await universeAdd(log, found, { ...opts, lock: ws.lock, maintain: false });
     report.deps = { report: depReport, notFound };
   }
+  if (opts.maintain !== false) await maintainAfter(log, report);
   return report;
+}
+
+/**
+ * The log's maintenance after a landed run, its outcome in the report. A
+ * failure there does not fail the run (it landed): it is reported
+ * (`maintenanceError`) and the next run or `mimir compact` does it again.
+ */
+async function maintainAfter(log: EventLog, report: IngestReport): Promise<void> {
+  crashPoint('ingest:before-maintain');
+  try {
+    report.maintenance = await maintain(log);
+  } catch (e) {
+    report.maintenanceError = (e as Error).message;
+  }
+  crashPoint('ingest:after-maintain');
 }
 
 /** Add crate directories (or folders of them) to the universe; versions already present are skipped. */
@@ -281,7 +308,9 @@ export async function universeAdd(log: EventLog, paths: string[], opts: Universe
     seen.add(krate);
     specs.push(specOf(pkg, krate, UNIVERSE_REPO, [], lockPick));
   }
-  return runCrates(log, UNIVERSE_REPO, specs, problems, { ...opts, removeMissing: false, started, skipPresent: true });
+  const report = await runCrates(log, UNIVERSE_REPO, specs, problems, { ...opts, removeMissing: false, started, skipPresent: true });
+  if (opts.maintain !== false) await maintainAfter(log, report);
+  return report;
 }
 
 function specOf(
@@ -625,7 +654,7 @@ async function writeCrate(
 
 /** The run's `ingest_runs` row (landed in the run's commit). */
 function runRow(report: IngestReport, started: number): EventRow {
-  const { deps: _deps, generation: _generation, ...rest } = report;
+  const { deps: _deps, generation: _generation, maintenance: _maintenance, ...rest } = report;
   const summary = JSON.stringify({ ...rest, problems: report.problems.slice(0, 1000), problemCount: report.problems.length });
   const ev = report.events;
   const row: EventRow = {
@@ -650,5 +679,8 @@ export function formatIngestReport(r: IngestReport): string {
     const d = r.deps.report;
     line += `; deps: ${d.crates} found (${d.presentCrates} already present), ${r.deps.notFound.length} not found, events +${d.events.add}`;
   }
+  const m = r.maintenance ? formatMaintainReport(r.maintenance) : '';
+  if (m) line += `; ${m}`;
+  if (r.maintenanceError) line += `; maintenance failed (the run landed; \`mimir compact\` can finish it): ${r.maintenanceError}`;
   return line;
 }

@@ -15,6 +15,7 @@
 import { and, eq } from '../lake/expr/expr.ts';
 import type { EventLog, EventRow } from '../log/event-log.ts';
 import { withRun } from '../log/run.ts';
+import { maintain } from '../log/maintain.ts';
 import { SOURCE_KINDS, UNIVERSE_REPO, type Kind } from '../log/schema.ts';
 import { newRunId, repoKey } from './ingest.ts';
 import { Writer } from './writer.ts';
@@ -24,6 +25,8 @@ export interface RemoveRepoOptions {
   dryRun?: boolean;
   /** Rows buffered before the run writes a data file (default 50 000). */
   batchRows?: number;
+  /** Run the log's maintenance after the removal (default true; see log/maintain.ts). */
+  maintain?: boolean;
 }
 
 export interface RemovedCrate {
@@ -91,6 +94,7 @@ export async function removeRepo(log: EventLog, repo: string, opts: RemoveRepoOp
       return { row, keys: { [repoKey(repo)]: runId }, result: report };
     },
   );
+  if (!dryRun && opts.maintain !== false) await maintain(log);
   return { ...result, generation, attempts, ms: Date.now() - started };
 }
 

@@ -16,6 +16,7 @@ export const command: CommandSpec = {
     { name: 'rev', kind: 'value', arg: 'REV', help: 'revision recorded with the run (a commit, a tag)' },
     { name: 'with-deps', kind: 'flag', help: 'also add the Cargo.lock dependencies found locally (vendor/, cargo registry) to the universe' },
     { name: 'strict', kind: 'flag', help: 'any problem with the input fails the run; nothing is written' },
+    { name: 'no-maintain', kind: 'flag', help: 'skip the compaction of tables whose small files passed their threshold (mimir.maintain.small-files, default 16)' },
   ],
   examples: ['mimir ingest ~/src/myproject', 'mimir ingest . --repo acme --rev $(git rev-parse HEAD) --with-deps'],
   run,
@@ -32,6 +33,6 @@ async function run(args: Args, ctx: Context): Promise<number> {
     throw e;
   }
   return runIngest(ctx, (log) =>
-    ingest(log, dir, { repo: args.value('repo'), rev: args.value('rev'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), onProgress: progress(ctx) }),
+    ingest(log, dir, { repo: args.value('repo'), rev: args.value('rev'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), maintain: !args.flag('no-maintain'), onProgress: progress(ctx) }),
   );
 }
