@@ -7,3 +7,5 @@ export { defaultSearchDirs, expandCrateDirs, findCrate, parseCrateDirName } from
 export { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
 export { FIELDS, MANIFEST_PATH, MANIFEST_STATUS, fileId } from './rows.ts';
 export { NoSuchRepoError, formatRemoveReport, removeRepo, type RemoveRepoOptions, type RemoveRepoReport } from './remove.ts';
+export { ingestGit, type GitIngestOptions, type GitIngestReport } from './git-ingest.ts';
+export { GitError } from './git.ts';

@@ -35,7 +35,7 @@ import { Lake } from '../lake/lake.ts';
 import { EventLog } from '../log/event-log.ts';
 import { CODE_NODE_EVENTS, ident, qualified } from '../log/schema.ts';
 import { JsonSyntaxError, parseJson, stringifyJson } from '../lake/spec/json.ts';
-import type { AsOf } from '../query/index.ts';
+import { AsOfError, generationOf, type AsOf } from '../query/index.ts';
 import { AnswerCache } from './cache.ts';
 import { Limiter, QueueFull, QueueTimeout } from './limiter.ts';
 import { lakeInfo } from './lake-info.ts';
@@ -140,6 +140,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       throw new Error(`the lake at ${root} has no event log (no table ${qualified(CODE_NODE_EVENTS)}); create it with 'mimir init' — nothing served`);
     }
     log = await EventLog.open(lake, { readOnly: true });
+    await import('../query/index.ts'); // loaded here, not by the first request
   } catch (e) {
     lake.close();
     throw e;
@@ -155,12 +156,15 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const loopbackOnly = isLoopback(host);
   let requests = 0;
 
-  /** The generation a read as of `asOf` sees (the pointer generation when absent); a future one is refused. */
-  const readGeneration = (asOf: AsOf | undefined, now: bigint): bigint => {
+  /** The generation a read as of `asOf` sees (the pointer generation when absent); a future one or an unknown commit is refused. */
+  const readGeneration = async (asOf: AsOf | undefined, now: bigint): Promise<bigint> => {
     if (asOf === undefined) return now;
-    if ('time' in asOf) return lake.catalog.generationAt(asOf.time.getTime());
-    if (asOf.generation > now) throw new HttpError(400, `generation ${asOf.generation} is in the future (the lake is at ${now})`);
-    return asOf.generation;
+    try {
+      return await generationOf(log, asOf, now);
+    } catch (e) {
+      if (e instanceof AsOfError) throw new HttpError(400, e.message);
+      throw e;
+    }
   };
 
   /** The answer body for `key`: from the cache, or computed by `fn` with a reader, within the deadline. */
@@ -226,7 +230,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         return send(res, entry, 200, body, { 'x-mimir-generation': String(now) }, t0);
       } else if (name === 'lake') {
         const p = lakeParams(params);
-        g = readGeneration(p.asOf, now);
+        g = await readGeneration(p.asOf, now);
         key = `${now}|${g}|lake?generations=${p.generations}&runs=${p.runs}`;
         fn = () => pins.with(g, (pinned) => lakeInfo(pinned, p));
       } else {
@@ -236,7 +240,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           g = now;
           fn = () => ask(log, q);
         } else {
-          g = readGeneration(q.asOf, now);
+          g = await readGeneration(q.asOf, now);
           const at: Question = { ...q };
           delete (at as { asOf?: AsOf }).asOf;
           fn = () =>
