@@ -55,6 +55,11 @@ export const COMMANDS: Entry[] = [
   },
   { name: 'ingest', summary: 'index a Rust workspace into the lake as a repo (only the deltas are written)', load: async () => (await import('./query/ingest.ts')).command },
   {
+    name: 'repo',
+    summary: 'the repos of the lake',
+    commands: [{ name: 'remove', summary: 'remove every item of a repo, as events in one run (--dry-run to preview)', load: async () => (await import('./query/repo-remove.ts')).command }],
+  },
+  {
     name: 'universe',
     summary: 'the dependency crates shared by all repos (repo @universe)',
     commands: [{ name: 'add', summary: 'add crate folders (name-version/, vendor/, a cargo registry) to the universe', load: async () => (await import('./query/universe-add.ts')).command }],

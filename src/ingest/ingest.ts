@@ -33,19 +33,22 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import {
   activeFeatures, pickVersion, readCrateDir, readWorkspace, type CrateGraph, type FeatureSelection, type FileStatus, type Package,
-  type ProblemKind,
+  type ProblemKind, type Workspace,
 } from '../extract/index.ts';
 import { and, eq, inList } from '../lake/expr/expr.ts';
-import type { Batch, Value } from '../lake/spec/types.ts';
-import { rowsToBatch, type EventLog, type EventRow } from '../log/event-log.ts';
-import { RunConflict, type Run } from '../log/run.ts';
-import { UNIVERSE_REPO, kindSchema, runNote, type Kind } from '../log/schema.ts';
+import type { Value } from '../lake/spec/types.ts';
+import type { EventLog, EventRow } from '../log/event-log.ts';
+import { withRun, type Run } from '../log/run.ts';
+import { formatMaintainReport, maintain, type MaintainReport } from '../log/maintain.ts';
+import { crashPoint } from '../lake/testing/crash.ts';
+import { UNIVERSE_REPO, runNote, type Kind } from '../log/schema.ts';
 import { DepSummaries, type DepRef } from './deps.ts';
 import { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
+import { Writer } from './writer.ts';
 import { defaultSearchDirs, expandCrateDirs, findCrate, parseCrateDirName } from './locate.ts';
 import {
   MANIFEST_PATH, MANIFEST_STATUS, addCounts, diff, edgeFields, fileFields, fileId, nodeFields,
-  type DeltaCounts, type Fields, type RowContext,
+  type Fields, type RowContext,
 } from './rows.ts';
 
 export interface IngestProgress {
@@ -73,6 +76,11 @@ export interface IngestOptions {
   batchRows?: number;
   /** Limit on one crate's extraction in a worker (default 120 s); past it the crate is reported and skipped. */
   extractTimeoutMs?: number;
+  /**
+   * Run the log's maintenance after the run (default true): compact tables
+   * whose small files passed their threshold (log/maintain.ts). False = skip.
+   */
+  maintain?: boolean;
   /** Files over this size are skipped (default extract's 4 MiB). */
   maxFileBytes?: number;
   /** Where `withDeps` looks for crates (default: vendor/, ~/.cargo/registry/src/*, /usr/share/cargo/registry). */
@@ -127,8 +135,62 @@ export interface IngestReport {
   attempts: number;
   /** The lake generation the run landed in. */
   generation: bigint;
+  /** The maintenance that followed the run (absent when skipped). */
+  maintenance?: MaintainReport;
+  /** Why that maintenance failed (the run itself landed). */
+  maintenanceError?: string;
   /** `withDeps`: the universe add of the dependencies, and the `name@version`s not found locally. */
   deps?: { report: IngestReport; notFound: string[] };
+}
+
+/**
+ * The path given to `ingest` is not a valid workspace or package (a file, a
+ * folder without Cargo.toml, a manifest that does not parse, no package):
+ * nothing was written. Crates leave a repo only when a valid workspace no
+ * longer has them.
+ */
+export class IngestInputError extends Error {
+  constructor(message: string, readonly problems: IngestProblem[] = []) {
+    super(message);
+    this.name = 'IngestInputError';
+  }
+}
+
+/**
+ * The workspace at `root`, refused (IngestInputError) unless it is one: a
+ * folder holding a Cargo.toml whose manifests (its own, every member's,
+ * Cargo.lock) all parse, with at least one package. A broken manifest must
+ * never read as "these crates are gone" and remove them.
+ */
+export async function readValidWorkspace(root: string, repo: string): Promise<Workspace> {
+  let st;
+  try {
+    st = await stat(root);
+  } catch (e) {
+    throw new IngestInputError(`cannot ingest ${root}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : (e as Error).message} — nothing written`);
+  }
+  if (!st.isDirectory()) {
+    throw new IngestInputError(`cannot ingest ${root}: it is a file, not a workspace or package folder (expected a folder holding Cargo.toml) — nothing written`);
+  }
+  const manifest = path.join(root, 'Cargo.toml');
+  if (!(await stat(manifest).then((m) => m.isFile(), () => false))) {
+    throw new IngestInputError(`cannot ingest ${root}: not a workspace or package (no Cargo.toml in it) — nothing written`);
+  }
+  const ws = await readWorkspace(root);
+  if (ws.problems.length > 0) {
+    const problems = ws.problems.map((p) => ({ krate: '', ...p }));
+    const shown = ws.problems.slice(0, 3).map((p) => p.message).join('; ') + (ws.problems.length > 3 ? `; … ${ws.problems.length - 3} more` : '');
+    throw new IngestInputError(
+      `cannot ingest ${root}: its manifests are not valid (${ws.problems.length} problem${ws.problems.length === 1 ? '' : 's'}: ${shown}) — nothing written; repo ${repo} is unchanged (crates leave a repo only when a valid workspace no longer has them)`,
+      problems,
+    );
+  }
+  if (ws.packages.length === 0) {
+    throw new IngestInputError(
+      `cannot ingest ${root}: its Cargo.toml names no package (a [workspace] without members, or neither [workspace] nor [package]) — nothing written; to remove repo ${repo} from the lake use \`mimir repo remove ${repo}\``,
+    );
+  }
+  return ws;
 }
 
 /** Strict mode met a problem: nothing was written. */
@@ -156,7 +218,7 @@ const DEFAULT_BATCH = 50_000;
 /** Strict mode keeps the graphs of its check pass for the write pass up to this many facts. */
 const STRICT_KEEP_FACTS = 500_000;
 
-function newRunId(now: number): string {
+export function newRunId(now: number): string {
   return `${new Date(now).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(4).toString('hex')}`;
 }
 
@@ -175,8 +237,8 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
   const root = path.resolve(workspaceDir);
   const repo = opts.repo ?? path.basename(root);
   if (repo === UNIVERSE_REPO) throw new Error(`repo name ${UNIVERSE_REPO} is reserved for the universe (use universeAdd)`);
-  const ws = await readWorkspace(root);
-  const problems: IngestProblem[] = ws.problems.map((p) => ({ krate: '', ...p }));
+  const ws = await readValidWorkspace(root, repo);
+  const problems: IngestProblem[] = [];
   const specs: CrateSpec[] = [];
   const seen = new Set<string>();
   for (const pkg of ws.packages) {
@@ -202,11 +264,27 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
       }
     }
     const { features: _f, allFeatures: _a, noDefaultFeatures: _n, ...depOpts } = opts;
-    deps = { report: await universeAdd(log, found, { ...depOpts, lock: ws.lock }), notFound };
+    deps = { report: await universeAdd(log, found, { ...depOpts, lock: ws.lock, maintain: false }), notFound };
   }
-  const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, removeMissing: true, started });
+  const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, removeMissing: true, started, maintain: false });
   if (deps) report.deps = deps;
+  if (opts.maintain !== false) await maintainAfter(log, report);
   return report;
+}
+
+/**
+ * The log's maintenance after a landed run, its outcome in the report. A
+ * failure there does not fail the run (it landed): it is reported
+ * (`maintenanceError`) and the next run or `mimir compact` does it again.
+ */
+async function maintainAfter(log: EventLog, report: IngestReport): Promise<void> {
+  crashPoint('ingest:before-maintain');
+  try {
+    report.maintenance = await maintain(log);
+  } catch (e) {
+    report.maintenanceError = (e as Error).message;
+  }
+  crashPoint('ingest:after-maintain');
 }
 
 /** Add crate directories (or folders of them) to the universe; versions already present are skipped. */
@@ -251,7 +329,9 @@ export async function universeAdd(log: EventLog, paths: string[], opts: Universe
     seen.add(krate);
     specs.push(specOf(pkg, krate, UNIVERSE_REPO, [], lockPick, opts));
   }
-  return runCrates(log, UNIVERSE_REPO, specs, problems, { ...opts, removeMissing: false, started, skipPresent: true });
+  const report = await runCrates(log, UNIVERSE_REPO, specs, problems, { ...opts, removeMissing: false, started, skipPresent: true });
+  if (opts.maintain !== false) await maintainAfter(log, report);
+  return report;
 }
 
 function specOf(
@@ -325,70 +405,6 @@ async function unchanged(spec: CrateSpec, files: FileState, manifest: Fields): P
   return true;
 }
 
-/**
- * Buffers rows (and columnar batches) per kind; flushes node, then edge, then
- * file events as the run's data files, at most `limit` rows a write (a single
- * batch larger than that is written alone). Nothing is visible until the run
- * commits.
- */
-class Writer {
-  private readonly buf: Record<Kind, EventRow[]> = { node: [], edge: [], file: [] };
-  private readonly batches: Record<Kind, Batch[]> = { node: [], edge: [], file: [] };
-  private batchRows = 0;
-  readonly counts: DeltaCounts = { add: 0, change: 0, remove: 0 };
-  written = 0;
-  constructor(private readonly run: Run, private readonly limit: number) {}
-
-  push(kind: Kind, row: EventRow): void {
-    this.buf[kind].push(row);
-  }
-  /** A batch of the kind's schema, values canonical (see EventLog.appendBatches). */
-  pushBatch(kind: Kind, batch: Batch): void {
-    if (batch.numRows === 0) return;
-    this.batches[kind].push(batch);
-    this.batchRows += batch.numRows;
-  }
-  get buffered(): number {
-    return this.buf.node.length + this.buf.edge.length + this.buf.file.length + this.batchRows;
-  }
-  async maybeFlush(): Promise<void> {
-    if (this.buffered >= this.limit) await this.flush();
-  }
-  async flush(): Promise<void> {
-    for (const kind of ['node', 'edge', 'file'] as const) {
-      const rows = this.buf[kind];
-      this.buf[kind] = [];
-      for (let i = 0; i < rows.length; i += this.limit) {
-        const chunk = rows.slice(i, i + this.limit);
-        await this.run.write(kind, [rowsToBatch(kindSchema(kind), chunk, kind)]);
-        this.written += chunk.length;
-      }
-      const batches = this.batches[kind];
-      this.batches[kind] = [];
-      let group: Batch[] = [];
-      let n = 0;
-      const send = async () => {
-        if (group.length > 0) await this.run.write(kind, group);
-        this.written += n;
-        this.batchRows -= n;
-        group = [];
-        n = 0;
-      };
-      for (const b of batches) {
-        if (n > 0 && n + b.numRows > this.limit) await send();
-        group.push(b);
-        n += b.numRows;
-      }
-      await send();
-    }
-  }
-}
-
-/** Attempts of one run before a conflict is given up (each re-diffs against the newer state). */
-const RUN_TRIES = 8;
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 /** The concurrency key of a repo: its last run id. */
 export function repoKey(repo: string): string {
   return `repo:${repo}`;
@@ -409,30 +425,20 @@ async function runCrates(
 ): Promise<IngestReport> {
   const runId = newRunId(opts.started);
   const keys = repo === UNIVERSE_REPO ? specs.map((s) => universeKey(s.krate)) : [repoKey(repo)];
-  for (let attempt = 1; ; attempt++) {
-    const rev = opts.commit?.sha ?? opts.rev ?? null;
-    const note = runNote({ what: repo === UNIVERSE_REPO ? 'universe' : 'ingest', repo, rev, run: runId });
-    const run = await log.beginRun({ repo, run: runId, keys, note });
-    try {
-      const { report, landed } = await diffAndWrite(run, repo, specs, [...problems], opts);
-      report.ms = Date.now() - opts.started;
-      const set: Record<string, string> = {};
-      if (repo === UNIVERSE_REPO) for (const k of landed) set[universeKey(k)] = runId;
-      else set[repoKey(repo)] = runId;
-      report.attempts = attempt;
-      const landedRun = await run.commit(runRow(report, opts.started, opts.commit), { keys: set });
-      report.generation = landedRun.generation;
-      return report;
-    } catch (e) {
-      await run.abort();
-      if (!(e instanceof RunConflict)) throw e;
-      if (attempt >= RUN_TRIES) {
-        throw new Error(`ingest ${repo}: ${e.message}; gave up after ${attempt} attempts (another writer of the same ${repo === UNIVERSE_REPO ? 'crates' : 'repo'} kept landing first) — nothing of this run was written`);
-      }
-      const wait = Math.min(2000, 25 * 2 ** attempt);
-      await sleep(wait / 2 + Math.random() * wait);
-    }
-  }
+  const rev = opts.commit?.sha ?? opts.rev ?? null;
+  const note = runNote({ what: repo === UNIVERSE_REPO ? 'universe' : 'ingest', repo, rev, run: runId });
+  const { result: report, generation, attempts } = await withRun(log, { repo, run: runId, keys, note }, async (run, attempt) => {
+    const { report, landed } = await diffAndWrite(run, repo, specs, [...problems], opts);
+    report.ms = Date.now() - opts.started;
+    report.attempts = attempt;
+    const set: Record<string, string> = {};
+    if (repo === UNIVERSE_REPO) for (const k of landed) set[universeKey(k)] = runId;
+    else set[repoKey(repo)] = runId;
+    return { row: runRow(report, opts.started, opts.commit), keys: set, result: report };
+  });
+  report.generation = generation;
+  report.attempts = attempts;
+  return report;
 }
 
 /**
@@ -724,7 +730,7 @@ async function writeCrate(
 
 /** The run's `ingest_runs` row (landed in the run's commit). */
 function runRow(report: IngestReport, started: number, commit: IngestOptions['commit']): EventRow {
-  const { deps: _deps, generation: _generation, ...rest } = report;
+  const { deps: _deps, generation: _generation, maintenance: _maintenance, ...rest } = report;
   const summary = JSON.stringify({ ...rest, problems: report.problems.slice(0, 1000), problemCount: report.problems.length });
   const ev = report.events;
   const row: EventRow = {
@@ -754,5 +760,8 @@ export function formatIngestReport(r: IngestReport): string {
     const d = r.deps.report;
     line += `; deps: ${d.crates} found (${d.presentCrates} already present), ${r.deps.notFound.length} not found, events +${d.events.add}`;
   }
+  const m = r.maintenance ? formatMaintainReport(r.maintenance) : '';
+  if (m) line += `; ${m}`;
+  if (r.maintenanceError) line += `; maintenance failed (the run landed; \`mimir compact\` can finish it): ${r.maintenanceError}`;
   return line;
 }

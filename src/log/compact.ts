@@ -36,6 +36,11 @@
 // appends of this process wait for the table being rewritten; other processes
 // keep appending.
 //
+// The `ingest_runs` table (one row per run, no ids to fold, no ring) is
+// compacted too, more simply: its small files (fewer rows than its target,
+// RUNS_TARGET_FILE_ROWS) are streamed, in scan order, into files of the target
+// size, replacing exactly the files read. Memory: the writer's one file.
+//
 // Crash story: rewritten files are invisible until the replace commit lands;
 // a crash before it leaves unreferenced files (their lease dies with the
 // process) that gc collects, and the lake reads exactly as before. A crash
@@ -52,7 +57,7 @@ import { and, eq, ge, inList, le, type Expr } from '../lake/expr/expr.ts';
 import { crashPoint } from '../lake/testing/crash.ts';
 import { EventLog, PinnedError, guarded, isRingSplit } from './event-log.ts';
 import { compareStats, krateStats, rowDigest, type KrateStats } from './digest.ts';
-import { CODE_NODE_EVENTS, COL_ID, COL_KRATE, COL_REPO, SOURCE_KINDS, UNIVERSE_REPO, ident, qualified, ringTableName, tableName } from './schema.ts';
+import { CODE_NODE_EVENTS, COL_ID, COL_KRATE, COL_REPO, INGEST_RUNS, SOURCE_KINDS, UNIVERSE_REPO, ident, qualified, ringTableName, tableName } from './schema.ts';
 
 export interface CompactOptions {
   /**
@@ -62,6 +67,8 @@ export interface CompactOptions {
    * more events than this makes one larger file.
    */
   targetFileRows?: number;
+  /** Only these tables (names in namespace `mimir`), in the usual order; default every event table and `ingest_runs`. */
+  only?: string[];
 }
 
 export interface CompactSide {
@@ -86,6 +93,8 @@ export interface CompactReport {
 }
 
 export const DEFAULT_TARGET_FILE_ROWS = 1_000_000;
+/** Rows per `ingest_runs` file after compaction (about 1 KB a row; a run with many problems has a larger summary). */
+export const RUNS_TARGET_FILE_ROWS = 10_000;
 
 /** Compaction refused a table (verification failed): the table is left unchanged. */
 export class CompactRefusedError extends Error {}
@@ -108,9 +117,11 @@ export async function compact(log: EventLog, opts: CompactOptions = {}): Promise
   const t0 = Date.now();
   const tables: CompactTableReport[] = [];
   const split = await log.ringSplit();
+  const wanted = (name: string): boolean => opts.only === undefined || opts.only.includes(name);
   // ring tables first: the source tables' verification then reads them compacted
   for (const kind of SOURCE_KINDS) {
     const name = ringTableName(kind);
+    if (!wanted(name)) continue;
     if (!split) {
       const t = await log.table(name);
       const side = t ? sideOf(await t.dataFiles()) : { files: 0, rows: 0n, bytes: 0n };
@@ -120,8 +131,10 @@ export async function compact(log: EventLog, opts: CompactOptions = {}): Promise
     tables.push(await compactTable(log, name, { ring: true, dropRing: false, target }));
   }
   for (const kind of SOURCE_KINDS) {
+    if (!wanted(tableName(kind))) continue;
     tables.push(await compactTable(log, tableName(kind), { ring: false, dropRing: split, target, ringTable: ringTableName(kind) }));
   }
+  if (wanted(INGEST_RUNS) && (await log.table(INGEST_RUNS))) tables.push(await compactRuns(log, RUNS_TARGET_FILE_ROWS));
   return { tables, ms: Date.now() - t0 };
 }
 
@@ -316,6 +329,45 @@ async function compactTable(log: EventLog, name: string, job: TableJob): Promise
     }
     const after = sideOf(await (await lake.loadTable(id)).dataFiles());
     return { table: qname, before, after, droppedRingRows };
+  });
+}
+
+/**
+ * `ingest_runs`: stream the rows of its small files (fewer than `target`
+ * rows) into files of `target` rows, in one replace commit that keeps runs
+ * appended meanwhile. Skipped when at most one file is small.
+ */
+async function compactRuns(log: EventLog, target: number): Promise<CompactTableReport> {
+  const { lake } = log;
+  const id = ident(INGEST_RUNS);
+  const qname = qualified(INGEST_RUNS);
+  return log.commit(`compact ${qname}`, async () => {
+    const t = await lake.loadTable(id);
+    const S = t.currentSnapshot();
+    const empty = { files: 0, rows: 0n, bytes: 0n };
+    if (!S) return { table: qname, before: empty, after: empty, droppedRingRows: 0n, skipped: 'empty' };
+    const live = await t.dataFiles({ snapshotId: S.snapshotId });
+    const before = sideOf(live);
+    const same = (skipped: string): CompactTableReport => ({ table: qname, before, after: before, droppedRingRows: 0n, skipped });
+    if (live.some((f) => f.file.content !== 0)) return same('it has delete files (written by another engine); not rewritten');
+    const small = live.filter((f) => f.file.recordCount < BigInt(target));
+    if (small.length <= 1) return same('already compacted');
+    const read = new Set(small.map((f) => f.file.filePath));
+    const w = new DataFileWriter(t.io, t.metadata.location, t.schema, t.spec, { ...writeOptions(t.properties), fileRows: target });
+    try {
+      for await (const b of t.scan({ snapshotId: S.snapshotId, files: (f) => read.has(f) }).batches()) await w.write(b);
+      const written = (await w.close()).map((file) => ({ file, specId: t.spec.specId }));
+      crashPoint('compact:file-written');
+      const update = t.overwriteUpdate([...read], written, 'replace', { dataSequenceNumber: S.sequenceNumber });
+      await lake.commit([{ ident: id, update }], `compact ${qname}`);
+      crashPoint('compact:committed');
+    } catch (e) {
+      await w.abort();
+      if (e instanceof ValidationError) return same(`not committed: ${e.message}`);
+      throw e;
+    }
+    const after = sideOf(await (await lake.loadTable(id)).dataFiles());
+    return { table: qname, before, after, droppedRingRows: 0n };
   });
 }
 

@@ -316,3 +316,48 @@ export class Run {
     end?.();
   }
 }
+
+/** What one attempt of a run produced: its run row, the keys it sets, and a result for the caller. */
+export interface RunAttempt<R> {
+  row: EventRow | null;
+  keys: Record<string, string | null>;
+  result: R;
+}
+
+/** Attempts of one run before a conflict is given up (each diffs again against the newer state). */
+export const RUN_TRIES = 8;
+
+/**
+ * Begin a run, let `body` read at its generation and write, commit it; on a
+ * RunConflict (another writer of the same keys landed first, or the ring mode
+ * changed) discard it and do it all again in a new run — at most `tries`
+ * attempts, with jittered exponential backoff. Any other error aborts the run
+ * and is thrown. `abortAfter` (a dry run) aborts instead of committing.
+ */
+export async function withRun<R>(
+  log: EventLog,
+  opts: BeginRunOptions & { tries?: number; abortAfter?: boolean },
+  body: (run: Run, attempt: number) => Promise<RunAttempt<R>>,
+): Promise<{ result: R; generation: bigint; attempts: number }> {
+  const tries = opts.tries ?? RUN_TRIES;
+  for (let attempt = 1; ; attempt++) {
+    const run = await log.beginRun(opts);
+    try {
+      const a = await body(run, attempt);
+      if (opts.abortAfter) {
+        await run.abort();
+        return { result: a.result, generation: run.generation, attempts: attempt };
+      }
+      const c = await run.commit(a.row, { keys: a.keys });
+      return { result: a.result, generation: c.generation, attempts: attempt };
+    } catch (e) {
+      await run.abort();
+      if (!(e instanceof RunConflict)) throw e;
+      if (attempt >= tries) {
+        throw new Error(`${e.message}; gave up after ${attempt} attempts (another writer of the same keys kept landing first) — nothing of this run was written`);
+      }
+      const wait = Math.min(2000, 25 * 2 ** attempt);
+      await sleep(wait / 2 + Math.random() * wait);
+    }
+  }
+}

@@ -21,6 +21,19 @@ export const RING_SPLIT = 'split';
  */
 export const PROP_RING_FREEZE = 'mimir.ring.freeze';
 
+/**
+ * Table property: `false` turns off the maintenance ingest runs after each
+ * run for this table (log/maintain.ts); anything else (or absent) = on.
+ */
+export const PROP_MAINTAIN = 'mimir.maintain';
+/**
+ * Table property: how many small files (files no compaction wrote) a table may
+ * hold before the maintenance after a run compacts it (default
+ * DEFAULT_MAINTAIN_SMALL_FILES).
+ */
+export const PROP_MAINTAIN_SMALL_FILES = 'mimir.maintain.small-files';
+export const DEFAULT_MAINTAIN_SMALL_FILES = 16;
+
 export type Kind = 'node' | 'edge' | 'file';
 /** The kinds that have a ring table. */
 export const SOURCE_KINDS: readonly Kind[] = ['node', 'edge', 'file'];

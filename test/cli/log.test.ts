@@ -99,7 +99,7 @@ test('compact --json and text; gc --dry-run deletes nothing and lists files, gc 
   ok(await runCli(['ring', 'split'], { lake }));
   const c = json(await runCli(['compact', '--json', '--target-file-rows', '1000'], { lake }));
   const tables = c.tables as Obj[];
-  assert.equal(tables.length, 6);
+  assert.equal(tables.length, 7);
   assert.ok(Number.isInteger(c.ms));
   for (const t of tables) {
     for (const side of ['before', 'after'] as const) {

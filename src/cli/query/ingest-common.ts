@@ -3,14 +3,15 @@
 // first thing a user does), progress from ingest's callback on a terminal, and
 // printing a report: one line per problem, then the report's one-line form
 // (src/ingest/ingest.ts formatIngestReport), or the report as JSON. A strict
-// run that met problems lists them on stderr and fails (exit 1), nothing
-// written.
+// run that met problems, and an ingest of something that is not a valid
+// workspace (a file, no Cargo.toml, a manifest that does not parse), list them
+// on stderr and fail (exit 1), nothing written.
 import { existsSync } from 'node:fs';
 import type { Args, OptionSpec } from '../args.ts';
 import type { Context } from '../command.ts';
 import { openLakeAt } from '../lake-location.ts';
 import { EventLog } from '../../log/event-log.ts';
-import { StrictIngestError, formatIngestReport, type IngestProblem, type IngestProgress, type IngestReport } from '../../ingest/index.ts';
+import { IngestInputError, StrictIngestError, formatIngestReport, type IngestProblem, type IngestProgress, type IngestReport } from '../../ingest/index.ts';
 
 export const problemLine = (p: IngestProblem): string => `problem ${p.kind} ${p.krate || '-'} ${p.path}: ${p.message}`;
 
@@ -57,7 +58,7 @@ export async function withIngestLog<T>(ctx: Context, fn: (log: EventLog) => Prom
     try {
       report = await fn(log);
     } catch (e) {
-      if (e instanceof StrictIngestError) for (const p of e.problems) ctx.out.err(problemLine(p));
+      if (e instanceof StrictIngestError || e instanceof IngestInputError) for (const p of e.problems) ctx.out.err(problemLine(p));
       throw e;
     } finally {
       ctx.out.clearProgress();

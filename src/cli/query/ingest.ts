@@ -4,13 +4,14 @@
 // commits of a git repository read from git itself, one run each. Thin wrapper.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
+import * as path from 'node:path';
 import { UsageError } from '../args.ts';
-import { ingest, ingestGit, type GitIngestReport } from '../../ingest/index.ts';
-import { FEATURE_OPTIONS, featureOptions, printReport, progress, requireFolders, runIngest, withIngestLog } from './ingest-common.ts';
+import { IngestInputError, ingest, ingestGit, readValidWorkspace, type GitIngestReport } from '../../ingest/index.ts';
+import { FEATURE_OPTIONS, featureOptions, printReport, problemLine, progress, requireFolders, runIngest, withIngestLog } from './ingest-common.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--repo NAME] [--rev REV | --git REV|A..B] [--with-deps] [--strict] [options]',
-  description: 'Creates the lake (split) when absent. Problems with the input are listed and skipped; --strict fails the run instead (exit 1, nothing written).',
+  description: 'Creates the lake (split) when absent. Problems with the input are listed and skipped; --strict fails the run instead (exit 1, nothing written). A PATH that is not a valid workspace or package (a file, no Cargo.toml, a manifest that does not parse) fails (exit 1, nothing written): crates leave a repo only when a valid workspace no longer has them; a whole repo only by `mimir repo remove`.',
   positionals: [{ name: 'PATH', required: true, help: 'a workspace or package folder (with Cargo.toml)' }],
   options: [
     { name: 'repo', kind: 'value', arg: 'NAME', help: 'repo name (default: the folder name)' },
@@ -18,6 +19,7 @@ export const command: CommandSpec = {
     { name: 'git', kind: 'value', arg: 'REV|A..B', help: 'index a commit, or each commit of A..B (first-parent, oldest first), read from the git repository holding PATH; the work tree is not read' },
     { name: 'with-deps', kind: 'flag', help: 'also add the Cargo.lock dependencies found locally (vendor/, cargo registry) to the universe' },
     { name: 'strict', kind: 'flag', help: 'any problem with the input fails the run; nothing is written' },
+    { name: 'no-maintain', kind: 'flag', help: 'skip the compaction of tables whose small files passed their threshold (mimir.maintain.small-files, default 16)' },
     ...FEATURE_OPTIONS,
   ],
   examples: ['mimir ingest ~/src/myproject', 'mimir ingest . --repo acme --rev $(git rev-parse HEAD) --with-deps', 'mimir ingest ~/src/ripgrep --git 14.0.0..14.1.0'],
@@ -28,15 +30,23 @@ async function run(args: Args, ctx: Context): Promise<number> {
   const dir = args.positionals[0]!;
   requireFolders([dir]);
   const spec = args.value('git');
+  const maintain = !args.flag('no-maintain');
   if (spec !== undefined) {
     if (args.value('rev') !== undefined) throw new UsageError('--git records each commit as the run\'s rev; --rev cannot be given with it', args.commandPath);
-    const opts = { repo: args.value('repo'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), onProgress: progress(ctx), ...featureOptions(args) };
+    const opts = { repo: args.value('repo'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), maintain, onProgress: progress(ctx), ...featureOptions(args) };
     const onCommit = (i: number, total: number, sha: string, subject: string): void => ctx.out.progress(`commit ${i + 1}/${total} ${sha.slice(0, 12)} ${subject}`);
     return withIngestLog(ctx, (log) => ingestGit(log, dir, spec, { ...opts, onCommit }), printGit);
   }
+  // before the lake is opened (or created): a mistaken path changes nothing at all
+  try {
+    await readValidWorkspace(path.resolve(dir), args.value('repo') ?? path.basename(path.resolve(dir)));
+  } catch (e) {
+    if (e instanceof IngestInputError) for (const p of e.problems) ctx.out.err(problemLine(p));
+    throw e;
+  }
   return runIngest(ctx, (log) =>
     ingest(log, dir, {
-      repo: args.value('repo'), rev: args.value('rev'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), onProgress: progress(ctx),
+      repo: args.value('repo'), rev: args.value('rev'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), maintain, onProgress: progress(ctx),
       ...featureOptions(args),
     }),
   );

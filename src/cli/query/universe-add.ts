@@ -32,12 +32,16 @@ export const command: CommandSpec = {
   usage: 'PATH… [--strict] [options]',
   description: 'Creates the lake (split) when absent.',
   positionals: variadic({ name: 'PATH…', required: true, help: `crate folders (name-version/) or folders of them (at most ${MAX_PATHS})` }, MAX_PATHS),
-  options: [{ name: 'strict', kind: 'flag', help: 'any problem with the input fails the run; nothing is written' }, ...FEATURE_OPTIONS],
+  options: [
+    { name: 'strict', kind: 'flag', help: 'any problem with the input fails the run; nothing is written' },
+    { name: 'no-maintain', kind: 'flag', help: 'skip the compaction of tables whose small files passed their threshold (mimir.maintain.small-files, default 16)' },
+    ...FEATURE_OPTIONS,
+  ],
   examples: ['mimir universe add vendor', 'mimir universe add /usr/share/cargo/registry'],
   run,
 };
 
 async function run(args: Args, ctx: Context): Promise<number> {
   requireFolders(args.positionals);
-  return runIngest(ctx, (log) => universeAdd(log, args.positionals, { strict: args.flag('strict'), onProgress: progress(ctx), ...featureOptions(args) }));
+  return runIngest(ctx, (log) => universeAdd(log, args.positionals, { strict: args.flag('strict'), maintain: !args.flag('no-maintain'), onProgress: progress(ctx), ...featureOptions(args) }));
 }

@@ -18,6 +18,8 @@ export interface ScanOptions {
   snapshotId?: bigint;
   ref?: string;
   asOfMs?: bigint;
+  /** Read only the planned data files whose path this accepts (a rewrite of chosen files). */
+  files?: (filePath: string) => boolean;
 }
 
 export type ScanMetrics = PlanMetrics & ReadMetrics;
@@ -40,6 +42,7 @@ export class TableScan {
   };
   private readonly filter;
   private readonly nameMapping: NameMapping | undefined;
+  private readonly onlyFiles: ((filePath: string) => boolean) | undefined;
 
   constructor(
     private readonly io: FileIO,
@@ -62,6 +65,7 @@ export class TableScan {
       : this.schema.fields;
     this.filter = bind(opts.filter ?? alwaysTrue, this.schema);
     this.nameMapping = nameMappingOf(metadata.properties);
+    this.onlyFiles = opts.files;
   }
 
   async planFiles(): Promise<FileTask[]> {
@@ -73,7 +77,9 @@ export class TableScan {
 
   async *batches(): AsyncGenerator<Batch> {
     if (this.filter.op === 'false') return;
-    const tasks = await this.planFiles();
+    const planned = await this.planFiles();
+    const only = this.onlyFiles;
+    const tasks = only ? planned.filter((t) => only(t.file.filePath)) : planned;
     const ctx = {
       io: this.io,
       metadata: this.metadata,

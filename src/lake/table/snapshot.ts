@@ -5,6 +5,11 @@
 // added files are written once, with the snapshot id fixed for all attempts
 // and sequence numbers left to inheritance (or fixed, for a rewrite), so a
 // retry only rewrites manifests that mark removed files and the manifest list.
+//
+// Manifests stay few: the entries of every parent manifest that holds a
+// removed file are rewritten into ONE manifest per (spec, content), and a
+// parent manifest with no live entry left (only deleted entries, recorded by
+// the snapshot that deleted them) is not carried into the next snapshot.
 import { randomUUID, randomBytes } from 'node:crypto';
 import type { FileIO } from '../io/fileio.ts';
 import type { DataFile, ManifestEntry, ManifestFile, Operation, PartitionSpec, Snapshot, TableMetadata } from '../spec/types.ts';
@@ -149,7 +154,9 @@ export class SnapshotUpdate implements TableUpdate {
     let deletedSize = 0n;
     const removedDeletes = { files: 0n, equality: 0n, position: 0n, size: 0n };
     const parentManifests = parent ? await readManifestList(this.io, parent) : [];
+    const rewrittenBy = new Map<string, { specId: number; content: number; entries: ManifestEntryToWrite[] }>();
     for (const mf of parentManifests) {
+      if (mf.addedFilesCount === 0 && mf.existingFilesCount === 0 && mf.deletedFilesCount > 0) continue; // nothing live: its deletes were recorded by its own snapshot
       if (this.change.removed.size === 0) {
         kept.push(mf);
         continue;
@@ -163,7 +170,10 @@ export class SnapshotUpdate implements TableUpdate {
         kept.push(mf);
         continue;
       }
-      const rewritten: ManifestEntryToWrite[] = [];
+      const key = `${mf.partitionSpecId}:${mf.content}`;
+      let group = rewrittenBy.get(key);
+      if (!group) rewrittenBy.set(key, (group = { specId: mf.partitionSpecId, content: mf.content, entries: [] }));
+      const rewritten = group.entries;
       for (const e of live) {
         if (this.change.removed.has(e.dataFile.filePath)) {
           found.add(e.dataFile.filePath);
@@ -180,7 +190,9 @@ export class SnapshotUpdate implements TableUpdate {
           rewritten.push(explicit(e, 2, this.snapshotId));
         } else rewritten.push(explicit(e, 0, e.snapshotId));
       }
-      kept.push(await this.writeManifest(base, specOf(base, mf.partitionSpecId), rewritten, seq, attempt, mf.content));
+    }
+    for (const g of rewrittenBy.values()) {
+      kept.push(await this.writeManifest(base, specOf(base, g.specId), g.entries, seq, attempt, g.content as 0 | 1));
     }
     if (found.size !== this.change.removed.size) {
       const missing = [...this.change.removed].filter((p) => !found.has(p));

@@ -1,0 +1,119 @@
+// `repo remove`: every live item, edge and file of one repo removed, as
+// events (`op` = remove, carrying the last known fields), in ONE run and one
+// commit with its `ingest_runs` row (status `removed`) — the only way a whole
+// repo leaves the lake (an ingest never removes crates unless a valid
+// workspace no longer has them). The universe (`@universe`) is refused: it is
+// shared by every repo.
+//
+// Invariants: reads are at the run's generation and the commit asserts the
+// repo's key (`repo:<name>`) is still the run id read then, so a concurrent
+// ingest of the same repo makes one of them re-diff (no item is removed while
+// an add lands unseen, none removed twice). Memory: one crate's state at a
+// time, plus the writer's buffer. A dry run reads the same and writes
+// nothing. Crash story: the run's (runs.ts): nothing is visible before its one
+// commit.
+import { and, eq } from '../lake/expr/expr.ts';
+import type { EventLog, EventRow } from '../log/event-log.ts';
+import { withRun } from '../log/run.ts';
+import { maintain } from '../log/maintain.ts';
+import { SOURCE_KINDS, UNIVERSE_REPO, type Kind } from '../log/schema.ts';
+import { newRunId, repoKey } from './ingest.ts';
+import { Writer } from './writer.ts';
+
+export interface RemoveRepoOptions {
+  /** Report what would be removed; write nothing. */
+  dryRun?: boolean;
+  /** Rows buffered before the run writes a data file (default 50 000). */
+  batchRows?: number;
+  /** Run the log's maintenance after the removal (default true; see log/maintain.ts). */
+  maintain?: boolean;
+}
+
+export interface RemovedCrate {
+  krate: string;
+  /** Live rows removed (or that would be) per kind. */
+  rows: Record<string, number>;
+}
+
+export interface RemoveRepoReport {
+  run: string;
+  repo: string;
+  dryRun: boolean;
+  crates: RemovedCrate[];
+  /** Remove events written (or that would be). */
+  events: number;
+  /** The generation the removal landed in (dry run: the generation read). */
+  generation: bigint;
+  attempts: number;
+  ms: number;
+}
+
+/** The repo has no live item in the lake: nothing to remove. */
+export class NoSuchRepoError extends Error {}
+
+/** Remove every live row of `repo` (see the module comment). */
+export async function removeRepo(log: EventLog, repo: string, opts: RemoveRepoOptions = {}): Promise<RemoveRepoReport> {
+  if (repo === UNIVERSE_REPO) {
+    throw new Error(`repo remove: ${UNIVERSE_REPO} is the universe, shared by every repo, and cannot be removed — nothing removed`);
+  }
+  const started = Date.now();
+  const runId = newRunId(started);
+  const ts = BigInt(started) * 1000n;
+  const dryRun = opts.dryRun === true;
+  const { result, generation, attempts } = await withRun(
+    log,
+    { repo, run: runId, keys: [repoKey(repo)], note: `repo remove ${repo} run ${runId}`, abortAfter: dryRun },
+    async (run) => {
+      const view = run.view;
+      const crates: RemovedCrate[] = [];
+      const writer = new Writer(run, opts.batchRows ?? 50_000);
+      let events = 0;
+      for (const krate of await repoKrates(view, repo)) {
+        const rows: Record<string, number> = {};
+        let n = 0;
+        for (const kind of SOURCE_KINDS) {
+          const live = await view.state(kind, and(eq('repo', repo), eq('krate', krate)));
+          rows[kind] = live.size;
+          n += live.size;
+          if (dryRun) continue;
+          for (const row of live.values()) writer.push(kind, { ...row, run: runId, ts, op: 'remove' });
+          await writer.maybeFlush();
+        }
+        if (n > 0) crates.push({ krate, rows });
+        events += n;
+      }
+      if (events === 0) {
+        throw new NoSuchRepoError(`repo remove: repo ${repo} has no live item in the lake at ${log.lake.root} (generation ${run.generation}) — nothing removed`);
+      }
+      await writer.flush();
+      const report: RemoveRepoReport = { run: runId, repo, dryRun, crates, events, generation: run.generation, attempts: 0, ms: 0 };
+      const row: EventRow = {
+        run: runId, repo, rev: null, started: ts, finished: BigInt(Date.now()) * 1000n, status: 'removed', events: BigInt(events),
+        summary: JSON.stringify({ removed: crates }),
+      };
+      return { row, keys: { [repoKey(repo)]: runId }, result: report };
+    },
+  );
+  if (!dryRun && opts.maintain !== false) await maintain(log);
+  return { ...result, generation, attempts, ms: Date.now() - started };
+}
+
+/** The krates of `repo` that have any event of any kind (one krate-column scan per kind), sorted. */
+async function repoKrates(log: EventLog, repo: string): Promise<string[]> {
+  const found = new Set<string>();
+  for (const kind of SOURCE_KINDS as readonly Kind[]) {
+    for await (const b of log.scan(kind, { filter: eq('repo', repo), columns: ['krate'] })) {
+      const c = b.fields.findIndex((f) => f.name === 'krate');
+      for (const v of b.columns[c]!) if (typeof v === 'string') found.add(v);
+    }
+  }
+  return [...found].sort();
+}
+
+/** `repo remove demo: 2 crates, 1234 remove events (a@0.1.0: node 10, edge 20, file 3; …), generation 12`. */
+export function formatRemoveReport(r: RemoveRepoReport): string {
+  const per = r.crates.map((c) => `${c.krate}: ${Object.entries(c.rows).map(([k, n]) => `${k} ${n}`).join(', ')}`).join('; ');
+  const head = r.dryRun ? `repo remove ${r.repo} (dry run): would write` : `repo remove ${r.repo} run ${r.run}: wrote`;
+  return `${head} ${r.events} remove event${r.events === 1 ? '' : 's'} over ${r.crates.length} crate${r.crates.length === 1 ? '' : 's'} (${per})`
+    + (r.dryRun ? ` — nothing written (generation ${r.generation})` : `, generation ${r.generation}`);
+}
