@@ -69,6 +69,14 @@ export const COMMANDS: Entry[] = [
   { name: 'compact', summary: 'rewrite the event tables: partitioned by repo, sorted, ring rows dropped when split', load: async () => (await import('./log/compact.ts')).command },
   { name: 'gc', summary: 'expire old snapshots and remove orphan files (honours pins and commits in flight)', load: async () => (await import('./log/gc.ts')).command },
   {
+    name: 'lake',
+    summary: 'the lake as a whole: where it is, moving, copying and recovering it, checking its files',
+    description: 'A copied or moved lake folder is an independent lake; see README "Moving, copying and recovering a lake".',
+    commands: [
+      { name: 'info', summary: 'the folder the lake is opened at, the root it was created at, its tables', load: async () => (await import('./lake/info.ts')).command },
+    ],
+  },
+  {
     name: 'log',
     summary: 'the lake\'s history',
     commands: [{ name: 'generations', summary: 'lake generations newest first: time, note, tables touched', load: async () => (await import('./log/generations.ts')).command }],

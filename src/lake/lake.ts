@@ -4,11 +4,29 @@
 // time; a table pinned to the past is read-only. Every write registers a lease
 // in the catalog for as long as it is in flight, so orphan removal in any
 // process leaves its files alone.
+//
+// A lake is self-contained and relocatable: the catalog records the root it
+// was created at (`lake.root`), table locations are named under that recorded
+// root, and the lake's FileIO (io/rooted.ts) maps them onto the folder the
+// lake was opened at, refusing any write or delete outside it. A copy made
+// with `cp -a` is thus an independent lake. Lakes made before the root was
+// recorded get it at their first writable open: the root their tables'
+// locations agree on (so an old lake copied before this still maps onto the
+// copy), else the opened folder.
+//
+// Opening never creates a catalog over the table folders of a lake whose
+// catalog was lost (`LostCatalogError`: recover it instead), and a read-only
+// open (or `readOnly: 'auto'` on a folder this process cannot write) writes
+// nothing: no schema, no root, no lease.
+import { accessSync, constants as fsc, existsSync } from 'node:fs';
 import * as nodePath from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { LocalFileIO, prefixResolver, type FileIO } from './io/fileio.ts';
-import { SqlCatalog, identToString, type TableIdent } from './catalog/sql-catalog.ts';
-import type { PartitionField, Schema, SortOrder } from './spec/types.ts';
+import { LocalFileIO, defaultResolver, prefixResolver, type FileIO } from './io/fileio.ts';
+import { LakeFileIO } from './io/rooted.ts';
+import { CATALOG_FILE, SqlCatalog, identToString, type TableIdent } from './catalog/sql-catalog.ts';
+import { findTableFolders } from './catalog/folders.ts';
+import { isMissing } from './maintenance/reachable.ts';
+import type { PartitionField, Schema, SortOrder, TableMetadata } from './spec/types.ts';
 import { newTableMetadata, serializeTableMetadata } from './spec/metadata.ts';
 import { Table } from './table/table.ts';
 import { commitTables, readMetadata, type CommitHooks, type CommitTarget, type Committed } from './table/commit.ts';
@@ -29,21 +47,145 @@ export interface LoadOptions {
   asOfMs?: number;
 }
 
+/** Catalog property: the folder the lake was created at (absolute local path). */
+export const PROP_LAKE_ROOT = 'lake.root';
+/** Catalog property: roots the lake had before a relocation, one per line (their paths still map here). */
+export const PROP_FORMER_ROOTS = 'lake.former-roots';
+
+export interface LakeOpenOptions {
+  /** Create the folder and catalog when absent (default true; never over a lost catalog's table folders). */
+  create?: boolean;
+  /**
+   * true: open read-only (nothing written, no leases). 'auto': read-only when
+   * this process cannot write the lake folder or its catalog, else read-write.
+   */
+  readOnly?: boolean | 'auto';
+  /** Create a catalog even though table folders exist (catalog recovery only). */
+  overTableFolders?: boolean;
+}
+
+/** Where the lake's recorded root came from. */
+export type RootSource = 'recorded' | 'inferred' | 'opened';
+
+/** A folder holds table folders but no catalog: creating one would orphan every table. */
+export class LostCatalogError extends Error {
+  constructor(
+    readonly root: string,
+    readonly tables: string[],
+  ) {
+    super(
+      `${root} holds ${tables.length === 1 ? 'a table folder' : `${tables.length} table folders`} (${tables.slice(0, 3).join(', ')}${tables.length > 3 ? ', …' : ''}) ` +
+        `but no ${CATALOG_FILE}: the lake's catalog was lost, and a new one would take every table's files for orphans. ` +
+        `Run 'mimir lake recover --lake ${root}' to re-register the tables from their newest metadata — nothing created`,
+    );
+    this.name = 'LostCatalogError';
+  }
+}
+
+/** A lake generation whose metadata gc removed: it can no longer be read. */
+export class ExpiredGenerationError extends Error {}
+
+function canWrite(path: string): boolean {
+  try {
+    accessSync(path, fsc.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The root every table's catalog pointer agrees on (`<root>/<ns…>/<table>/metadata/<file>`),
+ * or undefined when there are no tables or they disagree.
+ */
+export function inferRoot(catalog: SqlCatalog): string | undefined {
+  const found = new Set<string>();
+  for (const ident of catalog.listAllTables()) {
+    const p = catalog.loadTable(ident);
+    if (!p) continue;
+    const local = defaultResolver(p.metadataLocation);
+    if (!nodePath.isAbsolute(local)) return undefined;
+    const tail = nodePath.join(...ident.namespace, ident.name, 'metadata');
+    const dir = nodePath.dirname(nodePath.normalize(local));
+    if (!dir.endsWith(nodePath.sep + tail)) return undefined;
+    found.add(dir.slice(0, dir.length - tail.length - 1) || nodePath.sep);
+  }
+  return found.size === 1 ? [...found][0] : undefined;
+}
+
 export class Lake {
   readonly io: FileIO;
   readonly hooks: CommitHooks;
+  /** The root the lake was created at (new table locations are named under it); `root` when not moved. */
+  readonly recordedRoot: string;
+  /** Roots before a relocation; their paths map onto `root` too. */
+  readonly formerRoots: readonly string[];
+  readonly rootSource: RootSource;
 
   private constructor(
+    /** The folder the lake was opened at: every file it writes or deletes is inside it. */
     readonly root: string,
     readonly catalog: SqlCatalog,
+    roots: { recorded: string; former: string[]; source: RootSource },
   ) {
-    this.io = new LocalFileIO();
+    this.recordedRoot = roots.recorded;
+    this.formerRoots = roots.former;
+    this.rootSource = roots.source;
+    this.io = new LakeFileIO(root, [roots.recorded, ...roots.former]);
     this.hooks = { begin: (releaseBase) => this.lease(releaseBase, 'commit') };
   }
 
-  static open(root: string, opts: { create?: boolean } = {}): Lake {
+  static open(root: string, opts: LakeOpenOptions = {}): Lake {
     const abs = nodePath.resolve(root);
-    return new Lake(abs, SqlCatalog.open(abs, { create: opts.create !== false }));
+    const file = nodePath.join(abs, CATALOG_FILE);
+    const exists = existsSync(file);
+    const readOnly = opts.readOnly === true || (opts.readOnly === 'auto' && exists && !(canWrite(abs) && canWrite(file)));
+    const create = opts.create !== false && !readOnly;
+    if (!exists && create && !opts.overTableFolders) {
+      const folders = findTableFolders(abs, 50);
+      if (folders.length > 0) throw new LostCatalogError(abs, folders.map((f) => f.parts.join('/')));
+    }
+    const catalog = SqlCatalog.open(abs, { create, readOnly });
+    try {
+      const recorded = catalog.property(PROP_LAKE_ROOT);
+      const former = (catalog.property(PROP_FORMER_ROOTS) ?? '').split('\n').filter((r) => r !== '');
+      if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded' });
+      const inferred = inferRoot(catalog);
+      const roots = { recorded: inferred ?? abs, former, source: (inferred === undefined ? 'opened' : 'inferred') as RootSource };
+      if (!readOnly) catalog.setProperty(PROP_LAKE_ROOT, roots.recorded);
+      return new Lake(abs, catalog, roots);
+    } catch (e) {
+      catalog.close();
+      throw e;
+    }
+  }
+
+  /** Opened read-only: nothing is written, no lease taken. */
+  get readOnly(): boolean {
+    return this.catalog.readOnly;
+  }
+
+  /** The lake was created (or last relocated) elsewhere and is opened here. */
+  get moved(): boolean {
+    return nodePath.normalize(this.recordedRoot) !== nodePath.normalize(this.root);
+  }
+
+  /** One-line notes a front end should show the user (a moved lake, a read-only open). */
+  notes(): string[] {
+    const out: string[] = [];
+    if (this.moved) {
+      out.push(
+        `the lake at ${this.root} was created at ${this.recordedRoot}: its metadata names files there, which Mimir reads and writes here ` +
+          `(never there); other engines still read ${this.recordedRoot} until 'mimir lake relocate' rewrites it`,
+      );
+    }
+    if (this.readOnly) {
+      out.push(
+        `the lake at ${this.root} is opened read-only${this.catalog.snapshotRead ? ' (its folder is not writable; the catalog is read from a copy in memory)' : ''}: ` +
+          `this reader takes no lease, so a gc running elsewhere cannot see it`,
+      );
+    }
+    return out;
   }
 
   close(): void {
@@ -51,7 +193,7 @@ export class Lake {
   }
 
   tableLocation(ident: TableIdent): string {
-    return pathToFileURL(nodePath.join(this.root, ...ident.namespace, ident.name)).href;
+    return pathToFileURL(nodePath.join(this.recordedRoot, ...ident.namespace, ident.name)).href;
   }
 
   /** Run `fn` with a lease that marks a commit in flight (files it writes are protected from GC). */
@@ -84,6 +226,7 @@ export class Lake {
   async createTable(ident: TableIdent, schema: Schema, opts: CreateTableOptions = {}): Promise<Table> {
     if (!this.catalog.namespaceExists(ident.namespace)) this.catalog.createNamespace(ident.namespace);
     const location = this.tableLocation(ident);
+    await this.refuseUnknownTableFolder(ident, location);
     let last = 999;
     const spec = { specId: 0, fields: (opts.partitionBy ?? []).map((f) => ({ ...f, fieldId: ++last })) };
     const metadata = newTableMetadata({ location, schema, spec, sortOrder: opts.sortOrder, properties: opts.properties });
@@ -100,6 +243,21 @@ export class Lake {
     return new Table(this.io, loc, await readMetadata(this.io, loc), this.catalog, ident, undefined, this.hooks);
   }
 
+  /**
+   * A table folder holding metadata files the catalog never recorded belongs to
+   * a table this catalog does not know (a lost or replaced catalog): creating a
+   * table there would make its files orphans.
+   */
+  private async refuseUnknownTableFolder(ident: TableIdent, location: string): Promise<void> {
+    if (this.catalog.everMetadataLocations(ident).length > 0) return; // a dropped table of this lake
+    const files = (await this.io.list(`${location}/metadata`)).filter((f) => f.path.endsWith('.metadata.json'));
+    if (files.length === 0) return;
+    throw new Error(
+      `cannot create table ${identToString(ident)}: its folder ${(this.io as LakeFileIO).local(location)} already holds ${files.length} metadata file(s) ` +
+        `of a table this catalog never recorded (a lost or replaced catalog?); run 'mimir lake recover --lake ${this.root}' to register it — nothing created`,
+    );
+  }
+
   tableExists(ident: TableIdent): boolean {
     return this.catalog.loadTable(ident) !== undefined;
   }
@@ -110,11 +268,23 @@ export class Lake {
     if (generation !== undefined) {
       const loc = this.catalog.pointersAt(generation).get(identToString(ident));
       if (!loc) throw new Error(`table ${identToString(ident)} did not exist at lake generation ${generation}`);
-      return new Table(this.io, loc, await readMetadata(this.io, loc), this.catalog, ident, `pinned to lake generation ${generation}`);
+      return new Table(this.io, loc, await this.readGenerationMetadata(ident, generation, loc), this.catalog, ident, `pinned to lake generation ${generation}`);
     }
     const p = this.catalog.loadTable(ident);
     if (!p) throw new Error(`table ${identToString(ident)} does not exist in ${this.catalog.path}`);
     return new Table(this.io, p.metadataLocation, await readMetadata(this.io, p.metadataLocation), this.catalog, ident, undefined, this.hooks);
+  }
+
+  private async readGenerationMetadata(ident: TableIdent, generation: bigint, loc: string): Promise<TableMetadata> {
+    try {
+      return await readMetadata(this.io, loc);
+    } catch (e) {
+      if (!(await isMissing(this.io, loc, e))) throw e;
+      throw new ExpiredGenerationError(
+        `table ${identToString(ident)} as of lake generation ${generation}: its metadata file ${loc} was removed by gc ` +
+          `(gc keeps the history of its retention period; older generations can no longer be read)`,
+      );
+    }
   }
 
   async dropTable(ident: TableIdent): Promise<void> {

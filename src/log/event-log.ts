@@ -158,12 +158,21 @@ export class EventLog {
       writeProps: { ...EVENT_TABLE_PROPERTIES },
     });
     try {
-      await log.ensureTables(opts.init);
+      if (l.readOnly) log.requireTables();
+      else await log.ensureTables(opts.init);
     } catch (e) {
       if (owns) l.close();
       throw e;
     }
     return log;
+  }
+
+  /** A read-only lake cannot create tables: the log must be there already. */
+  private requireTables(): void {
+    const { lake } = this.shared;
+    if (!lake.tableExists(ident(CODE_NODE_EVENTS))) {
+      throw new Error(`the lake at ${lake.root} (opened read-only) has no event log: no table ${qualified(CODE_NODE_EVENTS)} — nothing read`);
+    }
   }
 
   /**
@@ -270,6 +279,8 @@ export class EventLog {
     const generation = 'generation' in at ? at.generation : lake.catalog.generationAt(at.asOf instanceof Date ? at.asOf.getTime() : at.asOf);
     const now = lake.catalog.pointerGeneration();
     if (generation > now) throw new Error(`generation ${generation} is in the future (the lake is at ${now})`);
+    // a read-only lake cannot record a lease: the pin is then invisible to gc elsewhere (Lake.notes says so)
+    if (lake.readOnly) return new EventLog(this.shared, { generation, end: () => undefined });
     const lease = lake.catalog.beginLease({ releaseBase: generation, note: `pin ${generation}`, ttlMs: 60_000 });
     const timer = setInterval(() => {
       try {

@@ -3,21 +3,21 @@
 // a progress line with elapsed seconds for long work on a terminal, and the
 // option parsers (durations, positive counts). Read-only helpers; every write
 // goes through the src/log functions the commands call.
-import { existsSync } from 'node:fs';
-import * as nodePath from 'node:path';
 import { UsageError, type Args } from '../args.ts';
 import type { Context } from '../command.ts';
 import type { Output } from '../output.ts';
-import { Lake } from '../../lake/lake.ts';
+import type { Lake } from '../../lake/lake.ts';
+import { openLakeToRead, openLakeToWrite } from '../lake/open.ts';
 import { EventLog } from '../../log/event-log.ts';
 import { CODE_NODE_EVENTS, ident, qualified } from '../../log/schema.ts';
 
-/** The lake at ctx.lakeDir, which must exist (no catalog.db there is an error, not a new lake). */
-export function openExistingLake(ctx: Context): Lake {
-  if (!existsSync(nodePath.join(ctx.lakeDir, 'catalog.db'))) {
-    throw new Error(`no lake at ${ctx.lakeDir} (no catalog.db there); give --lake DIR or set MIMIR_LAKE, or create one with 'mimir init'`);
-  }
-  return Lake.open(ctx.lakeDir, { create: false });
+/**
+ * The lake at ctx.lakeDir, which must exist (no catalog.db there is an error,
+ * not a new lake). `write: false` (reads): read-only when this process cannot
+ * write the lake.
+ */
+export function openExistingLake(ctx: Context, opts: { write?: boolean } = {}): Lake {
+  return opts.write === false ? openLakeToRead(ctx) : openLakeToWrite(ctx, { create: false });
 }
 
 /** An open event log and what to close when done. */
@@ -31,8 +31,8 @@ export interface OpenLog {
  * The event log of the existing lake at ctx.lakeDir. A lake without the event
  * tables (made by `mimir table` only) is refused: `mimir init` creates them.
  */
-export async function openLog(ctx: Context): Promise<OpenLog> {
-  const lake = openExistingLake(ctx);
+export async function openLog(ctx: Context, opts: { write?: boolean } = {}): Promise<OpenLog> {
+  const lake = openExistingLake(ctx, opts);
   try {
     if (!lake.tableExists(ident(CODE_NODE_EVENTS))) {
       throw new Error(`the lake at ${lake.root} has no event log (no table ${qualified(CODE_NODE_EVENTS)}); create it with 'mimir init'`);

@@ -20,7 +20,7 @@ export const command: CommandSpec = {
 
 async function run(args: Args, ctx: Context): Promise<void> {
   const n = args.count('limit') ?? DEFAULT_LIMIT;
-  const lake = openExistingLake(ctx);
+  const lake = openExistingLake(ctx, { write: false });
   try {
     const gens = lake.catalog.generations({ limit: n === 0 ? Number.MAX_SAFE_INTEGER : n });
     const rows = gens.map((g) => ({

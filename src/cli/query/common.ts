@@ -42,7 +42,7 @@ export function nodeLine(n: NodeHit): string {
 
 /** Open the log, run the question, print JSON or the lines, then the summary on stderr. */
 export async function answer<T>(ctx: Context, ask: (log: EventLog) => Promise<T>, lines: (r: T) => string[], summary: (r: T) => string): Promise<number> {
-  const open = await openLog(ctx);
+  const open = await openLog(ctx, { write: false });
   try {
     const result = await ask(open.log);
     if (ctx.json) {

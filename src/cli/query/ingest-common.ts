@@ -7,7 +7,7 @@
 // written.
 import { existsSync } from 'node:fs';
 import type { Context } from '../command.ts';
-import { Lake } from '../../lake/lake.ts';
+import { openLakeToWrite } from '../lake/open.ts';
 import { EventLog } from '../../log/event-log.ts';
 import { StrictIngestError, formatIngestReport, type IngestProblem, type IngestProgress, type IngestReport } from '../../ingest/index.ts';
 
@@ -24,7 +24,7 @@ export function requireFolders(paths: string[]): void {
 
 /** Run `fn` on the lake's event log (created when absent) and print its report. */
 export async function runIngest(ctx: Context, fn: (log: EventLog) => Promise<IngestReport>): Promise<number> {
-  const lake = Lake.open(ctx.lakeDir, { create: true });
+  const lake = openLakeToWrite(ctx, { create: true });
   try {
     const log = await EventLog.open(lake);
     let report: IngestReport;

@@ -20,6 +20,7 @@ export const T = {
   generations: 'mimir_generations',
   log: 'mimir_commit_log',
   leases: 'mimir_leases',
+  properties: 'mimir_properties',
 } as const;
 
 /** Columns of `iceberg_tables` (the V1 layout; `iceberg_type` may be absent in V0 files). */
@@ -70,6 +71,9 @@ export const STANDARD_DDL: readonly string[] = [
  * - `mimir_commit_log`: one row per table a generation touched. A create logs
  *   (new, NULL), an update (new, old), a drop (NULL, old).
  * - `mimir_leases`: commits in flight; a row is removed when the lease ends.
+ * - `mimir_properties`: the catalog's own key/value properties (e.g. `lake.root`,
+ *   the folder the lake was created at: see lake/io/rooted.ts). Added after
+ *   layout 1 shipped; created by the idempotent DDL on the next writable open.
  */
 export const MIMIR_DDL: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS ${T.catalog} (
@@ -107,5 +111,11 @@ export const MIMIR_DDL: readonly string[] = [
     started_ms INTEGER NOT NULL,
     expires_ms INTEGER NOT NULL,
     note TEXT
+  )`,
+  `CREATE TABLE IF NOT EXISTS ${T.properties} (
+    catalog_name VARCHAR(255) NOT NULL,
+    key VARCHAR(255) NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (catalog_name, key)
   )`,
 ];

@@ -21,8 +21,14 @@
 // Foreign catalogs (a file written by PyIceberg or Java, without `mimir_`
 // tables) open read-only by default and are never altered then; their tables
 // load, and as they have no log, "as of a generation" means "as now".
+//
+// Read-only use: a read-only open writes nothing (no DDL, no lease, no sweep).
+// SQLite cannot open a WAL-mode file read-only when its folder is not
+// writable and the `-shm` file is absent; then the file is read whole into
+// memory (a snapshot of the last checkpoint) — refused if a non-empty `-wal`
+// holds commits the snapshot would miss.
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as nodePath from 'node:path';
 import {
@@ -238,16 +244,22 @@ export class SqlCatalog {
   private readonly hasType: boolean;
   /** Whether the `mimir_` tables exist (false for a foreign catalog opened read-only). */
   private readonly hasMimir: boolean;
+  /** Whether `mimir_properties` exists (false for catalogs made before it, opened read-only). */
+  private readonly hasProps: boolean;
+  /** Read-only and read from an in-memory copy of the file (its folder is not writable). */
+  readonly snapshotRead: boolean;
   private readonly host = hostname();
 
-  private constructor(db: Db, path: string, name: string, readOnly: boolean, hasType: boolean, hasMimir: boolean) {
+  private constructor(db: Db, path: string, name: string, readOnly: boolean, hasType: boolean, tables: Set<string>, snapshotRead: boolean) {
     this.db = db;
     this.path = path;
     this.root = nodePath.dirname(path);
     this.name = name;
     this.readOnly = readOnly;
     this.hasType = hasType;
-    this.hasMimir = hasMimir;
+    this.hasMimir = tables.has(T.catalog) && tables.has(T.generations) && tables.has(T.log) && tables.has(T.leases);
+    this.hasProps = tables.has(T.properties);
+    this.snapshotRead = snapshotRead;
   }
 
   /** Open (by default create) the catalog of the lake at `lakeRoot` (`<lakeRoot>/catalog.db`). */
@@ -267,10 +279,12 @@ export class SqlCatalog {
       throw new Error(`no catalog at ${path}: the file does not exist (opened with create=false or read-only)`);
     }
     let db: Db;
+    let snapshotRead = false;
     try {
-      db = new Database(path, { readonly: readOnly, fileMustExist: !create, timeout: BUSY_TIMEOUT_MS });
+      if (readOnly) ({ db, snapshotRead } = openReadOnly(path));
+      else db = new Database(path, { fileMustExist: !create, timeout: BUSY_TIMEOUT_MS });
     } catch (e) {
-      throw new Error(`cannot open catalog ${path}: ${(e as Error).message}`);
+      throw new Error(`cannot open catalog ${path}${readOnly ? ' read-only' : ''}: ${(e as Error).message}`);
     }
     try {
       db.defaultSafeIntegers(true);
@@ -287,16 +301,26 @@ export class SqlCatalog {
         }
       }
       if (!readOnly) {
-        // WAL lets readers proceed while one process commits; the mode is persistent.
-        db.pragma('journal_mode = WAL');
-        db.pragma('synchronous = NORMAL');
-        db.transaction(() => {
-          for (const ddl of STANDARD_DDL) db.exec(ddl);
-          for (const ddl of MIMIR_DDL) db.exec(ddl);
-          db.prepare(
-            `INSERT OR IGNORE INTO ${T.catalog} (catalog_name, generation, last_time_ms, layout_version) VALUES (?, 0, 0, ?)`,
-          ).run(name, MIMIR_LAYOUT_VERSION);
-        }).immediate();
+        try {
+          // WAL lets readers proceed while one process commits; the mode is persistent.
+          db.pragma('journal_mode = WAL');
+          db.pragma('synchronous = NORMAL');
+          db.transaction(() => {
+            for (const ddl of STANDARD_DDL) db.exec(ddl);
+            for (const ddl of MIMIR_DDL) db.exec(ddl);
+            db.prepare(
+              `INSERT OR IGNORE INTO ${T.catalog} (catalog_name, generation, last_time_ms, layout_version) VALUES (?, 0, 0, ?)`,
+            ).run(name, MIMIR_LAYOUT_VERSION);
+          }).immediate();
+        } catch (e) {
+          if (e instanceof Database.SqliteError && /^SQLITE_(READONLY|CANTOPEN|PERM|AUTH)/.test(e.code)) {
+            throw new Error(
+              `cannot open catalog ${path} for writing: ${e.code} (${e.message}) — the lake is read-only for this process; ` +
+                `commands that only read (queries, table scan, ring status, log generations) work on it — nothing written`,
+            );
+          }
+          throw e;
+        }
         tables = listSqliteTables(db);
       }
       const tableCols = columnsOf(db, T.tables);
@@ -313,8 +337,7 @@ export class SqlCatalog {
           }
         }
       }
-      const hasMimir = tables.has(T.catalog) && tables.has(T.generations) && tables.has(T.log) && tables.has(T.leases);
-      return new SqlCatalog(db, path, name, readOnly, tableCols.has('iceberg_type'), hasMimir);
+      return new SqlCatalog(db, path, name, readOnly, tableCols.has('iceberg_type'), tables, snapshotRead);
     } catch (e) {
       db.close();
       throw e;
@@ -479,7 +502,14 @@ export class SqlCatalog {
       }
       return gen;
     });
-    return run.immediate();
+    try {
+      return run.immediate();
+    } catch (e) {
+      if (e instanceof Database.SqliteError) {
+        throw new Error(`commit to catalog ${this.path} failed: ${e.code} (${e.message}) — nothing of this commit was applied`);
+      }
+      throw e;
+    }
   }
 
   private applyChange(c: TableChange): void {
@@ -656,6 +686,29 @@ export class SqlCatalog {
   }
 
   // -------------------------------------------------------------------------
+  // Catalog properties (Mimir's own, e.g. the root the lake was created at)
+
+  /** A property of this catalog; undefined when unset (or the catalog predates properties). */
+  property(key: string): string | undefined {
+    if (!this.hasProps) return undefined;
+    const row = this.db.prepare(`SELECT value FROM ${T.properties} WHERE catalog_name = ? AND key = ?`).get(this.name, key) as
+      | { value: string }
+      | undefined;
+    return row?.value;
+  }
+
+  /** Set (or, with undefined, remove) a property of this catalog. */
+  setProperty(key: string, value: string | undefined): void {
+    this.requireWritable('setProperty');
+    if (value === undefined) this.db.prepare(`DELETE FROM ${T.properties} WHERE catalog_name = ? AND key = ?`).run(this.name, key);
+    else {
+      this.db
+        .prepare(`INSERT INTO ${T.properties} (catalog_name, key, value) VALUES (?, ?, ?) ON CONFLICT (catalog_name, key) DO UPDATE SET value = excluded.value`)
+        .run(this.name, key, value);
+    }
+  }
+
+  // -------------------------------------------------------------------------
   // Leases
 
   /**
@@ -763,6 +816,47 @@ export class SqlCatalog {
  */
 export function openForeignCatalog(dbPath: string, catalogName: string, opts: { writable?: boolean } = {}): SqlCatalog {
   return SqlCatalog.openFile(dbPath, { name: catalogName, readOnly: opts.writable !== true, create: false });
+}
+
+/**
+ * Open a catalog file read-only. SQLite needs the `-shm` file of a WAL-mode
+ * database, and creates it when absent — impossible in a folder this process
+ * cannot write. Then the file is read into memory (header marked rollback-
+ * journal, as SQLite's deserialiser requires), unless a non-empty `-wal`
+ * holds commits not yet checkpointed into it.
+ */
+function openReadOnly(path: string): { db: Db; snapshotRead: boolean } {
+  let db: Db | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+    listSqliteTables(db);
+    return { db, snapshotRead: false };
+  } catch (e) {
+    db?.close();
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== 'string' || !/^SQLITE_(READONLY|CANTOPEN)/.test(code)) throw e;
+  }
+  const wal = `${path}-wal`;
+  const walBytes = existsSync(wal) ? statSync(wal).size : 0;
+  if (walBytes > 0) {
+    throw new Error(
+      `its write-ahead log ${wal} holds ${walBytes} bytes of commits not yet in the file, and SQLite cannot read it ` +
+        `without writing ${path}-shm in a folder this process may not write; open the lake once with write access ` +
+        `(any mimir command run by its owner folds the log in) — nothing read`,
+    );
+  }
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    throw new Error(`cannot read ${path}: ${(e as Error).message}`);
+  }
+  // bytes 18 and 19: file format write/read version, 2 = WAL; the deserialiser opens only 1 (rollback journal)
+  if (bytes.length >= 20 && bytes[18] === 2 && bytes[19] === 2) {
+    bytes[18] = 1;
+    bytes[19] = 1;
+  }
+  return { db: new Database(bytes, { readonly: true }), snapshotRead: true };
 }
 
 function listSqliteTables(db: Db): Set<string> {
