@@ -8,13 +8,13 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { cpSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot, scratch } from '../helpers.ts';
 import { SqlCatalog } from '../../src/lake/catalog/sql-catalog.ts';
 import { PROP_LAKE_ROOT } from '../../src/lake/lake.ts';
 import { runCli, type CliResult } from './run-cli.ts';
+import { digests } from './digests.ts';
 
 const work = scratch('mimir-cli-copy-');
 after(work.cleanup);
@@ -22,21 +22,6 @@ const ok = (r: CliResult): CliResult => {
   assert.equal(r.code, 0, `exit ${r.code}: ${r.stderr}`);
   return r;
 };
-
-/** sha256 of every file below `dir`, by relative path. */
-export function digests(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (d: string, rel: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) walk(p, r);
-      else out.set(r, createHash('sha256').update(readFileSync(p)).digest('hex'));
-    }
-  };
-  walk(dir, '');
-  return out;
-}
 
 function assertSameFiles(before: Map<string, string>, after: Map<string, string>, what: string): void {
   const added = [...after.keys()].filter((k) => !before.has(k));

@@ -292,6 +292,7 @@ export class SqlCatalog {
       try {
         tables = listSqliteTables(db);
       } catch (e) {
+        if (!readOnly && isReadOnlyError(e)) throw readOnlyCatalog(path, e);
         throw new Error(`${path} is not a catalog: expected a SQLite database, found ${(e as Error).message}`);
       }
       if (!tables.has(T.tables)) {
@@ -313,12 +314,7 @@ export class SqlCatalog {
             ).run(name, MIMIR_LAYOUT_VERSION);
           }).immediate();
         } catch (e) {
-          if (e instanceof Database.SqliteError && /^SQLITE_(READONLY|CANTOPEN|PERM|AUTH)/.test(e.code)) {
-            throw new Error(
-              `cannot open catalog ${path} for writing: ${e.code} (${e.message}) — the lake is read-only for this process; ` +
-                `commands that only read (queries, table scan, ring status, log generations) work on it — nothing written`,
-            );
-          }
+          if (isReadOnlyError(e)) throw readOnlyCatalog(path, e);
           throw e;
         }
         tables = listSqliteTables(db);
@@ -816,6 +812,18 @@ export class SqlCatalog {
  */
 export function openForeignCatalog(dbPath: string, catalogName: string, opts: { writable?: boolean } = {}): SqlCatalog {
   return SqlCatalog.openFile(dbPath, { name: catalogName, readOnly: opts.writable !== true, create: false });
+}
+
+function isReadOnlyError(e: unknown): boolean {
+  return e instanceof Database.SqliteError && /^SQLITE_(READONLY|CANTOPEN|PERM|AUTH)/.test(e.code);
+}
+
+function readOnlyCatalog(path: string, e: unknown): Error {
+  const err = e as { code?: string; message: string };
+  return new Error(
+    `cannot open catalog ${path} for writing: ${err.code ?? 'error'} (${err.message}) — the lake is read-only for this process; ` +
+      `commands that only read (queries, table scan, ring status, log generations) work on it — nothing written`,
+  );
 }
 
 /**
