@@ -7,10 +7,18 @@ import { fileURLToPath } from 'node:url';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** `../shared/fixtures/iceberg` beside the checkout, or undefined when absent. */
+/**
+ * `shared/fixtures/iceberg` beside the checkout (or beside a folder holding it,
+ * for a worktree under `wt/`), `$MIMIR_ICEBERG_FIXTURES` first; undefined when absent.
+ */
 export const icebergFixtures: string | undefined = (() => {
-  const dir = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'iceberg');
-  return existsSync(dir) ? dir : undefined;
+  const env = process.env.MIMIR_ICEBERG_FIXTURES;
+  if (env) return existsSync(env) ? path.resolve(env) : undefined;
+  for (let dir = path.dirname(repoRoot); ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'shared', 'fixtures', 'iceberg');
+    if (existsSync(candidate)) return candidate;
+    if (path.dirname(dir) === dir) return undefined;
+  }
 })();
 
 /** The `skip` option for tests that need the shared fixtures. */

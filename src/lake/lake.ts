@@ -20,8 +20,8 @@
 // nothing: no schema, no root, no lease.
 import { accessSync, constants as fsc, existsSync } from 'node:fs';
 import * as nodePath from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { LocalFileIO, defaultResolver, prefixResolver, type FileIO } from './io/fileio.ts';
+import { LocalFileIO, defaultResolver, prefixResolver, relativeResolver, type FileIO } from './io/fileio.ts';
+import { fileLocation, relativeBaseOf } from './io/paths.ts';
 import { LakeFileIO } from './io/rooted.ts';
 import { CATALOG_FILE, SqlCatalog, identToString, type TableIdent } from './catalog/sql-catalog.ts';
 import { findTableFolders } from './catalog/folders.ts';
@@ -131,7 +131,9 @@ export class Lake {
     this.recordedRoot = roots.recorded;
     this.formerRoots = roots.former;
     this.rootSource = roots.source;
-    this.io = new LakeFileIO(root, [roots.recorded, ...roots.former]);
+    // relative locations (a foreign catalog written with a relative warehouse)
+    // resolve against the working directory, as PyIceberg does, else the lake root
+    this.io = new LakeFileIO(root, [roots.recorded, ...roots.former], [process.cwd(), root]);
     this.hooks = { begin: (releaseBase) => this.lease(releaseBase, 'commit') };
   }
 
@@ -193,7 +195,7 @@ export class Lake {
   }
 
   tableLocation(ident: TableIdent): string {
-    return pathToFileURL(nodePath.join(this.recordedRoot, ...ident.namespace, ident.name)).href;
+    return fileLocation(nodePath.join(this.recordedRoot, ...ident.namespace, ident.name));
   }
 
   /** Run `fn` with a lease that marks a commit in flight (files it writes are protected from GC). */
@@ -305,7 +307,9 @@ export class Lake {
 
 /**
  * A read-only table from a metadata file. `locationRoot` maps the table's
- * recorded `location` to a local folder (tables written elsewhere).
+ * recorded `location` to a local folder (tables written elsewhere, `s3://`
+ * copies). A relative location (`data/…`, `file://data/…`) resolves against
+ * the folder the metadata file's own place shows, else the working directory.
  */
 export async function openMetadataFile(path: string, opts: { locationRoot?: string } = {}): Promise<Table> {
   const local = nodePath.resolve(path);
@@ -313,6 +317,9 @@ export async function openMetadataFile(path: string, opts: { locationRoot?: stri
   const probe = await readMetadata(io, local);
   if (opts.locationRoot) {
     io = new LocalFileIO(prefixResolver(probe.location, nodePath.resolve(opts.locationRoot)));
+  } else {
+    const base = relativeBaseOf(local, probe.location);
+    io = new LocalFileIO(relativeResolver(base === undefined ? [process.cwd()] : [base, process.cwd()]));
   }
   return new Table(io, local, probe, undefined, undefined, 'opened from a metadata file');
 }

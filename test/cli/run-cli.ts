@@ -1,5 +1,5 @@
 // Runs the real `mimir` CLI as a child process (node bin/mimir.js) from the
-// repository root and collects its exit code, stdout and stderr.
+// repository root (or `cwd`) and collects its exit code, stdout and stderr.
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { repoRoot } from '../helpers.ts';
@@ -10,12 +10,12 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], opts: { lake?: string; input?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+export function runCli(args: string[], opts: { lake?: string; input?: string; env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
     delete env.MIMIR_DEBUG;
     if (opts.lake) env.MIMIR_LAKE = opts.lake;
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'mimir.js'), ...args], { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'mimir.js'), ...args], { cwd: opts.cwd ?? repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

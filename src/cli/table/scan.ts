@@ -16,7 +16,7 @@ export const command: CommandSpec = {
   usage: 'TABLE [options]',
   description: [
     'Filters: col=value, col!=value, col<value, col<=value, col>value, col>=value,',
-    'col=[a,b,c] (any of), col~null (is null). Several --where are ANDed. Values are',
+    'col=[a,b,c] (any of), col~null (is null), col!~null (is not null). Several --where are ANDed. Values are',
     'read as the column\'s type (e.g. a date as 2024-05-01, a long with every digit).',
   ].join('\n'),
   positionals: [TABLE_ARG],

@@ -147,12 +147,12 @@ export function referencedIds(b: Bound, out = new Set<number>()): Set<number> {
 
 /** Parse a CLI filter `col=value`, `col!=v`, `col<v`, `col<=v`, `col>v`, `col>=v`, `col~null`. */
 export function parseWhere(text: string): Expr {
-  const m = /^\s*([^=!<>~\s]+)\s*(=|!=|<=|>=|<|>|~)\s*(.*)$/.exec(text);
-  if (!m) throw new Error(`--where "${text}": expected col=value (also !=, <, <=, >, >=, col~null)`);
+  const m = /^\s*([^=!<>~\s]+)\s*(=|!=|<=|>=|<|>|!~|~)\s*(.*)$/.exec(text);
+  if (!m) throw new Error(`--where "${text}": expected col=value (also !=, <, <=, >, >=, col~null, col!~null)`);
   const [, col, op, raw] = m as unknown as [string, string, string, string];
-  if (op === '~') {
-    if (raw.trim() !== 'null') throw new Error(`--where "${text}": ~ takes only null`);
-    return isNull(col);
+  if (op === '~' || op === '!~') {
+    if (raw.trim() !== 'null') throw new Error(`--where "${text}": ${op} takes only null`);
+    return op === '~' ? isNull(col) : notNull(col);
   }
   if (op === '=' && raw.includes(',') && raw.startsWith('[') && raw.endsWith(']')) {
     return inList(col, raw.slice(1, -1).split(',').map((s) => s.trim()));

@@ -2,7 +2,10 @@
 // file system. Paths are the strings the metadata holds (`file:/…`, plain
 // absolute paths, or foreign URIs such as `s3a://…`); a `PathResolver` maps
 // them to local files (used to read fixtures written elsewhere) and the
-// original strings are never rewritten.
+// original strings are never rewritten. A `file:` path is taken literally
+// (paths.ts): the scheme is stripped, nothing is percent-decoded, so a file
+// is written exactly where its manifest says. Reads fall back to the decoded
+// name only for lakes written before that rule (their files sit there).
 //
 // Crash story: `writeAtomic` writes a temporary sibling, fsyncs it and renames
 // it into place, so a reader sees the whole file or none; `writeNew` does the
@@ -11,10 +14,10 @@
 // Errors: every failure of the file system is an `IoError` naming the
 // operation and the local path (ENOSPC says which file could not be written),
 // with the errno `code` kept for callers that test it (ENOENT, EEXIST).
-import { promises as fs, constants as fsc } from 'node:fs';
+import { existsSync, promises as fs, constants as fsc } from 'node:fs';
 import * as nodePath from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { decodedLocalPath, isRelativePath, localPath } from './paths.ts';
 
 /** A file-system failure: the operation, the local path and the errno code. */
 export class IoError extends Error {
@@ -77,13 +80,27 @@ export interface FileIO {
 /** Maps metadata path strings to local paths. */
 export type PathResolver = (path: string) => string;
 
-/** `file:///x` and `/x` to `/x`; anything else unchanged. */
+/** `file:///x`, `file:/x` and `/x` to `/x`, literally (never percent-decoded); anything else unchanged. */
 export function defaultResolver(path: string): string {
-  if (path.startsWith('file:')) {
-    if (path.startsWith('file://')) return fileURLToPath(path);
-    return path.slice('file:'.length);
-  }
-  return path;
+  return localPath(path);
+}
+
+/**
+ * Relative paths (`data/…`, `file://data/…`) resolved against the first of
+ * `bases` under which the file exists (the first base when none has it);
+ * every other path through `inner`.
+ */
+export function relativeResolver(bases: string[], inner: PathResolver = defaultResolver): PathResolver {
+  if (bases.length === 0) throw new Error('relativeResolver: expected at least one base folder');
+  return (path: string) => {
+    if (!isRelativePath(path)) return inner(path);
+    const rel = localPath(path);
+    for (const b of bases) {
+      const p = nodePath.resolve(b, rel);
+      if (existsSync(p)) return p;
+    }
+    return nodePath.resolve(bases[0]!, rel);
+  };
 }
 
 /**
@@ -101,6 +118,17 @@ export function prefixResolver(fromPrefix: string, toDir: string): PathResolver 
   };
 }
 
+/** Run a read on the literal local path, then (lakes written before paths were literal) on the decoded one. */
+async function readLocal<T>(path: string, local: string, read: (local: string) => Promise<T>): Promise<T> {
+  try {
+    return await read(local);
+  } catch (e) {
+    const decoded = (e as NodeJS.ErrnoException).code === 'ENOENT' && local === localPath(path) ? decodedLocalPath(path) : undefined;
+    if (decoded === undefined) throw e;
+    return read(decoded);
+  }
+}
+
 class LocalInputFile implements InputFile {
   private handle: fs.FileHandle | undefined;
   private sizeCache: number | undefined;
@@ -109,7 +137,7 @@ class LocalInputFile implements InputFile {
     private readonly local: string,
   ) {}
   private async fh(): Promise<fs.FileHandle> {
-    if (!this.handle) this.handle = await io('open for reading', this.local, () => fs.open(this.local, 'r'));
+    if (!this.handle) this.handle = await io('open for reading', this.local, () => readLocal(this.path, this.local, (l) => fs.open(l, 'r')));
     return this.handle;
   }
   async size(): Promise<number> {
@@ -149,7 +177,7 @@ export class LocalFileIO implements FileIO {
   }
   async readAll(path: string): Promise<Uint8Array> {
     const local = this.resolve(path);
-    return new Uint8Array(await io('read', local, () => fs.readFile(local)));
+    return new Uint8Array(await io('read', local, () => readLocal(path, local, (l) => fs.readFile(l))));
   }
   async writeAtomic(path: string, data: Uint8Array | string): Promise<void> {
     await this.write(path, data, false);
@@ -186,7 +214,7 @@ export class LocalFileIO implements FileIO {
   }
   async exists(path: string): Promise<boolean> {
     try {
-      await fs.access(this.resolve(path));
+      await readLocal(path, this.resolve(path), (l) => fs.access(l));
       return true;
     } catch {
       return false;
@@ -195,8 +223,7 @@ export class LocalFileIO implements FileIO {
   async list(dir: string): Promise<FileInfo[]> {
     const root = this.resolve(dir);
     const out: FileInfo[] = [];
-    // entries are shown in the form of `dir`: file URLs stay (encoded) URLs
-    const asUrl = dir.startsWith('file:');
+    // entries are shown in the form of `dir` (a `file:` URL stays one), names taken literally
     const walk = async (local: string, shown: string): Promise<void> => {
       let ents;
       try {
@@ -207,7 +234,7 @@ export class LocalFileIO implements FileIO {
       }
       for (const ent of ents) {
         const l = nodePath.join(local, ent.name);
-        const s = asUrl ? pathToFileURL(l).href : shown.endsWith('/') ? shown + ent.name : `${shown}/${ent.name}`;
+        const s = shown.endsWith('/') ? shown + ent.name : `${shown}/${ent.name}`;
         if (ent.isDirectory()) await walk(l, s);
         else if (ent.isFile()) {
           const st = await io('stat', l, () => fs.stat(l));

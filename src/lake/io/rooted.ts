@@ -22,8 +22,8 @@
 // Containment is lexical (normalised absolute paths): a symlink inside the lake
 // that points out of it is followed, as the file system does.
 import * as nodePath from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { LocalFileIO, defaultResolver, type FileIO, type FileInfo, type InputFile } from './fileio.ts';
+import { LocalFileIO, defaultResolver, relativeResolver, type FileIO, type FileInfo, type InputFile, type PathResolver } from './fileio.ts';
+import { isRelativePath } from './paths.ts';
 
 /** A write or delete that would leave the lake root: refused, nothing done. */
 export class OutsideLakeError extends Error {
@@ -60,15 +60,19 @@ export class LakeFileIO implements FileIO {
   /** Roots whose paths map onto `root`: the recorded root first, then former ones. */
   readonly mapped: readonly string[];
   private readonly inner: LocalFileIO;
+  private readonly relative: PathResolver;
 
-  constructor(openedRoot: string, recordedRoots: readonly string[] = []) {
+  /** `relativeBases`: folders relative locations (foreign tables) resolve against, first that holds the file. */
+  constructor(openedRoot: string, recordedRoots: readonly string[] = [], relativeBases: string[] = [openedRoot]) {
     this.root = norm(nodePath.resolve(openedRoot));
     this.mapped = recordedRoots.map((r) => norm(r)).filter((r) => r !== this.root);
+    this.relative = relativeResolver(relativeBases);
     this.inner = new LocalFileIO((p) => this.local(p));
   }
 
   /** The local path a metadata path names here: rebased onto the opened root when under a recorded root. */
   local(path: string): string {
+    if (isRelativePath(path)) return this.relative(path);
     const plain = defaultResolver(path);
     if (!nodePath.isAbsolute(plain)) return plain;
     const p = norm(plain);
@@ -117,14 +121,12 @@ export class LakeFileIO implements FileIO {
    * read are those under the opened root).
    */
   async list(dir: string): Promise<FileInfo[]> {
-    const asUrl = dir.startsWith('file:');
-    const shown = norm(defaultResolver(dir));
+    const shown = dir.replace(/\/+$/, '');
     const local = this.local(dir);
     const found = await this.inner.list(local);
     return found.map((f) => {
-      const rel = f.path === local ? '' : f.path.slice(local.length).replace(/^\/+/, '');
-      const p = rel === '' ? shown : nodePath.join(shown, rel);
-      return { ...f, path: asUrl ? pathToFileURL(p).href : p };
+      const rel = f.path.slice(local.length).replace(/^\/+/, '');
+      return { ...f, path: rel === '' ? shown : `${shown}/${rel}` };
     });
   }
 }

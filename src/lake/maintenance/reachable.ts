@@ -1,8 +1,10 @@
 // Reachability: the files a table's metadata names, by kind — manifest lists,
 // manifests, data files, delete files, statistics and partition-statistics
 // files, and metadata files themselves. Paths are compared by a normalized key
-// (`file:///x`, `file:/x` and `/x` are one file), while the strings the
-// metadata holds are kept for reporting and deletion.
+// (`file:///x`, `file:/x` and `/x` are one file; percent-escapes decoded on both
+// sides, so a file of a lake written before paths were literal — on disk under
+// the decoded name — is still the file its metadata names), while the strings
+// the metadata holds are kept for reporting and deletion.
 //
 // Invariant: a walk never guesses. A file the walk must read and cannot is an
 // error, except where the caller says a missing file is expected (history
@@ -21,7 +23,12 @@ import { readMetadata } from '../table/commit.ts';
 /** The comparison key of a path: local paths (plain or `file:` URLs) normalized; other URIs as given, s3a/s3n folded into s3. */
 export function pathKey(path: string): string {
   if (path.startsWith('file:') || path.startsWith('/')) {
-    const local = nodePath.normalize(defaultResolver(path));
+    let local = nodePath.normalize(defaultResolver(path));
+    try {
+      local = decodeURIComponent(local);
+    } catch {
+      // a literal '%' not followed by two hex digits: the name as it is
+    }
     return local.length > 1 ? local.replace(/\/+$/, '') : local;
   }
   return path.replace(/^s3[an]?:\/\//, 's3://').replace(/\/+$/, '');

@@ -1,7 +1,10 @@
 // Reads Iceberg Parquet data and delete files row group by row group, with
-// columns resolved by Parquet `field_id` only (never by name: Java sanitizes
-// names, renames never rewrite files) and values converted to the `Value`
-// representation of the *table* field's type (spec/types.ts).
+// columns resolved by Parquet `field_id` (never by the file's own names: Java
+// sanitizes them, renames never rewrite files) and values converted to the
+// `Value` representation of the *table* field's type (spec/types.ts). A column
+// without a field id gets one from the table's name mapping (spec order: the
+// file's own ids win, see spec/name-mapping.ts); a file with no ids at all and
+// no mapping to give them is refused, never read as all nulls.
 //
 // Invariant: memory is bounded by one row group of the projected columns —
 // `open` reads only the footer (ranged reads; it keeps those last bytes, which
@@ -28,6 +31,7 @@ import { zstdDecompress } from '../codec/zstd.ts';
 const compressors = { ...baseCompressors, ZSTD: (input: Uint8Array, outputLength: number) => zstdDecompress(input, outputLength, 'Parquet zstd page') };
 import type { FileIO, InputFile } from '../io/fileio.ts';
 import type { Batch, IcebergType, NestedField, PrimitiveType, Value } from '../spec/types.ts';
+import { NAME_MAPPING_PROPERTY, mappedById, mappedByName, type NameMapping } from '../spec/name-mapping.ts';
 import { bytesBEToBigint, unscaledToDecimal } from '../spec/values.ts';
 
 export interface RowGroupStats {
@@ -293,6 +297,11 @@ export class ParquetDataFile {
   private readonly file: AsyncBuffer;
   private readonly rawMetadata: FileMetaData;
 
+  /** Field id of each column or group: its own, else the one the name mapping gives it. */
+  private readonly ids = new Map<SchemaTree, number>();
+  /** Field ids the file's columns carry themselves. */
+  private readonly ownIds = new Set<number>();
+
   private constructor(
     readonly path: string,
     private readonly input: InputFile,
@@ -301,17 +310,42 @@ export class ParquetDataFile {
     private readonly rawStats: (RawStats | undefined)[][],
     /** The last bytes of the file as read by `open` (footer, usually the page indexes too). */
     tail: Uint8Array,
+    nameMapping: NameMapping | undefined,
   ) {
+    this.nested = { file: path, idOf: (n) => this.ids.get(n) };
     const tree = parquetSchema(metadata);
-    const visit = (node: SchemaTree, top: boolean): void => {
-      const id = node.element.field_id;
+    const own = (node: SchemaTree): void => {
+      if (node.element.field_id !== undefined) this.ownIds.add(node.element.field_id);
+      for (const c of node.children) own(c);
+    };
+    for (const c of tree.children) own(c);
+    if (this.ownIds.size === 0 && nameMapping === undefined && tree.children.length > 0) {
+      throw new Error(
+        `${path}: its columns carry no Parquet field ids and the table has no ${NAME_MAPPING_PROPERTY} to map them by name ` +
+          `(columns ${tree.children.map((c) => c.element.name).join(', ')}) — not read`,
+      );
+    }
+    const visit = (node: SchemaTree, level: NameMapping | undefined, top: boolean, parentIsList: boolean): void => {
+      let id = node.element.field_id;
+      let entry = level === undefined ? undefined : id !== undefined ? mappedById(level, id) ?? mappedByName(level, node.element.name) : mappedByName(level, node.element.name);
+      if (entry === undefined && level !== undefined && parentIsList) entry = mappedByName(level, 'element');
+      if (id === undefined && entry?.fieldId !== undefined && !this.ownIds.has(entry.fieldId) && !this.byId.has(entry.fieldId)) id = entry.fieldId;
       if (id !== undefined) {
+        this.ids.set(node, id);
         if (!this.byId.has(id)) this.byId.set(id, node);
         if (top && !this.topById.has(id)) this.topById.set(id, node);
       }
-      for (const c of node.children) visit(c, false);
+      const ann = node.element.logical_type?.type ?? node.element.converted_type;
+      const isList = ann === 'LIST';
+      const wrapper = isList || ann === 'MAP' || ann === 'MAP_KEY_VALUE';
+      for (const c of node.children) {
+        // the repeated middle level of a LIST or MAP is not in the mapping: its children are
+        if (wrapper && c.element.repetition_type === 'REPEATED' && c.children.length > 0 && c.element.field_id === undefined) {
+          for (const g of c.children) visit(g, entry?.fields, false, isList);
+        } else visit(c, entry?.fields, false, isList);
+      }
     };
-    for (const c of tree.children) visit(c, true);
+    for (const c of tree.children) visit(c, nameMapping, true, false);
     this.columnIndex = metadata.row_groups.map(() => undefined);
     this.groupStarts = [];
     let start = 0;
@@ -332,8 +366,11 @@ export class ParquetDataFile {
     };
   }
 
-  /** Opens a file and reads its footer with ranged reads. */
-  static async open(io: FileIO, path: string): Promise<ParquetDataFile> {
+  /**
+   * Opens a file and reads its footer with ranged reads. `nameMapping` (the
+   * table's `schema.name-mapping.default`) gives ids to columns without them.
+   */
+  static async open(io: FileIO, path: string, opts: { nameMapping?: NameMapping } = {}): Promise<ParquetDataFile> {
     const input = await io.open(path);
     try {
       const size = await input.size();
@@ -367,7 +404,7 @@ export class ParquetDataFile {
       }
       if (rawStats.length !== metadata.row_groups.length) throw bad('corrupt footer: row group statistics do not line up');
       readStats.filesOpened++;
-      return new ParquetDataFile(path, input, size, metadata, rawStats, tail);
+      return new ParquetDataFile(path, input, size, metadata, rawStats, tail, opts.nameMapping);
     } catch (e) {
       await input.close().catch(() => undefined);
       throw e;
@@ -387,10 +424,17 @@ export class ParquetDataFile {
     return Number(this.group(index).num_rows);
   }
 
-  /** Whether any column or group of the file carries this field id. */
+  /** Whether any column or group of the file has this field id (its own or by the name mapping). */
   hasField(fieldId: number): boolean {
     return this.byId.has(fieldId);
   }
+
+  /** Whether a column or group of the file carries this field id itself (not by the name mapping). */
+  hasOwnField(fieldId: number): boolean {
+    return this.ownIds.has(fieldId);
+  }
+
+  private readonly nested: NestedContext;
 
   private group(index: number): FileMetaData['row_groups'][number] {
     const rg = this.metadata.row_groups[index];
@@ -593,7 +637,7 @@ export class ParquetDataFile {
           const offset = rowStart + lo - groupStart;
           if (offset < 0 || offset + (hi - lo) > numRows) throw new Error(`${this.path}: row group ${index}: column "${node.element.name}" returned rows outside the group`);
           if (isPrimitiveType(field.type)) convertPrimitiveInto(out, offset, data, lo, hi, field.type, node.element);
-          else for (let i = lo; i < hi; i++) out[offset + i - lo] = convertNested(this.path, data[i], field, field.type, node);
+          else for (let i = lo; i < hi; i++) out[offset + i - lo] = convertNested(this.nested, data[i], field, field.type, node);
           filled += hi - lo;
         }
         if (filled !== numRows) {
@@ -698,21 +742,29 @@ function readRawStats(footer: Uint8Array, metaLen: number): (RawStats | undefine
 }
 
 /** Nested values: hyparquet assembles structs as objects by Parquet name, lists as arrays, maps as objects. */
-function convertNested(file: string, v: unknown, f: NestedField, t: IcebergType, node: SchemaTree): Value {
+interface NestedContext {
+  file: string;
+  /** Field id of a node of the file's schema (its own, else by the name mapping). */
+  idOf(node: SchemaTree): number | undefined;
+}
+
+function convertNested(cx: NestedContext, v: unknown, f: NestedField, t: IcebergType, node: SchemaTree): Value {
+  const file = cx.file;
   if (v === null || v === undefined) return null;
   if (t.type === 'struct') {
     const o = v as Record<string, unknown>;
     const out: { [name: string]: Value } = {};
     for (const c of t.fields) {
-      const child = node.children.find((n) => n.element.field_id === c.id);
-      out[c.name] = child ? convertNested(file, o[child.element.name], c, c.type, child) : null;
+      const child = node.children.find((n) => cx.idOf(n) === c.id);
+      // a field the file lacks reads as its initial default (v3), else null
+      out[c.name] = child ? convertNested(cx, o[child.element.name], c, c.type, child) : (c.initialDefault ?? null);
     }
     return out;
   }
   if (t.type === 'list') {
     const el = listElement(node);
     const ef: NestedField = { id: t.elementId, name: 'element', required: t.elementRequired, type: t.element };
-    return (v as unknown[]).map((x) => convertNested(file, x, ef, t.element, el));
+    return (v as unknown[]).map((x) => convertNested(cx, x, ef, t.element, el));
   }
   if (t.type === 'map') {
     const kv = node.children[0];
@@ -724,7 +776,7 @@ function convertNested(file: string, v: unknown, f: NestedField, t: IcebergType,
     const out = new Map<Value, Value>();
     const entries = v instanceof Map ? [...v.entries()] : Object.entries(v as Record<string, unknown>);
     for (const [k, x] of entries) {
-      out.set(mapKey(file, k, kf, t.key, kn), convertNested(file, x, vf, t.value, vn));
+      out.set(mapKey(cx, k, kf, t.key, kn), convertNested(cx, x, vf, t.value, vn));
     }
     return out;
   }
@@ -734,8 +786,8 @@ function convertNested(file: string, v: unknown, f: NestedField, t: IcebergType,
 }
 
 /** hyparquet turns map keys into object property names: recover the physical key, then convert. */
-function mapKey(file: string, k: unknown, f: NestedField, t: IcebergType, node: SchemaTree): Value {
-  if (typeof k !== 'string' || !isPrimitiveType(t)) return convertNested(file, k, f, t, node);
+function mapKey(cx: NestedContext, k: unknown, f: NestedField, t: IcebergType, node: SchemaTree): Value {
+  if (typeof k !== 'string' || !isPrimitiveType(t)) return convertNested(cx, k, f, t, node);
   const p = node.element.type;
   let phys: unknown = k;
   if (p === 'INT64' || p === 'INT96') phys = BigInt(k);
@@ -744,7 +796,7 @@ function mapKey(file: string, k: unknown, f: NestedField, t: IcebergType, node: 
   else if ((p === 'FIXED_LEN_BYTE_ARRAY' || p === 'BYTE_ARRAY') && t.type !== 'string') {
     phys = k === '' ? new Uint8Array(0) : Uint8Array.from(k.split(',').map(Number));
   }
-  return convertNested(file, phys, f, t, node);
+  return convertNested(cx, phys, f, t, node);
 }
 
 function listElement(node: SchemaTree): SchemaTree {

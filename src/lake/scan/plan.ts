@@ -27,6 +27,12 @@ export interface FileTask {
   specId: number;
   dataSequenceNumber: bigint;
   deletes: DeleteRef[];
+  /**
+   * The file's column metrics rule it out, but they may describe columns the
+   * table's name mapping no longer gives the same ids: the reader skips it only
+   * if the file carries the filter's field ids itself (read.ts).
+   */
+  metricsExcludeUnlessMapped?: boolean;
 }
 
 export interface PlanMetrics {
@@ -71,8 +77,8 @@ function summaryStats(mf: ManifestFile, spec: PartitionSpec, schema: Schema): St
   return (id) => byId.get(id);
 }
 
-/** Stats of one data file: exact partition values plus column metrics. */
-export function fileStats(file: DataFile, spec: PartitionSpec, schema: Schema): StatsOf {
+/** Stats of one data file: exact partition values plus column metrics (unless `partitionOnly`). */
+export function fileStats(file: DataFile, spec: PartitionSpec, schema: Schema, opts: { partitionOnly?: boolean } = {}): StatsOf {
   const byId = fieldsById(schema);
   const ptype = partitionType(spec, schema);
   const partIndex = new Map(ptype.fields.map((f, i) => [f.id, i]));
@@ -84,7 +90,7 @@ export function fileStats(file: DataFile, spec: PartitionSpec, schema: Schema): 
       return v === null ? { nullCount: count, valueCount: count } : { lower: v, upper: v, nullCount: 0n, valueCount: count };
     }
     const f = byId.get(id);
-    if (!f || !isPrimitive(f.type)) return undefined;
+    if (!f || !isPrimitive(f.type) || opts.partitionOnly) return undefined;
     const t = f.type;
     const lo = file.lowerBounds?.get(id);
     const hi = file.upperBounds?.get(id);
@@ -104,7 +110,10 @@ export async function readManifestList(io: FileIO, snap: Snapshot): Promise<Mani
 
 /**
  * Plan the files of `snap` that `filter` may match (bound to `schema`).
- * Memory grows with the number of live files, never with rows.
+ * Memory grows with the number of live files, never with rows. With a name
+ * mapping (`mapped`), column metrics are only a hint: they were computed with
+ * whatever mapping held when the file was added, so a file they rule out is
+ * kept, flagged, for the reader to check against the file's own ids.
  */
 export async function planFiles(
   io: FileIO,
@@ -112,6 +121,7 @@ export async function planFiles(
   snap: Snapshot,
   schema: Schema,
   filter: Bound,
+  opts: { mapped?: boolean } = {},
 ): Promise<{ tasks: FileTask[]; metrics: PlanMetrics }> {
   const metrics: PlanMetrics = { manifests: 0, manifestsSkipped: 0, dataFiles: 0, dataFilesSkipped: 0, deleteFiles: 0 };
   const manifests = await readManifestList(io, snap);
@@ -144,11 +154,19 @@ export async function planFiles(
       }
       metrics.dataFiles++;
       const stats = fileStats(df, spec, schema);
-      if (!mightMatch(projected(spec), stats) || !mightMatch(filter, stats)) {
+      if (!mightMatch(projected(spec), stats)) {
         metrics.dataFilesSkipped++;
         continue;
       }
-      data.push({ file: df, specId: mf.partitionSpecId, dataSequenceNumber: e.sequenceNumber, deletes: [] });
+      const task: FileTask = { file: df, specId: mf.partitionSpecId, dataSequenceNumber: e.sequenceNumber, deletes: [] };
+      if (!mightMatch(filter, stats)) {
+        if (!opts.mapped || !mightMatch(filter, fileStats(df, spec, schema, { partitionOnly: true }))) {
+          metrics.dataFilesSkipped++;
+          continue;
+        }
+        task.metricsExcludeUnlessMapped = true;
+      }
+      data.push(task);
     }
   }
   if (deletes.length > 0) assignDeletes(metadata, data, deletes);

@@ -12,12 +12,15 @@ import { fieldsById } from '../spec/schema.ts';
 import type { Bound } from '../expr/expr.ts';
 import { matchRow, mightMatch, type ColumnStats } from '../expr/evaluate.ts';
 import type { DeleteRef, FileTask } from './plan.ts';
+import type { NameMapping } from '../spec/name-mapping.ts';
 
 export const POS_FILE_PATH: NestedField = { id: 2147483546, name: 'file_path', required: true, type: { type: 'string' } };
 export const POS_POS: NestedField = { id: 2147483545, name: 'pos', required: true, type: { type: 'long' } };
 
 export interface ReadMetrics {
   filesOpened: number;
+  /** Files opened only to learn that the manifest's metrics held (tables with a name mapping). */
+  filesMetricsSkipped: number;
   rowGroups: number;
   rowGroupsSkipped: number;
   rowsRead: number;
@@ -31,6 +34,7 @@ export class DeleteCache {
   constructor(
     private readonly io: FileIO,
     private readonly schema: Schema,
+    private readonly nameMapping?: NameMapping,
   ) {}
 
   /** Positions deleted in `dataPath` by a position delete file. */
@@ -38,7 +42,7 @@ export class DeleteCache {
     let byFile = this.positions.get(d.file.filePath);
     if (!byFile) {
       byFile = new Map();
-      const pf = await ParquetDataFile.open(this.io, d.file.filePath);
+      const pf = await ParquetDataFile.open(this.io, d.file.filePath, { nameMapping: this.nameMapping });
       try {
         for (let rg = 0; rg < pf.rowGroupCount; rg++) {
           const b = await pf.readRowGroup(rg, [POS_FILE_PATH, POS_POS]);
@@ -70,7 +74,7 @@ export class DeleteCache {
         return f;
       });
       const keys = new Set<string>();
-      const pf = await ParquetDataFile.open(this.io, d.file.filePath);
+      const pf = await ParquetDataFile.open(this.io, d.file.filePath, { nameMapping: this.nameMapping });
       try {
         for (let rg = 0; rg < pf.rowGroupCount; rg++) {
           const b = await pf.readRowGroup(rg, fields);
@@ -108,6 +112,8 @@ export interface ReadContext {
   filterIds: Set<number>;
   deletes: DeleteCache;
   metrics: ReadMetrics;
+  /** The table's name mapping (files without field ids). */
+  nameMapping?: NameMapping;
 }
 
 /** The rows of one planned file, batch by batch (one batch a row group). */
@@ -144,8 +150,14 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
     if (s) for (const p of s) deleted.add(p);
   }
 
-  const pf = await ParquetDataFile.open(ctx.io, task.file.filePath);
+  const pf = await ParquetDataFile.open(ctx.io, task.file.filePath, { nameMapping: ctx.nameMapping });
   ctx.metrics.filesOpened++;
+  if (task.metricsExcludeUnlessMapped && [...ctx.filterIds].every((id) => pf.hasOwnField(id))) {
+    // the manifest's metrics describe these very columns: the file holds no match
+    ctx.metrics.filesMetricsSkipped++;
+    await pf.close();
+    return;
+  }
   const filterFields = [...ctx.filterIds].map((id) => byId.get(id)!).filter(Boolean);
   const realFilter = filter.op !== 'true' && filterFields.length > 0;
   try {

@@ -9,6 +9,7 @@ import { currentSchema } from '../spec/metadata.ts';
 import { fieldsById } from '../spec/schema.ts';
 import { planFiles, type FileTask, type PlanMetrics } from './plan.ts';
 import { DeleteCache, readTask, type ReadMetrics } from './read.ts';
+import { nameMappingOf, type NameMapping } from '../spec/name-mapping.ts';
 
 export interface ScanOptions {
   filter?: Expr;
@@ -31,12 +32,14 @@ export class TableScan {
     dataFilesSkipped: 0,
     deleteFiles: 0,
     filesOpened: 0,
+    filesMetricsSkipped: 0,
     rowGroups: 0,
     rowGroupsSkipped: 0,
     rowsRead: 0,
     rowsDeleted: 0,
   };
   private readonly filter;
+  private readonly nameMapping: NameMapping | undefined;
 
   constructor(
     private readonly io: FileIO,
@@ -58,11 +61,12 @@ export class TableScan {
         })
       : this.schema.fields;
     this.filter = bind(opts.filter ?? alwaysTrue, this.schema);
+    this.nameMapping = nameMappingOf(metadata.properties);
   }
 
   async planFiles(): Promise<FileTask[]> {
     if (!this.snapshot) return [];
-    const { tasks, metrics } = await planFiles(this.io, this.metadata, this.snapshot, this.schema, this.filter);
+    const { tasks, metrics } = await planFiles(this.io, this.metadata, this.snapshot, this.schema, this.filter, { mapped: this.nameMapping !== undefined });
     Object.assign(this.metrics, metrics);
     return tasks;
   }
@@ -77,8 +81,9 @@ export class TableScan {
       output: this.fields,
       filter: this.filter,
       filterIds: referencedIds(this.filter),
-      deletes: new DeleteCache(this.io, this.schema),
+      deletes: new DeleteCache(this.io, this.schema, this.nameMapping),
       metrics: this.metrics,
+      nameMapping: this.nameMapping,
     };
     for (const t of tasks) {
       const source = { file: t.file.filePath, sequenceNumber: t.dataSequenceNumber };

@@ -1,0 +1,74 @@
+// One `macro_rules!` expansion step: a macro definition and an invocation's
+// tokens -> the tokens of the first rule that matches, transcribed.
+//
+// As rustc: rules are tried in order; a rule that fails to match passes to the
+// next one, a rule whose matcher is ambiguous stops the expansion with an
+// error; no rule matching is an error naming the first failure.
+//
+// Invariant: pure (the compiled rules are cached per definition); the output
+// is bounded by `budget` tokens.
+import type { Edition } from './fragments.ts';
+import { compile, matchRule, type Compiled } from './matcher.ts';
+import { parseRules, type TemplateNode } from './rules.ts';
+import type { Token } from './tokens.ts';
+import { TranscribeError, transcribe } from './transcriber.ts';
+
+export interface MacroDef {
+  name: string;
+  /** `name@version` of the defining crate (what `$crate` means in its expansions). */
+  krate: string;
+  /** The tokens between the braces (or parens) of `macro_rules! name { … }`. */
+  body: Token[];
+  /** The edition of the defining crate (`pat` takes top-level `|` from 2021). */
+  edition: Edition;
+  /** `#[macro_export]`: reachable as `krate::name!` from anywhere. */
+  exported: boolean;
+  /** `#[macro_export(local_inner_macros)]`: a one-segment macro call written in it means `$crate::name!`. */
+  localInner?: boolean;
+}
+
+interface CompiledMacro {
+  rules: { matcher: Compiled; template: TemplateNode[] }[];
+  errors: string[];
+}
+
+export type Expansion =
+  | { ok: true; tokens: Token[]; rule: number }
+  | { ok: false; error: string; limit?: boolean };
+
+const compiled = new WeakMap<MacroDef, CompiledMacro>();
+
+function compiledOf(def: MacroDef): CompiledMacro {
+  let c = compiled.get(def);
+  if (!c) {
+    const { rules, errors } = parseRules(def.body);
+    c = { rules: rules.map((r) => ({ matcher: compile(r.matcher), template: r.template })), errors };
+    compiled.set(def, c);
+  }
+  return c;
+}
+
+/** Expand `def` on `input` (the invocation's tokens inside its delimiters). */
+export function expandMacro(def: MacroDef, input: Token[], budget: number): Expansion {
+  const c = compiledOf(def);
+  if (c.rules.length === 0) return { ok: false, error: `macro \`${def.name}\` has no usable rule${c.errors[0] ? ` (${c.errors[0]})` : ''}` };
+  let first: string | null = null;
+  for (let i = 0; i < c.rules.length; i++) {
+    const r = c.rules[i]!;
+    const m = matchRule(r.matcher, input, def.edition);
+    if (!m.ok) {
+      if (m.ambiguous) return { ok: false, error: `\`${def.name}!\` rule ${i + 1}: ${m.message}` };
+      first ??= `rule ${i + 1}: ${m.message}`;
+      continue;
+    }
+    try {
+      return { ok: true, tokens: transcribe(r.template, m.bindings, { krate: def.krate, budget }), rule: i };
+    } catch (e) {
+      if (e instanceof TranscribeError) {
+        return { ok: false, error: `\`${def.name}!\` rule ${i + 1}: ${e.message}`, limit: e.constructor.name === 'SizeLimit' };
+      }
+      throw e;
+    }
+  }
+  return { ok: false, error: `no rule of \`${def.name}!\` matched (${first})` };
+}

@@ -1,0 +1,265 @@
+// The `macro_rules!` matcher: one rule's matcher against an invocation's
+// tokens -> the bindings of its `$name:kind` fragments, or why not.
+//
+// rustc's algorithm (an NFA over the flattened matcher, all positions
+// advanced in lockstep, one input token at a time), so that the rules that
+// match, and the ambiguities that are errors, are the compiler's:
+// - positions waiting for a literal token that equals the input token move on;
+// - a position at a fragment is a candidate when the fragment may begin with
+//   the token; the fragment is then parsed whole (see fragments.ts), which is
+//   only allowed when it is the one candidate and no literal matches
+//   (otherwise: "local ambiguity", an error, as in rustc);
+// - `$(…)*`/`?` may be skipped, `$(…)` repeats after its separator;
+// - success = exactly one position at the end when the input ends.
+// Repetitions bind nested sequences; a binding is extended per thread with
+// persistent (shared-tail) lists so forking threads is cheap.
+//
+// Invariant: pure, total, bounded: each input token is consumed once per
+// thread, and threads are deduplicated per matcher position and bindings.
+import { mayBegin, parseFragment, type Edition } from './fragments.ts';
+import type { MatcherNode, RepOp } from './rules.ts';
+import type { Delim, FragKind, Group, Leaf, Token } from './tokens.ts';
+
+/** What a fragment bound: one capture, or one per repetition. */
+export type Bound = { one: Token[]; kind: FragKind } | { seq: Bound[] };
+
+export type MatchResult =
+  | { ok: true; bindings: Map<string, Bound> }
+  | { ok: false; ambiguous: boolean; message: string };
+
+type Loc =
+  | { k: 'tok'; tok: Leaf }
+  | { k: 'open' | 'close'; delim: Delim }
+  | { k: 'seq'; op: RepOp; after: number; vars: number[]; depth: number }
+  | { k: 'endNoSep'; op: RepOp; first: number }
+  | { k: 'sep'; sep: Leaf }
+  | { k: 'afterSep'; first: number }
+  | { k: 'frag'; kind: FragKind; v: number; depth: number }
+  | { k: 'eof' };
+
+/** A compiled matcher: flattened positions and the names of its fragments. */
+export interface Compiled {
+  locs: Loc[];
+  vars: string[];
+}
+
+export function compile(matcher: MatcherNode[]): Compiled {
+  const locs: Loc[] = [];
+  const vars: string[] = [];
+  const walk = (nodes: MatcherNode[], depth: number): number[] => {
+    const mine: number[] = [];
+    for (const n of nodes) {
+      switch (n.t) {
+        case 'tok': locs.push({ k: 'tok', tok: n.tok }); break;
+        case 'frag': {
+          const v = vars.length;
+          vars.push(n.name);
+          mine.push(v);
+          locs.push({ k: 'frag', kind: n.kind, v, depth });
+          break;
+        }
+        case 'group':
+          locs.push({ k: 'open', delim: n.delim });
+          mine.push(...walk(n.body, depth));
+          locs.push({ k: 'close', delim: n.delim });
+          break;
+        case 'rep': {
+          const at = locs.length;
+          const seq: Loc & { k: 'seq' } = { k: 'seq', op: n.op, after: 0, vars: [], depth };
+          locs.push(seq);
+          const inner = walk(n.body, depth + 1);
+          seq.vars = inner;
+          mine.push(...inner);
+          if (n.sep) {
+            locs.push({ k: 'sep', sep: n.sep });
+            locs.push({ k: 'afterSep', first: at + 1 });
+          } else {
+            locs.push({ k: 'endNoSep', op: n.op, first: at + 1 });
+          }
+          seq.after = locs.length;
+          break;
+        }
+      }
+    }
+    return mine;
+  };
+  walk(matcher, 0);
+  locs.push({ k: 'eof' });
+  return { locs, vars };
+}
+
+// --- bindings while matching (persistent) ---------------------------------------
+
+type Cons = { head: M; tail: Cons | null };
+type M = { one: Token[]; kind: FragKind } | { items: Cons | null };
+
+/** Push `m` into variable `v`'s binding at repetition depth `depth`. */
+function pushAt(b: (M | undefined)[], v: number, depth: number, m: M): (M | undefined)[] {
+  const out = b.slice();
+  if (depth === 0) {
+    out[v] = m;
+    return out;
+  }
+  const into = (cur: M | undefined, d: number): M => {
+    const seq = cur && 'items' in cur ? cur : { items: null };
+    if (d === 1) return { items: { head: m, tail: seq.items } };
+    const last = seq.items ? seq.items.head : undefined;
+    return { items: { head: into(last, d - 1), tail: seq.items ? seq.items.tail : null } };
+  };
+  out[v] = into(out[v], depth);
+  return out;
+}
+
+function freeze(m: M | undefined): Bound {
+  if (!m) return { seq: [] };
+  if ('one' in m) return m;
+  const items: Bound[] = [];
+  for (let c = m.items; c; c = c.tail) items.push(freeze(c.head));
+  items.reverse();
+  return { seq: items };
+}
+
+// --- the input, flattened -------------------------------------------------------
+
+interface Flat {
+  k: 'leaf' | 'open' | 'close' | 'eof';
+  tok: Token | null;
+  /** The token list this entry's token belongs to, and its index there (open: the group's own index). */
+  list: Token[];
+  idx: number;
+}
+
+function flatten(tokens: Token[]): { flat: Flat[]; starts: Map<Token[], number[]> } {
+  const flat: Flat[] = [];
+  const starts = new Map<Token[], number[]>();
+  const walk = (list: Token[]) => {
+    const s: number[] = [];
+    starts.set(list, s);
+    for (let i = 0; i < list.length; i++) {
+      s.push(flat.length);
+      const t = list[i]!;
+      if (t.k === 'group' && t.delim !== '') {
+        flat.push({ k: 'open', tok: t, list, idx: i });
+        walk(t.tokens);
+        flat.push({ k: 'close', tok: t, list: t.tokens, idx: t.tokens.length });
+      } else {
+        flat.push({ k: 'leaf', tok: t, list, idx: i });
+      }
+    }
+    s.push(flat.length); // the list's end: its closer (or the final eof)
+  };
+  walk(tokens);
+  flat.push({ k: 'eof', tok: null, list: tokens, idx: tokens.length });
+  return { flat, starts };
+}
+
+function tokEq(a: Leaf, b: Token | null): boolean {
+  return b !== null && b.k === a.k && (b as Leaf).text === a.text;
+}
+
+interface Thread {
+  idx: number;
+  b: (M | undefined)[];
+}
+
+/** Threads above this are a runaway matcher (never seen on real macros): the match fails. */
+const MAX_THREADS = 10_000;
+
+/** Match `input` (an invocation's tokens, delimiters stripped) against a compiled matcher. */
+export function matchRule(c: Compiled, input: Token[], edition: Edition): MatchResult {
+  const { flat, starts } = flatten(input);
+  let cur: Thread[] = [{ idx: 0, b: [] }];
+  let p = 0;
+  for (;;) {
+    const entry = flat[p]!;
+    const next: Thread[] = [];
+    const bb: Thread[] = [];
+    const eof: Thread[] = [];
+    const stack = cur.slice();
+    let steps = 0;
+    while (stack.length > 0) {
+      if (++steps > MAX_THREADS) return { ok: false, ambiguous: false, message: `matcher ran over ${MAX_THREADS} positions at one token` };
+      const th = stack.pop()!;
+      const loc = c.locs[th.idx]!;
+      switch (loc.k) {
+        case 'tok':
+          if (entry.k === 'leaf' && tokEq(loc.tok, entry.tok)) next.push(th);
+          break;
+        case 'open':
+          if (entry.k === 'open' && (entry.tok as Group).delim === loc.delim) next.push(th);
+          break;
+        case 'close':
+          if (entry.k === 'close' && (entry.tok as Group).delim === loc.delim) next.push(th);
+          break;
+        case 'seq': {
+          let b = th.b;
+          for (const v of loc.vars) b = pushAt(b, v, loc.depth, { items: null });
+          if (loc.op !== '+') stack.push({ idx: loc.after, b });
+          stack.push({ idx: th.idx + 1, b });
+          break;
+        }
+        case 'endNoSep':
+          stack.push({ idx: th.idx + 1, b: th.b });
+          // a body that matches nothing would loop here forever: rustc rejects such
+          // macros, the step limit above stops them
+          if (loc.op !== '?') stack.push({ idx: loc.first, b: th.b });
+          break;
+        case 'sep':
+          stack.push({ idx: th.idx + 2, b: th.b });
+          if (entry.k === 'leaf' && tokEq(loc.sep, entry.tok)) next.push(th);
+          break;
+        case 'afterSep':
+          stack.push({ idx: loc.first, b: th.b });
+          break;
+        case 'frag':
+          if ((entry.k === 'leaf' || entry.k === 'open') && mayBegin(loc.kind, entry.tok!, edition)) bb.push(th);
+          break;
+        case 'eof':
+          if (entry.k === 'eof') eof.push(th);
+          break;
+      }
+    }
+    if (entry.k === 'eof') {
+      if (eof.length === 1) {
+        const bindings = new Map<string, Bound>();
+        c.vars.forEach((name, v) => bindings.set(name, freeze(eof[0]!.b[v])));
+        return { ok: true, bindings };
+      }
+      if (eof.length > 1) return { ok: false, ambiguous: true, message: 'ambiguous: the input ends in several ways' };
+      return { ok: false, ambiguous: false, message: 'unexpected end of input' };
+    }
+    if (bb.length > 1 || (bb.length > 0 && next.length > 0)) {
+      return { ok: false, ambiguous: true, message: `local ambiguity at \`${describe(entry)}\`` };
+    }
+    if (next.length > 0) {
+      cur = next.map((t) => ({ idx: t.idx + 1, b: t.b }));
+      p++;
+      continue;
+    }
+    if (bb.length === 1) {
+      const th = bb[0]!;
+      const loc = c.locs[th.idx] as Loc & { k: 'frag' };
+      const end = entry.k === 'leaf' || entry.k === 'open' ? parseFragment(loc.kind, entry.list, entry.idx, edition) : null;
+      if (end === null) {
+        if (loc.kind === 'vis') {
+          cur = [{ idx: th.idx + 1, b: pushAt(th.b, loc.v, loc.depth, { one: [], kind: 'vis' }) }];
+          continue;
+        }
+        return { ok: false, ambiguous: false, message: `no \`${loc.kind}\` fragment at \`${describe(entry)}\`` };
+      }
+      const captured = entry.list.slice(entry.idx, end);
+      cur = [{ idx: th.idx + 1, b: pushAt(th.b, loc.v, loc.depth, { one: captured, kind: loc.kind }) }];
+      p = starts.get(entry.list)![end]!;
+      continue;
+    }
+    return { ok: false, ambiguous: false, message: `no rule expected \`${describe(entry)}\`` };
+  }
+}
+
+function describe(e: Flat): string {
+  if (e.k === 'eof') return 'end of input';
+  const t = e.tok!;
+  if (t.k !== 'group') return t.text;
+  if (e.k === 'close') return t.delim === '(' ? ')' : t.delim === '[' ? ']' : '}';
+  return t.delim || '<fragment>';
+}
