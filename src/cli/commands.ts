@@ -66,6 +66,7 @@ export const COMMANDS: Entry[] = [
   { name: 'callees', summary: 'the calls an item makes', load: async () => (await import('./query/callees.ts')).command },
   { name: 'history', summary: 'every event of an item, oldest first', load: async () => (await import('./query/history.ts')).command },
   { name: 'diff', summary: 'nodes and edges added, changed, removed between two generations', load: async () => (await import('./query/diff.ts')).command },
+  { name: 'serve', summary: 'a read-only JSON HTTP API over the lake: every question, and /api/lake', load: async () => (await import('./serve.ts')).command },
   { name: 'compact', summary: 'rewrite the event tables: partitioned by repo, sorted, ring rows dropped when split', load: async () => (await import('./log/compact.ts')).command },
   { name: 'gc', summary: 'expire old snapshots and remove orphan files (honours pins and commits in flight)', load: async () => (await import('./log/gc.ts')).command },
   {

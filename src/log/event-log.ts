@@ -119,11 +119,18 @@ interface Shared {
   /** The catalog generation the latest commit of this log started from. */
   releaseBase: bigint;
   writeProps: Record<string, string>;
+  /** Opened with `readOnly`: every write is refused, as on a pinned handle. */
+  readOnly: boolean;
 }
 
 export interface OpenOptions {
   /** Ring mode of a new lake (default split). Refused if the lake exists with the other mode. */
   init?: RingMode;
+  /**
+   * Read only (`mimir serve`): the tables are not created or evolved on open,
+   * and every write of this handle is refused; pins (read leases) still work.
+   */
+  readOnly?: boolean;
 }
 
 export interface AppendReport {
@@ -156,9 +163,11 @@ export class EventLog {
       inFlight: new Set(),
       releaseBase: l.catalog.pointerGeneration(),
       writeProps: { ...EVENT_TABLE_PROPERTIES },
+      // a lake opened read-only (not writable by this process) gives a read-only handle
+      readOnly: opts.readOnly === true || l.readOnly,
     });
     try {
-      if (l.readOnly) log.requireTables();
+      if (opts.readOnly || l.readOnly) log.requireTables();
       else await log.ensureTables(opts.init);
     } catch (e) {
       if (owns) l.close();
@@ -167,7 +176,7 @@ export class EventLog {
     return log;
   }
 
-  /** A read-only lake cannot create tables: the log must be there already. */
+  /** A read-only handle creates no tables: the log must be there already. */
   private requireTables(): void {
     const { lake } = this.shared;
     if (!lake.tableExists(ident(CODE_NODE_EVENTS))) {
@@ -322,6 +331,7 @@ export class EventLog {
 
   private refuse(what: string): void {
     if (this.pinned) throw new PinnedError(`a pinned read handle cannot ${what}`);
+    if (this.shared.readOnly) throw new PinnedError(`a read-only handle cannot ${what}`);
   }
 
   /**

@@ -42,6 +42,7 @@ async function run(args: Args, ctx: Context): Promise<void> {
       }
       for (const f of report.orphans) lines.push(`would delete orphan ${f}`);
     }
+    for (const f of report.strangers) lines.push(`kept ${f}: nothing references it, and Mimir does not write files of that name — remove it yourself if it is not needed`);
     await ctx.out.line(lines.join('\n'));
   } finally {
     open.close();

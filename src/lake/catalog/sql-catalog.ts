@@ -655,6 +655,29 @@ export class SqlCatalog {
     return row.g === null ? 0n : big(row.g);
   }
 
+  /**
+   * The metadata locations a read of the table as of `generation` or any later
+   * one may need: the one current at `generation`, every one the log recorded
+   * after it, and the current row's.
+   */
+  metadataLocationsSince(ident: TableIdent, generation: bigint): string[] {
+    const seen = new Set<string>();
+    const at = this.locationAt(ident, generation);
+    if (at !== null) seen.add(at);
+    if (this.hasMimir) {
+      const rows = this.db
+        .prepare(
+          `SELECT metadata_location FROM ${T.log}
+           WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND generation > ? ORDER BY generation`,
+        )
+        .all(this.name, nsToString(ident.namespace), ident.name, generation) as { metadata_location: string | null }[];
+      for (const r of rows) if (r.metadata_location !== null) seen.add(r.metadata_location);
+    }
+    const row = this.currentRow(ident);
+    if (row?.metadata_location) seen.add(row.metadata_location);
+    return [...seen];
+  }
+
   /** Every metadata location the log (and the current row) ever recorded for the table, oldest first. */
   everMetadataLocations(ident: TableIdent): string[] {
     const seen = new Set<string>();

@@ -192,7 +192,7 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
       let candidates: number[] | undefined; // rows relative to `from`
       let fcols: Map<number, Value[]> | undefined;
       let fFrom = 0;
-      if (realFilter && eqSets.length === 0 && filterFields.length < readFields.length) {
+      if (realFilter && filterFields.length < readFields.length) {
         const fb = await pf.readRowGroup(rg, filterFields, missing, { from, to });
         fcols = new Map(filterFields.map((f, j) => [f.id, fb.columns[j]!]));
         fFrom = from;

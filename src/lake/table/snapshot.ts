@@ -1,9 +1,10 @@
-// Producing snapshots: append (add data files) and overwrite/replace (remove
-// exactly the files that were read, add new ones, keep whatever else is live —
-// including files appended concurrently since the read). The manifest of added
-// files is written once, with the snapshot id fixed for all attempts and
-// sequence numbers left to inheritance, so a retry only rewrites manifests
-// that mark removed files and the manifest list.
+// Producing snapshots: append (add data files), row deltas (add data files
+// and delete files) and overwrite/replace (remove exactly the files that were
+// read — data or delete files — add new ones, keep whatever else is live,
+// including files appended concurrently since the read). The manifests of
+// added files are written once, with the snapshot id fixed for all attempts
+// and sequence numbers left to inheritance (or fixed, for a rewrite), so a
+// retry only rewrites manifests that mark removed files and the manifest list.
 import { randomUUID, randomBytes } from 'node:crypto';
 import type { FileIO } from '../io/fileio.ts';
 import type { DataFile, ManifestEntry, ManifestFile, Operation, PartitionSpec, Snapshot, TableMetadata } from '../spec/types.ts';
@@ -25,7 +26,9 @@ export interface SnapshotChange {
   operation: Operation;
   /** Data files to add, each with the spec its partition tuple follows. */
   added: { file: DataFile; specId: number }[];
-  /** Paths of live files to remove; every one must still be live at commit. */
+  /** Delete files (position or equality) to add. */
+  addedDeletes?: { file: DataFile; specId: number }[];
+  /** Paths of live files (data or delete) to remove; every one must still be live at commit. */
   removed: Set<string>;
   /** Extra summary entries. */
   summary?: Record<string, string>;
@@ -34,6 +37,12 @@ export interface SnapshotChange {
    * number of the snapshot it read, so rows appended meanwhile stay newer).
    */
   dataSequenceNumber?: bigint;
+  /**
+   * Data sequence number for the added delete files (a rewrite that merges
+   * delete files keeps the sequence number of the snapshot it read, so the
+   * merged deletes never reach rows committed after that snapshot).
+   */
+  deleteSequenceNumber?: bigint;
 }
 
 function specOf(m: TableMetadata, id: number): PartitionSpec {
@@ -73,10 +82,11 @@ export class SnapshotUpdate implements TableUpdate {
     spec: PartitionSpec,
     entries: ManifestEntryToWrite[],
     seq: bigint,
-    attempt?: number,
+    attempt: number | undefined,
+    content: 0 | 1,
   ): Promise<ManifestFile> {
     const schema = currentSchema(m);
-    const { bytes, summary } = encodeManifest(entries, { schema, spec, content: 0 });
+    const { bytes, summary } = encodeManifest(entries, { schema, spec, content });
     const path = this.manifestPath(m, attempt);
     await this.io.writeNew(path, bytes);
     (attempt === undefined ? this.shared : this.perAttempt).push(path);
@@ -86,7 +96,7 @@ export class SnapshotUpdate implements TableUpdate {
       manifestPath: path,
       manifestLength: BigInt(bytes.length),
       partitionSpecId: spec.specId,
-      content: 0,
+      content,
       sequenceNumber: seq,
       minSequenceNumber: minDataSequenceNumber ?? seq,
       addedSnapshotId: this.snapshotId,
@@ -101,22 +111,33 @@ export class SnapshotUpdate implements TableUpdate {
     const seq = base.lastSequenceNumber + 1n;
     const parent = base.currentSnapshotId === undefined ? undefined : base.snapshots.find((s) => s.snapshotId === base.currentSnapshotId);
 
-    // 1. the added files' manifests: written once, one per spec
+    // 1. the added files' manifests: written once, one per spec and content
     if (!this.addedManifests) {
-      const bySpec = new Map<number, DataFile[]>();
-      for (const a of this.change.added) {
-        const l = bySpec.get(a.specId);
-        if (l) l.push(a.file);
-        else bySpec.set(a.specId, [a.file]);
-      }
       this.addedManifests = [];
-      for (const [specId, files] of bySpec) {
-        const seqOverride = this.change.dataSequenceNumber ?? null;
-        const entries = files.map((f) => ({ status: 1 as const, snapshotId: this.snapshotId, sequenceNumber: seqOverride, fileSequenceNumber: null, dataFile: f }));
-        this.addedManifests.push(await this.writeManifest(base, specOf(base, specId), entries, seq));
+      const groups: { files: { file: DataFile; specId: number }[]; content: 0 | 1; seq: bigint | null }[] = [
+        { files: this.change.added, content: 0, seq: this.change.dataSequenceNumber ?? null },
+        { files: this.change.addedDeletes ?? [], content: 1, seq: this.change.deleteSequenceNumber ?? null },
+      ];
+      for (const g of groups) {
+        const bySpec = new Map<number, DataFile[]>();
+        for (const a of g.files) {
+          if ((a.file.content === 0) !== (g.content === 0)) {
+            throw new ValidationError(`${a.file.filePath}: a file of content ${a.file.content} given as ${g.content === 0 ? 'a data' : 'a delete'} file`);
+          }
+          const l = bySpec.get(a.specId);
+          if (l) l.push(a.file);
+          else bySpec.set(a.specId, [a.file]);
+        }
+        for (const [specId, files] of bySpec) {
+          const entries = files.map((f) => ({ status: 1 as const, snapshotId: this.snapshotId, sequenceNumber: g.seq, fileSequenceNumber: null, dataFile: f }));
+          this.addedManifests.push(await this.writeManifest(base, specOf(base, specId), entries, seq, undefined, g.content));
+        }
       }
     }
-    const added = this.addedManifests.map((mf) => ({ ...mf, sequenceNumber: seq, minSequenceNumber: this.change.dataSequenceNumber ?? seq }));
+    const added = this.addedManifests.map((mf) => {
+      const fixed = mf.content === 0 ? this.change.dataSequenceNumber : this.change.deleteSequenceNumber;
+      return { ...mf, sequenceNumber: seq, minSequenceNumber: fixed ?? seq };
+    });
 
     // 2. the parent's manifests, rewriting those that hold removed files
     const kept: ManifestFile[] = [];
@@ -124,9 +145,10 @@ export class SnapshotUpdate implements TableUpdate {
     let deletedFiles = 0n;
     let deletedRecords = 0n;
     let deletedSize = 0n;
+    const removedDeletes = { files: 0n, equality: 0n, position: 0n, size: 0n };
     const parentManifests = parent ? await readManifestList(this.io, parent) : [];
     for (const mf of parentManifests) {
-      if (this.change.removed.size === 0 || mf.content !== 0) {
+      if (this.change.removed.size === 0) {
         kept.push(mf);
         continue;
       }
@@ -143,13 +165,20 @@ export class SnapshotUpdate implements TableUpdate {
       for (const e of live) {
         if (this.change.removed.has(e.dataFile.filePath)) {
           found.add(e.dataFile.filePath);
-          deletedFiles++;
-          deletedRecords += e.dataFile.recordCount;
-          deletedSize += e.dataFile.fileSizeInBytes;
+          if (e.dataFile.content === 0) {
+            deletedFiles++;
+            deletedRecords += e.dataFile.recordCount;
+            deletedSize += e.dataFile.fileSizeInBytes;
+          } else {
+            removedDeletes.files++;
+            removedDeletes.size += e.dataFile.fileSizeInBytes;
+            if (e.dataFile.content === 2) removedDeletes.equality += e.dataFile.recordCount;
+            else removedDeletes.position += e.dataFile.recordCount;
+          }
           rewritten.push(explicit(e, 2, this.snapshotId));
         } else rewritten.push(explicit(e, 0, e.snapshotId));
       }
-      kept.push(await this.writeManifest(base, specOf(base, mf.partitionSpecId), rewritten, seq, attempt));
+      kept.push(await this.writeManifest(base, specOf(base, mf.partitionSpecId), rewritten, seq, attempt, mf.content));
     }
     if (found.size !== this.change.removed.size) {
       const missing = [...this.change.removed].filter((p) => !found.has(p));
@@ -167,9 +196,18 @@ export class SnapshotUpdate implements TableUpdate {
 
     const addedRecords = this.change.added.reduce((s, a) => s + a.file.recordCount, 0n);
     const addedSize = this.change.added.reduce((s, a) => s + a.file.fileSizeInBytes, 0n);
+    const dels = this.change.addedDeletes ?? [];
+    const addedDeletes = {
+      files: BigInt(dels.length),
+      equalityFiles: BigInt(dels.filter((d) => d.file.content === 2).length),
+      positionFiles: BigInt(dels.filter((d) => d.file.content === 1).length),
+      equality: dels.filter((d) => d.file.content === 2).reduce((s, d) => s + d.file.recordCount, 0n),
+      position: dels.filter((d) => d.file.content === 1).reduce((s, d) => s + d.file.recordCount, 0n),
+      size: dels.reduce((s, d) => s + d.file.fileSizeInBytes, 0n),
+    };
     const prev = parent?.summary ?? ({} as Record<string, string>);
     const total = (k: string, plus: bigint, minus: bigint): string => String(BigInt(prev[k] ?? '0') + plus - minus);
-    const partitions = new Set(this.change.added.map((a) => `${a.specId}:${JSON.stringify(a.file.partition, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`));
+    const partitions = new Set([...this.change.added, ...dels].map((a) => `${a.specId}:${JSON.stringify(a.file.partition, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`));
     const summary: Snapshot['summary'] = {
       operation: this.change.operation,
       ...(this.change.added.length > 0
@@ -178,13 +216,27 @@ export class SnapshotUpdate implements TableUpdate {
       ...(deletedFiles > 0n
         ? { 'deleted-data-files': String(deletedFiles), 'deleted-records': String(deletedRecords), 'removed-files-size': String(deletedSize) }
         : {}),
+      ...(addedDeletes.files > 0n
+        ? {
+            'added-delete-files': String(addedDeletes.files),
+            ...(addedDeletes.equalityFiles > 0n ? { 'added-equality-delete-files': String(addedDeletes.equalityFiles), 'added-equality-deletes': String(addedDeletes.equality) } : {}),
+            ...(addedDeletes.positionFiles > 0n ? { 'added-position-delete-files': String(addedDeletes.positionFiles), 'added-position-deletes': String(addedDeletes.position) } : {}),
+          }
+        : {}),
+      ...(removedDeletes.files > 0n
+        ? {
+            'removed-delete-files': String(removedDeletes.files),
+            ...(removedDeletes.equality > 0n ? { 'removed-equality-deletes': String(removedDeletes.equality) } : {}),
+            ...(removedDeletes.position > 0n ? { 'removed-position-deletes': String(removedDeletes.position) } : {}),
+          }
+        : {}),
       'changed-partition-count': String(partitions.size),
       'total-records': total('total-records', addedRecords, deletedRecords),
-      'total-files-size': total('total-files-size', addedSize, deletedSize),
+      'total-files-size': total('total-files-size', addedSize + addedDeletes.size, deletedSize + removedDeletes.size),
       'total-data-files': total('total-data-files', BigInt(this.change.added.length), deletedFiles),
-      'total-delete-files': prev['total-delete-files'] ?? '0',
-      'total-position-deletes': prev['total-position-deletes'] ?? '0',
-      'total-equality-deletes': prev['total-equality-deletes'] ?? '0',
+      'total-delete-files': total('total-delete-files', addedDeletes.files, removedDeletes.files),
+      'total-position-deletes': total('total-position-deletes', addedDeletes.position, removedDeletes.position),
+      'total-equality-deletes': total('total-equality-deletes', addedDeletes.equality, removedDeletes.equality),
       'engine-name': 'mimir',
       ...this.change.summary,
     };

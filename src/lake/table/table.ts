@@ -13,7 +13,7 @@ import { isPrimitive } from '../spec/schema.ts';
 import { identToString, type SqlCatalog, type TableIdent } from '../catalog/sql-catalog.ts';
 import { commitTables, loadCurrent, metadataUpdate, type CommitHooks, type Committed, type TableUpdate } from './commit.ts';
 import { SnapshotUpdate } from './snapshot.ts';
-import { DataFileWriter, writeOptions } from './write.ts';
+import { DataFileWriter, writeEqualityDeleteFile, writeOptions } from './write.ts';
 import { TableScan, type ScanOptions } from '../scan/scan.ts';
 import { readManifestList } from '../scan/plan.ts';
 import { decodeManifest } from '../avro/manifest.ts';
@@ -139,6 +139,70 @@ export class Table {
       await w.abort();
       throw e;
     }
+  }
+
+  /**
+   * Write an equality delete file (not committed): `batches` hold the
+   * equality columns `equalityIds`, in that order. Unpartitioned tables only
+   * (the deletes then apply table-wide); undefined when there is no row.
+   */
+  async writeEqualityDeletes(equalityIds: number[], batches: Batch[]): Promise<{ file: DataFile; specId: number } | undefined> {
+    this.writable();
+    const spec = this.spec;
+    if (spec.fields.length > 0) throw new Error(`${this.name}: equality deletes are written for unpartitioned tables only (spec ${spec.specId} has ${spec.fields.length} field(s)); nothing written`);
+    const file = await writeEqualityDeleteFile(this.io, this.metadata.location, this.schema, equalityIds, batches, writeOptions(this.properties));
+    return file ? { file, specId: spec.specId } : undefined;
+  }
+
+  /**
+   * A row delta as an update (for multi-table commits): data files and delete
+   * files added in one snapshot. The deletes carry the snapshot's sequence
+   * number, so they apply to rows committed before it and never to the rows
+   * added with them (Iceberg's rule for equality deletes).
+   */
+  rowDeltaUpdate(added: { file: DataFile; specId: number }[], addedDeletes: { file: DataFile; specId: number }[], summary?: Record<string, string>): SnapshotUpdate {
+    const operation = addedDeletes.length === 0 ? 'append' : added.length === 0 ? 'delete' : 'overwrite';
+    return new SnapshotUpdate(this.io, { operation, added, addedDeletes, removed: new Set(), summary });
+  }
+
+  /**
+   * A rewrite as an update: replace exactly `removed` (data and delete files
+   * that were read) with new data and delete files carrying the sequence
+   * numbers given (those of the snapshot read, so deletes and rows committed
+   * after it keep applying and staying newer). Fails without committing if any
+   * removed file is no longer live.
+   */
+  rewriteUpdate(
+    removed: string[],
+    added: { file: DataFile; specId: number }[],
+    addedDeletes: { file: DataFile; specId: number }[],
+    seq: { dataSequenceNumber: bigint; deleteSequenceNumber?: bigint },
+    summary?: Record<string, string>,
+  ): SnapshotUpdate {
+    return new SnapshotUpdate(this.io, {
+      operation: 'replace', added, addedDeletes, removed: new Set(removed), summary,
+      dataSequenceNumber: seq.dataSequenceNumber, deleteSequenceNumber: seq.deleteSequenceNumber ?? seq.dataSequenceNumber,
+    });
+  }
+
+  /** Live delete files of a snapshot (current by default). */
+  async deleteFiles(sel: SnapshotSelector = {}): Promise<{ file: DataFile; specId: number; sequenceNumber: bigint }[]> {
+    return (await this.liveFiles(sel)).filter((f) => f.file.content !== 0);
+  }
+
+  /** Live files of a snapshot, data and delete, with their data sequence numbers. */
+  async liveFiles(sel: SnapshotSelector = {}): Promise<{ file: DataFile; specId: number; sequenceNumber: bigint }[]> {
+    const snap = this.snapshot(sel);
+    if (!snap) return [];
+    const out: { file: DataFile; specId: number; sequenceNumber: bigint }[] = [];
+    for (const mf of await readManifestList(this.io, snap)) {
+      const { entries } = decodeManifest(await this.io.readAll(mf.manifestPath), mf.manifestPath, {
+        addedSnapshotId: mf.addedSnapshotId,
+        sequenceNumber: mf.sequenceNumber,
+      });
+      for (const e of entries) if (e.status !== 2) out.push({ file: e.dataFile, specId: mf.partitionSpecId, sequenceNumber: e.sequenceNumber });
+    }
+    return out;
   }
 
   /** Append batches in one snapshot. */

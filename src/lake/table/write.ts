@@ -141,6 +141,54 @@ export class DataFileWriter {
   }
 }
 
+/**
+ * Write one equality delete file (content 2): rows of the equality columns
+ * only, each column carrying the table's field id, `equalityIds` naming them
+ * (Iceberg v2 "equality delete files"). For an unpartitioned table (the
+ * partition tuple is empty) the deletes apply table-wide; a partitioned table
+ * passes the partition the deletes belong to. Returns undefined when there is
+ * nothing to delete. Whole or nothing, like data files.
+ */
+export async function writeEqualityDeleteFile(
+  io: FileIO,
+  location: string,
+  schema: Schema,
+  equalityIds: number[],
+  batches: Batch[],
+  opts: WriteOptions,
+  partition: Value[] = [],
+): Promise<DataFile | undefined> {
+  const rows = batches.reduce((s, b) => s + b.numRows, 0);
+  if (rows === 0) return undefined;
+  const fields = equalityIds.map((id) => {
+    const f = schema.fields.find((x) => x.id === id);
+    if (!f) throw new Error(`equality delete: field id ${id} is not a top-level column of schema ${schema.schemaId}`);
+    return f;
+  });
+  for (const [i, b] of batches.entries()) {
+    if (b.fields.length !== fields.length || b.fields.some((f, j) => f.id !== fields[j]!.id)) {
+      throw new Error(`equality delete: batch ${i} has field ids ${b.fields.map((f) => f.id).join(',')}, expected ${equalityIds.join(',')}`);
+    }
+  }
+  const deleteSchema: Schema = { schemaId: schema.schemaId, fields };
+  const { bytes, metrics } = await encodeDataFile(deleteSchema, batches, opts.parquet);
+  const path = `${location.replace(/\/+$/, '')}/data/delete-${randomUUID()}.parquet`;
+  await io.writeNew(path, bytes);
+  crashPoint('lake:delete-file-written');
+  const { splitOffsets, recordCount, ...counts } = metrics;
+  return {
+    content: 2,
+    filePath: path,
+    fileFormat: 'PARQUET',
+    partition,
+    recordCount,
+    fileSizeInBytes: BigInt(bytes.length),
+    ...counts,
+    splitOffsets,
+    equalityIds: [...equalityIds],
+  };
+}
+
 function sameFields(a: NestedField[], b: NestedField[]): boolean {
   return a.length === b.length && a.every((f, i) => f.id === b[i]!.id);
 }
