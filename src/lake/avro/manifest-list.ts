@@ -97,6 +97,7 @@ export function encodeManifestList(files: ManifestFile[], meta: ManifestListMeta
       'format-version': '2',
     },
     codec,
+    { checksum: true },
   );
 }
 
