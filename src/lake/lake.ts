@@ -25,6 +25,7 @@ import { fileLocation, relativeBaseOf } from './io/paths.ts';
 import { LakeFileIO } from './io/rooted.ts';
 import { CATALOG_FILE, SqlCatalog, identToString, type TableIdent } from './catalog/sql-catalog.ts';
 import { findTableFolders } from './catalog/folders.ts';
+import { PROP_FORMER_ROOTS, PROP_LAKE_ROOT } from './catalog/schema.ts';
 import { isMissing } from './maintenance/reachable.ts';
 import type { PartitionField, Schema, SortOrder, TableMetadata } from './spec/types.ts';
 import { newTableMetadata, serializeTableMetadata } from './spec/metadata.ts';
@@ -47,10 +48,7 @@ export interface LoadOptions {
   asOfMs?: number;
 }
 
-/** Catalog property: the folder the lake was created at (absolute local path). */
-export const PROP_LAKE_ROOT = 'lake.root';
-/** Catalog property: roots the lake had before a relocation, one per line (their paths still map here). */
-export const PROP_FORMER_ROOTS = 'lake.former-roots';
+export { PROP_FORMER_ROOTS, PROP_LAKE_ROOT };
 
 export interface LakeOpenOptions {
   /** Create the folder and catalog when absent (default true; never over a lost catalog's table folders). */

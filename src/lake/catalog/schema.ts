@@ -23,6 +23,11 @@ export const T = {
   properties: 'mimir_properties',
 } as const;
 
+/** Catalog property (`mimir_properties`): the folder the lake was created at (absolute local path). */
+export const PROP_LAKE_ROOT = 'lake.root';
+/** Catalog property: roots the lake had before a relocation, one per line (their paths still map onto the lake). */
+export const PROP_FORMER_ROOTS = 'lake.former-roots';
+
 /** Columns of `iceberg_tables` (the V1 layout; `iceberg_type` may be absent in V0 files). */
 export const TABLE_COLUMNS = [
   'catalog_name',
