@@ -75,6 +75,7 @@ export const COMMANDS: Entry[] = [
     description: 'A copied or moved lake folder is an independent lake; see README "Moving, copying and recovering a lake".',
     commands: [
       { name: 'info', summary: 'the folder the lake is opened at, the root it was created at, its tables', load: async () => (await import('./lake/info.ts')).command },
+      { name: 'relocate', summary: 'make a moved or copied lake name its new folder in its metadata, for other engines', load: async () => (await import('./lake/relocate.ts')).command },
       { name: 'recover', summary: 'a lost catalog: re-register every table folder from its newest valid metadata (deletes nothing)', load: async () => (await import('./lake/recover.ts')).command },
       { name: 'check', summary: 'read every manifest and data file and check each against the metadata (exit 1 on a problem)', load: async () => (await import('./lake/check.ts')).command },
     ],
