@@ -31,7 +31,7 @@ export class IoError extends Error {
     const e = cause as NodeJS.ErrnoException | undefined;
     const code = e?.code;
     // node's own message repeats the code and sometimes the path: keep its reason only
-    const reason = (e?.message ?? String(cause)).replace(/^[A-Z]+: /, '').replace(/, \w+ '[^']*'( -> '[^']*')?$/, '');
+    const reason = (e?.message ?? String(cause)).replace(/^[A-Z]+: /, '').replace(/, \w+( '[^']*'( -> '[^']*')?)?$/, '');
     super(`cannot ${op} ${path}${detail ? ` (${detail})` : ''}: ${code ? `${code} (${reason})` : reason}`);
     this.name = 'IoError';
     this.code = code;
