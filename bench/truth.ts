@@ -14,7 +14,9 @@
 //   --crates a,b      measure only these (their measured dependencies are ingested too)
 //   --json            machine-readable output on stdout
 //   --verbose         per-crate kind and call tables, oracle notes
-//   --misses items|extra|calls|paths   list misses (with --crate REGEX, --limit N, --class C)
+//   --misses items|extra|calls|paths   list misses: items the graph lacks, nodes the compiler
+//                     does not have, call sites, paths (with --crate REGEX, --limit N, and --class C:
+//                     a call class such as method, or an item origin such as written)
 //   --cache DIR       oracle cache (default $MIMIR_TRUTH_CACHE, else .bench/truth of the checkout)
 //   --rebuild         rebuild the oracle of the selected crates
 //   --oracle-only     build the oracle and stop
@@ -221,8 +223,10 @@ function printMisses(what: string) {
   for (const f of figures) {
     if (!missCrate.test(f.crate) && !missCrate.test(f.krate)) continue;
     let lines: string[] = [];
-    if (what === 'items') lines = f.items.missed.map((m) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin}, in ${m.modPath || '(root)'})`);
-    else if (what === 'extra') lines = f.items.extra.map((m) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin})`);
+    const order = (o: string) => ['written', 'macro', 'derive'].indexOf(o);
+    const byOrigin = <T extends { origin: string }>(l: T[]) => [...l].sort((a, b) => order(a.origin) - order(b.origin));
+    if (what === 'items') lines = byOrigin(f.items.missed).filter((m) => !missClass || m.origin === missClass).map((m) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin}, in ${m.modPath || '(root)'})`);
+    else if (what === 'extra') lines = byOrigin(f.items.extra).filter((m) => !missClass || m.origin === missClass).map((m) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin})`);
     else if (what === 'paths') lines = f.paths.misses.map((m) => `${m.path}  ${m.why}: want ${m.want}; def gives ${m.got.join(' | ') || 'nothing'}`);
     else if (what === 'calls') {
       lines = f.calls.misses.filter((m) => !missClass || m.cls === missClass)

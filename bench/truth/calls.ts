@@ -48,8 +48,10 @@ export type CalleeTarget =
   | { k: 'unknown'; why: string };
 
 export interface OracleCall {
-  /** The caller item (local rustdoc id), null for a body generated at a macro definition. */
+  /** The caller item (local rustdoc id), null for a body generated at a macro definition (or one rustdoc misses). */
   caller: number | null;
+  /** No caller, and not because a macro made the body: rustdoc has no item for it (e.g. `impl Display for dyn T`). */
+  callerUnmapped: boolean;
   callee: string;
   /** The called name (the callee's last path segment). */
   name: string;
@@ -98,8 +100,8 @@ export function crateModel(name: string, krate: string, doc: DocModel): CrateMod
   for (const [p, ids] of pub.reexports) if (!paths.has(p)) paths.set(p, ids);
   const rootNames = new Set<string>();
   for (const c of doc.byId.get(doc.doc.root)?.children ?? []) {
-    const n = doc.byId.get(c)?.name;
-    if (n) rootNames.add(n);
+    const ci = doc.byId.get(c);
+    if (ci?.name && ci.kind !== 'use' && ci.kind !== 'extern_crate') rootNames.add(ci.name);
   }
   return { name, krate, doc, implsByTrait, inherentByType, implAt, paths, rootNames };
 }
@@ -173,7 +175,7 @@ export function parseCallee(text: string): Callee {
       trait = segsOf(inner.slice(as + 4));
     } else {
       // ` as ` may follow a type with spaces (`&'a mut T as Tr`): scan for it at depth 0
-      const k = findTopLevelAs(inner);
+      const k = findTopLevelWord(inner, ' as ');
       if (k >= 0) {
         self = inner.slice(0, k);
         trait = segsOf(inner.slice(k + 4));
@@ -185,17 +187,6 @@ export function parseCallee(text: string): Callee {
     return { k: 'trait', self, trait, name };
   }
   return { k: 'path', segs: segsOf(text) };
-}
-
-function findTopLevelAs(s: string): number {
-  let depth = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i]!;
-    if (c === '<' || c === '(' || c === '[' || c === '{') depth++;
-    else if ((c === '>' && s[i - 1] !== '-') || c === ')' || c === ']' || c === '}') depth--;
-    else if (depth === 0 && s.startsWith(' as ', i)) return i;
-  }
-  return -1;
 }
 
 export function calleeName(c: Callee): string {
@@ -247,33 +238,99 @@ function resolvePathCall(segs: Seg[], w: World): CalleeTarget {
   if ('outside' in where) return { k: 'outside', krate: first };
   const { model, rel } = where;
   const names = segs.map((s) => s.name);
-  // `<impl at FILE:L:C: …>` inside the path: that impl's member
-  const implSeg = names.findIndex((n) => n.startsWith('<impl at '));
-  if (implSeg >= 0 && rel) {
-    const at = implAtKey(names[implSeg]!);
-    const implId = at ? model.implAt.get(at) : undefined;
-    const impl = implId !== undefined ? model.doc.byId.get(implId) : undefined;
-    const name = names[implSeg + 1];
-    if (impl && name) {
-      const ids = members(model, impl, name);
-      if (ids.length > 0) return { k: 'item', krate: model.name, ids };
-    }
-    return { k: 'unknown', why: `impl ${names[implSeg]} not in rustdoc` };
-  }
+  if (rel) return walkLocal(model, names, w);
   const direct = lookupPath(model, names, rel).filter((id) => isCallable(model.doc.byId.get(id)));
   if (direct.length > 0) return { k: 'item', krate: model.name, ids: direct };
   if (names.length >= 2) {
     const typeIds = lookupPath(model, names.slice(0, -1), rel);
-    const name = names[names.length - 1]!;
-    const ids: number[] = [];
-    for (const t of typeIds) {
-      for (const impl of model.inherentByType.get(t) ?? []) ids.push(...members(model, impl, name));
-      const ti = model.doc.byId.get(t);
-      if (ti?.kind === 'trait') ids.push(...members(model, ti, name));
-    }
+    const ids = typeIds.flatMap((t) => typeMembers(model, t, names[names.length - 1]!));
     if (ids.length > 0) return { k: 'item', krate: model.name, ids };
   }
-  return { k: 'unknown', why: `no item at ${rel ? `${model.name}::` : ''}${names.join('::')}` };
+  return { k: 'unknown', why: `no item at ${names.join('::')}` };
+}
+
+/** Members named `name` of a type (its inherent impls, its variants) or a trait. */
+function typeMembers(m: CrateModel, typeId: number, name: string): number[] {
+  const ti = m.doc.byId.get(typeId);
+  if (!ti) return [];
+  if (ti.kind === 'trait') return members(m, ti, name);
+  const ids: number[] = [];
+  for (const impl of m.inherentByType.get(typeId) ?? []) ids.push(...members(m, impl, name));
+  if (ti.kind === 'enum') ids.push(...members(m, ti, name));
+  return ids;
+}
+
+const NESTED = 'an item inside a fn body (rustdoc has none)';
+
+/**
+ * A crate-relative path walked from the crate root: modules, `<impl at …>`
+ * (the impl at that span), `<impl Type>` / `<impl Trait for Type>` (how MIR
+ * names a member of an impl written in another module than its type), types
+ * and their inherent members, traits and impls and their members. A path
+ * through a fn is an item nested in a body; through `extern crate` another crate.
+ */
+function walkLocal(m: CrateModel, names: string[], w: World): CalleeTarget {
+  const doc = m.doc;
+  let cur: DocItem[] = [doc.byId.get(doc.doc.root)!];
+  for (let i = 0; i < names.length; i++) {
+    const n = names[i]!;
+    const at = cur[0]!;
+    if (cur.length === 1 && (at.kind === 'function' || at.kind === 'constant' || at.kind === 'static' || at.kind === 'assoc_const')) {
+      return { k: 'unknown', why: NESTED };
+    }
+    if (n.startsWith('<impl at ')) {
+      const key = implAtKey(n);
+      const id = key ? m.implAt.get(key) : undefined;
+      if (id === undefined) return { k: 'unknown', why: `impl ${n} not in rustdoc` };
+      cur = [doc.byId.get(id)!];
+      continue;
+    }
+    if (n.startsWith('<impl ')) {
+      const inner = n.slice(6, -1);
+      const rest = names.slice(i + 1);
+      if (rest.length !== 1) return { k: 'unknown', why: rest.length === 0 ? `path ends at ${n}` : NESTED };
+      const forAt = findTopLevelWord(inner, ' for ');
+      if (forAt >= 0) return resolveTraitCall({ k: 'trait', self: inner.slice(forAt + 5), trait: segsOf(inner.slice(0, forAt)), name: rest[0]! }, w);
+      const typeSegs = segsOf(inner).map((s) => s.name);
+      const tw = crateOfFirst(typeSegs[0] ?? '', w);
+      if ('outside' in tw) return { k: 'outside', krate: tw.outside };
+      const typeIds = tw.rel ? itemsAt(tw.model, typeSegs) : lookupPath(tw.model, typeSegs, false);
+      const ids = typeIds.flatMap((t) => typeMembers(tw.model, t, rest[0]!));
+      return ids.length > 0 ? { k: 'item', krate: tw.model.name, ids } : { k: 'unknown', why: `no member ${rest[0]} of ${inner}` };
+    }
+    const next: DocItem[] = [];
+    for (const c of cur) {
+      if (c.kind === 'module' || c.kind === 'trait' || c.kind === 'impl') {
+        for (const k of c.children ?? []) {
+          const ci = doc.byId.get(k);
+          if (ci?.name !== n || ci.kind === 'use') continue;
+          if (ci.kind === 'extern_crate') return { k: 'outside', krate: n };
+          next.push(ci);
+        }
+      } else if (c.kind === 'struct' || c.kind === 'enum' || c.kind === 'union' || c.kind === 'type_alias') {
+        for (const id of typeMembers(m, c.id, n)) next.push(doc.byId.get(id)!);
+      }
+    }
+    if (next.length === 0) return { k: 'unknown', why: `no item at ${m.name}::${names.slice(0, i + 1).join('::')}` };
+    cur = next;
+  }
+  return { k: 'item', krate: m.name, ids: cur.map((c) => c.id) };
+}
+
+/** Items a crate-relative path names (modules and what they hold). */
+function itemsAt(m: CrateModel, names: string[]): number[] {
+  return m.doc.defPaths.get(names.join('::')) ?? [];
+}
+
+function findTopLevelWord(s: string, word: string): number {
+  let depth = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === '<' || c === '(' || c === '[' || c === '{') depth++;
+    else if ((c === '>' && s[i - 1] !== '-') || c === ')' || c === ']' || c === '}') depth--;
+    else if (depth === 0 && s.startsWith(word, i)) return i;
+  }
+  return -1;
 }
 
 function isCallable(it: DocItem | undefined): boolean {
@@ -388,7 +445,8 @@ export function resolveCaller(bodyPath: string, local: CrateModel): number | nul
       continue;
     }
     if (cur.kind === 'function' || cur.kind === 'constant' || cur.kind === 'static' || cur.kind === 'assoc_const') break;
-    const next: DocItem | undefined = (cur.children ?? []).map((c) => doc.byId.get(c)).find((c) => c?.name === n && c.kind !== 'use');
+    const next: DocItem | undefined = (cur.children ?? []).map((c) => doc.byId.get(c))
+      .find((c) => c !== undefined && c.kind !== 'use' && (c.kind === 'proc_macro' ? doc.items.get(c.id)?.name === n : c.name === n));
     if (!next) break;
     cur = next;
     if (doc.items.has(cur.id)) best = cur.id;
@@ -405,28 +463,46 @@ function isRelative(file: string): boolean {
 }
 
 /** The syntax class of one call (see the module comment). */
-export function classify(call: MirCall, callerItem: OracleItem | null, src: CrateSource): { cls: CallClass; macro?: string } {
+export function classify(call: MirCall, caller: Caller, src: CrateSource): { cls: CallClass; macro?: string } {
   if (call.callee === null) return { cls: 'indirect' };
   const c = parseCallee(call.callee);
   if (c.k === 'trait' && FN_TRAITS.has(c.trait[c.trait.length - 1]?.name ?? '')) return { cls: 'indirect' };
-  const generatedCaller = callerItem === null || callerItem.origin === 'derive';
+  // a body a macro made: an impl named by its span in a macro definition, a derive's, or an item of a macro invocation
+  const generatedBody = caller.generated || caller.item?.origin === 'derive' || caller.item?.origin === 'macro';
   const span = call.fnSpan ?? call.span;
-  if (!span || !isRelative(span.file)) return { cls: generatedCaller ? 'macro-body' : 'macro-expansion' };
+  if (!span || !isRelative(span.file)) return { cls: generatedBody ? 'macro-body' : 'macro-expansion' };
   const f = src.file(span.file);
   const start = src.offset(span.file, span.line, span.col);
   const end = src.offset(span.file, span.endLine, span.endCol);
-  if (!f || start === null || end === null) return { cls: generatedCaller ? 'macro-body' : 'macro-expansion' };
+  if (!f || start === null || end === null) return { cls: generatedBody ? 'macro-body' : 'macro-expansion' };
   const inDef = rangeAt(f.definitions, start) !== null;
-  const written = writtenCall(f.text, end);
-  if (!written) {
-    if (generatedCaller || inDef && callerItem?.origin === 'macro') return { cls: 'macro-body' };
+  if (!writtenCall(f.text, end)) {
+    if (generatedBody) return { cls: 'macro-body' };
     if (inDef || rangeAt(f.invocations, start, true)) return { cls: 'macro-expansion' };
     return { cls: 'desugar' };
   }
-  if (inDef || callerItem?.origin === 'derive') return { cls: 'macro-body' };
+  if (inDef || generatedBody) return { cls: 'macro-body' };
   const inv = rangeAt(f.invocations, start);
   if (inv) return { cls: 'macro-arg', macro: inv.name };
   return { cls: syntaxOf(f.text, start) };
+}
+
+/** The caller of a body: its rustdoc item, or none — then `generated` says whether a macro made the body. */
+export interface Caller {
+  item: OracleItem | null;
+  generated: boolean;
+}
+
+/** Does the body's path name an impl by a span inside a macro_rules! definition (an impl a macro generated)? */
+function generatedImpl(bodyPath: string, src: CrateSource): boolean {
+  for (const seg of splitPath(bodyPath)) {
+    const m = /^<impl at (.+):(\d+):(\d+): \d+:\d+>$/.exec(seg);
+    if (!m) continue;
+    const f = src.file(m[1]!);
+    const at = src.offset(m[1]!, Number(m[2]), Number(m[3]));
+    if (f && at !== null && rangeAt(f.definitions, at) !== null) return true;
+  }
+  return false;
 }
 
 /** After the operand (and an optional turbofish) comes `(`. */
@@ -466,19 +542,21 @@ export function syntaxOf(text: string, start: number): 'path' | 'self-method' | 
 /** Every call of the crate's MIR bodies, resolved and classified. */
 export function oracleCalls(bodies: Iterable<MirBody>, w: World, src: CrateSource): OracleCall[] {
   const out: OracleCall[] = [];
-  const callerMemo = new Map<string, number | null>();
+  const callerMemo = new Map<string, { id: number | null; caller: Caller }>();
   const targetMemo = new Map<string, CalleeTarget>();
   for (const b of bodies) {
-    let caller = callerMemo.get(b.path);
-    if (caller === undefined) {
-      caller = resolveCaller(b.path, w.local);
-      callerMemo.set(b.path, caller);
+    let memo = callerMemo.get(b.path);
+    if (memo === undefined) {
+      const id = resolveCaller(b.path, w.local);
+      const item = id === null ? null : w.local.doc.items.get(id) ?? null;
+      memo = { id, caller: { item, generated: item === null && generatedImpl(b.path, src) } };
+      callerMemo.set(b.path, memo);
     }
-    const callerItem = caller === null ? null : w.local.doc.items.get(caller) ?? null;
+    const caller = memo.id;
     for (const call of b.calls) {
       const span: Span | null = call.fnSpan ?? call.span;
       if (!span) continue;
-      const { cls, macro } = classify(call, callerItem, src);
+      const { cls, macro } = classify(call, memo.caller, src);
       const callee = call.callee ?? '(value)';
       let target: CalleeTarget;
       if (call.callee === null) target = { k: 'outside', krate: 'value' };
@@ -487,7 +565,7 @@ export function oracleCalls(bodies: Iterable<MirBody>, w: World, src: CrateSourc
         targetMemo.set(call.callee, target);
       }
       const oc: OracleCall = {
-        caller, callee, name: call.callee === null ? '' : calleeName(parseCallee(call.callee)),
+        caller, callerUnmapped: caller === null && !memo.caller.generated, callee, name: call.callee === null ? '' : calleeName(parseCallee(call.callee)),
         target, cls, file: span.file, line: span.line,
       };
       if (macro) oc.macro = macro;

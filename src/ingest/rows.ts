@@ -16,8 +16,8 @@ import { kindSchema, type Kind, type Op } from '../log/schema.ts';
 
 /** The columns that describe a node, an edge, a file (everything but repo/krate/run/ts/op/id). */
 export const FIELDS: Record<Kind, readonly string[]> = {
-  node: ['kind', 'name', 'qpath', 'file', 'line_start', 'line_end', 'visibility', 'signature', 'parent', 'body_hash'],
-  edge: ['src', 'dst', 'dst_path', 'dst_krate', 'edge_kind', 'file', 'line'],
+  node: ['kind', 'name', 'qpath', 'file', 'line_start', 'line_end', 'visibility', 'signature', 'parent', 'body_hash', 'col', 'origin', 'public_paths', 'type_info'],
+  edge: ['src', 'dst', 'dst_path', 'dst_krate', 'edge_kind', 'file', 'line', 'col', 'unresolved_reason', 'origin', 'dispatch'],
   file: ['path', 'hash', 'size', 'parse_status'],
 };
 
@@ -36,11 +36,15 @@ export function nodeFields(n: NodeFact): Fields {
   return {
     kind: n.kind, name: n.name, qpath: n.qpath, file: n.file, line_start: n.lineStart, line_end: n.lineEnd,
     visibility: n.visibility, signature: n.signature, parent: n.parent, body_hash: n.bodyHash,
+    col: n.col, origin: n.origin, public_paths: n.publicPaths.length > 0 ? n.publicPaths.join('\n') : null, type_info: n.typeInfo,
   };
 }
 
 export function edgeFields(e: EdgeFact): Fields {
-  return { src: e.src, dst: e.dst, dst_path: e.dstPath, dst_krate: e.dstKrate, edge_kind: e.kind, file: e.file, line: e.line };
+  return {
+    src: e.src, dst: e.dst, dst_path: e.dstPath, dst_krate: e.dstKrate, edge_kind: e.kind, file: e.file, line: e.line,
+    col: e.col, unresolved_reason: e.unresolvedReason, origin: e.origin, dispatch: e.dispatch,
+  };
 }
 
 export function fileFields(f: FileFact): Fields {

@@ -21,9 +21,10 @@
 import { accessSync, constants as fsc, existsSync } from 'node:fs';
 import * as nodePath from 'node:path';
 import { LocalFileIO, defaultResolver, prefixResolver, relativeResolver, type FileIO } from './io/fileio.ts';
-import { fileLocation, relativeBaseOf } from './io/paths.ts';
+import { fileLocation, isRelativePath, relativeBaseOf } from './io/paths.ts';
 import { LakeFileIO } from './io/rooted.ts';
-import { CATALOG_FILE, SqlCatalog, identToString, type TableIdent } from './catalog/sql-catalog.ts';
+import { readLakeSettings } from './settings.ts';
+import { CATALOG_FILE, SqlCatalog, identToString, type KeyChange, type TableIdent } from './catalog/sql-catalog.ts';
 import { findTableFolders } from './catalog/folders.ts';
 import { PROP_FORMER_ROOTS, PROP_LAKE_ROOT } from './catalog/schema.ts';
 import { isMissing } from './maintenance/reachable.ts';
@@ -60,6 +61,10 @@ export interface LakeOpenOptions {
   readOnly?: boolean | 'auto';
   /** Create a catalog even though table folders exist (catalog recovery only). */
   overTableFolders?: boolean;
+  /** The catalog's name (`catalog_name`); default: the lake's setting (mimir.toml), else 'mimir'. PyIceberg's default is 'default'. */
+  catalogName?: string;
+  /** The SQLite catalog file, when it is not `<root>/catalog.db` (a PyIceberg or Java catalog). */
+  catalogFile?: string;
 }
 
 /** Where the lake's recorded root came from. */
@@ -119,13 +124,16 @@ export class Lake {
   /** Roots before a relocation; their paths map onto `root` too. */
   readonly formerRoots: readonly string[];
   readonly rootSource: RootSource;
+  /** This process may not write the lake's catalog (or its folder). */
+  readonly notWritable: boolean;
 
   private constructor(
     /** The folder the lake was opened at: every file it writes or deletes is inside it. */
     readonly root: string,
     readonly catalog: SqlCatalog,
-    roots: { recorded: string; former: string[]; source: RootSource },
+    roots: { recorded: string; former: string[]; source: RootSource; notWritable: boolean },
   ) {
+    this.notWritable = roots.notWritable;
     this.recordedRoot = roots.recorded;
     this.formerRoots = roots.former;
     this.rootSource = roots.source;
@@ -137,21 +145,24 @@ export class Lake {
 
   static open(root: string, opts: LakeOpenOptions = {}): Lake {
     const abs = nodePath.resolve(root);
-    const file = nodePath.join(abs, CATALOG_FILE);
+    const file = opts.catalogFile ? nodePath.resolve(opts.catalogFile) : nodePath.join(abs, CATALOG_FILE);
     const exists = existsSync(file);
-    const readOnly = opts.readOnly === true || (opts.readOnly === 'auto' && exists && !(canWrite(abs) && canWrite(file)));
+    const notWritable = exists && !(canWrite(nodePath.dirname(file)) && canWrite(file));
+    const readOnly = opts.readOnly === true || (opts.readOnly === 'auto' && notWritable);
     const create = opts.create !== false && !readOnly;
     if (!exists && create && !opts.overTableFolders) {
       const folders = findTableFolders(abs, 50);
       if (folders.length > 0) throw new LostCatalogError(abs, folders.map((f) => f.parts.join('/')));
     }
-    const catalog = SqlCatalog.open(abs, { create, readOnly });
+    const name = opts.catalogName ?? readLakeSettings(abs).catalogName;
+    const catalogOpts = { create, readOnly, ...(name ? { name } : {}) };
+    const catalog = opts.catalogFile ? SqlCatalog.openFile(file, catalogOpts) : SqlCatalog.open(abs, catalogOpts);
     try {
       const recorded = catalog.property(PROP_LAKE_ROOT);
       const former = (catalog.property(PROP_FORMER_ROOTS) ?? '').split('\n').filter((r) => r !== '');
-      if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded' });
+      if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded', notWritable });
       const inferred = inferRoot(catalog);
-      const roots = { recorded: inferred ?? abs, former, source: (inferred === undefined ? 'opened' : 'inferred') as RootSource };
+      const roots = { recorded: inferred ?? abs, former, source: (inferred === undefined ? 'opened' : 'inferred') as RootSource, notWritable };
       if (!readOnly) catalog.setProperty(PROP_LAKE_ROOT, roots.recorded);
       return new Lake(abs, catalog, roots);
     } catch (e) {
@@ -179,7 +190,7 @@ export class Lake {
           `(never there); other engines still read ${this.recordedRoot} until 'mimir lake relocate' rewrites it`,
       );
     }
-    if (this.readOnly) {
+    if (this.readOnly && this.notWritable) {
       out.push(
         `the lake at ${this.root} is opened read-only${this.catalog.snapshotRead ? ' (its folder is not writable; the catalog is read from a copy in memory)' : ''}: ` +
           `this reader takes no lease, so a gc running elsewhere cannot see it`,
@@ -271,15 +282,29 @@ export class Lake {
       return new Table(this.io, loc, await this.readGenerationMetadata(ident, generation, loc), this.catalog, ident, `pinned to lake generation ${generation}`);
     }
     const p = this.catalog.loadTable(ident);
-    if (!p) throw new Error(`table ${identToString(ident)} does not exist in ${this.catalog.path}`);
-    return new Table(this.io, p.metadataLocation, await readMetadata(this.io, p.metadataLocation), this.catalog, ident, undefined, this.hooks);
+    if (!p) throw new Error(`table ${identToString(ident)} does not exist in ${this.catalog.path} (catalog name '${this.catalog.name}')`);
+    const readOnly = this.catalog.readOnly ? `catalog ${this.catalog.path} was opened read-only` : undefined;
+    return new Table(this.io, p.metadataLocation, await this.readTableMetadata(p.metadataLocation), this.catalog, ident, readOnly, this.hooks);
+  }
+
+  /** A table's metadata file; a relative location that is nowhere to be found says where it was looked for. */
+  private async readTableMetadata(loc: string): Promise<TableMetadata> {
+    try {
+      return await readMetadata(this.io, loc);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !isRelativePath(loc)) throw e;
+      throw new Error(
+        `metadata location ${loc} (from ${this.catalog.path}) is relative and is neither under the working directory ${process.cwd()} ` +
+          `nor under the lake root ${this.root}; run from the folder it is relative to, as PyIceberg would — nothing read`,
+      );
+    }
   }
 
   private async readGenerationMetadata(ident: TableIdent, generation: bigint, loc: string): Promise<TableMetadata> {
     try {
-      return await readMetadata(this.io, loc);
+      return await this.readTableMetadata(loc);
     } catch (e) {
-      if (!(await isMissing(this.io, loc, e))) throw e;
+      if (isRelativePath(loc) || !(await isMissing(this.io, loc, e))) throw e;
       throw new ExpiredGenerationError(
         `table ${identToString(ident)} as of lake generation ${generation}: its metadata file ${loc} was removed by gc ` +
           `(gc keeps the history of its retention period; older generations can no longer be read)`,
@@ -293,12 +318,12 @@ export class Lake {
     this.catalog.commit([{ ident, expected: p.metadataLocation, next: null }], `drop ${identToString(ident)}`);
   }
 
-  /** Commit updates to several tables atomically: all land or none. */
-  async commit(targets: Omit<CommitTarget, 'io'>[], note?: string): Promise<Committed> {
+  /** Commit updates to several tables atomically: all land or none (with `keys` compare-and-swapped in the same transaction). */
+  async commit(targets: Omit<CommitTarget, 'io'>[], note?: string, opts: { keys?: KeyChange[] } = {}): Promise<Committed> {
     return commitTables(
       this.catalog,
       targets.map((t) => ({ ...t, io: this.io })),
-      { hooks: this.hooks, note },
+      { hooks: this.hooks, note, keys: opts.keys },
     );
   }
 }

@@ -7,10 +7,18 @@
 // `parseQuestion` reads them back, refusing anything unexpected (an unknown
 // or repeated parameter, a missing one, a malformed value) with a
 // `BadQuestion` that says what was expected and what was found — the
-// server's 400. Pure: no I/O here beyond the query call.
+// server's 400. Pure: no I/O here beyond the query call. src/query (and with
+// it the lake, SQLite, Parquet, wasm) is imported only when `ask` runs, so a
+// CLI that sends its question to a server starts without loading them.
 import type { EventLog } from '../log/event-log.ts';
-import { EDGE_KINDS, callees, callers, def, diff, find, history, refs, type AsOf, type EdgeKind } from '../query/index.ts';
-import type { CalleesResult, DefResult, DiffResult, FindResult, HistoryResult, RefsResult } from '../query/index.ts';
+import type { AsOf, CalleesResult, DefResult, DiffResult, EdgeKind, FindResult, HistoryResult, RefsResult } from '../query/index.ts';
+
+/**
+ * The edge kinds a `refs` question may name: query/refs.ts's EDGE_KINDS,
+ * repeated here so that parsing a question loads no query code
+ * (test/serve/questions.test.ts checks that the two lists agree).
+ */
+export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'impl_for_type', 'uses', 'calls', 'type_ref'];
 
 /** A question that names a path (`def`, `refs`, …). */
 interface PathQuestion<N extends string> {
@@ -63,6 +71,7 @@ export const isQuestionName = (s: string): s is QuestionName => Object.hasOwn(QU
 
 /** Ask a question of the log: the src/query function it names, as of its `asOf` (or the log's read generation). */
 export async function ask(log: EventLog, q: Question): Promise<Answer> {
+  const { callees, callers, def, diff, find, history, refs } = await import('../query/index.ts');
   switch (q.q) {
     case 'find':
       return find(log, q.name, { kind: q.kind, repo: q.repo, krate: q.krate, exact: q.exact, asOf: q.asOf });

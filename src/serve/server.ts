@@ -140,6 +140,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       throw new Error(`the lake at ${root} has no event log (no table ${qualified(CODE_NODE_EVENTS)}); create it with 'mimir init' — nothing served`);
     }
     log = await EventLog.open(lake, { readOnly: true });
+    await import('../query/index.ts'); // loaded here, not by the first request
   } catch (e) {
     lake.close();
     throw e;

@@ -89,9 +89,16 @@ test('rustdoc: items are keyed by module, kind, file and line; derive and macro_
   const { model } = await fixture();
   const four = item(model, 'fn', 'four');
   assert.deepEqual([four.origin, four.file, four.line, four.modPath], ['macro', 'src/lib.rs', 40, 'truthfix']);
+  // an item macro_rules! builds from its own tokens has the invocation's span, and so do its members;
+  // an `$item:item` passed through keeps its own span: written
+  const one = item(model, 'variant', 'One');
+  assert.deepEqual([one.origin, one.line, one.endLine], ['macro', 78, 81]);
+  assert.deepEqual([item(model, 'enum', 'Wrapped').origin, item(model, 'enum', 'Wrapped').line], ['written', 66]);
   const derived = [...model.doc.items.values()].filter((i) => i.origin === 'derive');
   assert.deepEqual(derived.map((i) => `${i.kind} ${i.name} ${i.line}`).sort(), ['impl  10', 'impl  10', 'method clone 10', 'method fmt 10']);
-  assert.deepEqual([item(model, 'module', 'shapes').line, item(model, 'module', 'shapes').file], [1, 'src/shapes.rs']);
+  // a file module starts after the file's leading comments, or at line 1
+  const shapes = item(model, 'module', 'shapes');
+  assert.deepEqual([shapes.file, shapes.line, shapes.altLine], ['src/shapes.rs', 3, 1]);
   assert.equal(item(model, 'module', 'inner').line, 42);
   // an impl's module comes from where it is written (rustdoc does not list impls in modules)
   assert.equal(item(model, 'method', 'grow').modPath, 'truthfix::shapes');
@@ -162,6 +169,8 @@ function graph(): MNode[] {
     node('extra', 'fn', 'only_with_extra', 'truthfix::only_with_extra', 'src/lib.rs', 15, 'root'),
     node('four', 'fn', 'four', 'truthfix::four', 'src/lib.rs', 40, 'root'),
     node('total', 'fn', 'total', 'truthfix::total', 'src/lib.rs', 17, 'root'),
+    node('made', 'enum', 'Made', 'truthfix::Made', 'src/lib.rs', 78, 'root'),
+    node('one', 'variant', 'One', 'truthfix::Made::One', 'src/lib.rs', 79, 'made'),
   ];
 }
 
@@ -170,11 +179,15 @@ test('compare: items match on their key as a multiset; what the compiler does no
   const nodes = graph();
   const m = matchItems(model, nodes, new Map(nodes.map((n) => [n.id, n])), src);
   assert.equal(m.toNode.get(item(model, 'struct', 'Circle').id), 'circle');
+  assert.equal(m.toNode.get(item(model, 'module', 'shapes').id), 'shapes', 'a file module at line 1 matches rustdoc\'s line 3');
   assert.equal(m.toNode.get(item(model, 'fn', 'four').id), 'four');
   assert.equal(m.toNode.get(item(model, 'method', 'grow').id), 'grow');
   assert.deepEqual(m.extra.map((e) => e.name), ['truthfix::only_with_extra']);
   assert.deepEqual(m.precision.get('fn|written'), { n: 2, of: 3 });
   assert.deepEqual(m.recall.get('fn|macro'), { n: 1, of: 1 });
+  // a generated variant found on its own line, inside the invocation
+  assert.deepEqual(m.recall.get('variant|macro'), { n: 1, of: 2 });
+  assert.equal(m.toNode.get(item(model, 'variant', 'One').id), 'one');
   assert.equal(m.recall.get('method|derive')!.n, 0);
 });
 

@@ -153,3 +153,24 @@ test('serve: a loopback server refuses a request addressed to another host name 
   refused(await get('/api/def?path=x', { headers: { host: 'evil.example:80' } }), 403, /answers only requests addressed to a loopback name; found Host "evil.example:80"/);
   assert.equal((await get('/api/def?path=x', { headers: { host: `localhost:${server.port}` } })).status, 200);
 });
+
+test('serve: time limits — 504 when the answer is late (it is cached when done), 503 when no reader frees up in time', async () => {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const slow = await startServer({ lakeDir: lake, port: 0, readers: 1, timeoutMs: 1500, testAfterPin: () => held });
+  try {
+    const [late, queued] = await Promise.all([
+      request(slow.url, '/api/def?path=regex::Regex::new'),
+      new Promise<Reply>((r) => setTimeout(() => r(request(slow.url, '/api/find?name=check')), 200)),
+    ]);
+    refused(late, 504, /not ready within the time limit \(1500 ms\); it is still being computed and will be cached/);
+    refused(queued, 503, /no reader was free within the time limit \(1500 ms\): 1 answers in progress, 1 waiting; nothing was read/);
+    release();
+    let again = await request(slow.url, '/api/def?path=regex::Regex::new');
+    for (let i = 0; i < 50 && again.status !== 200; i++) again = await request(slow.url, '/api/def?path=regex::Regex::new');
+    assert.equal(again.headers['x-mimir-cache'], 'hit', 'the late answer landed in the cache');
+  } finally {
+    release();
+    await slow.close();
+  }
+});

@@ -6,8 +6,7 @@
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { checkLake, formatCheckReport } from '../../lake/maintenance/check.ts';
-import { withProgress } from '../log/common.ts';
-import { openLakeToRead } from './open.ts';
+import { openExistingLake, withProgress } from '../log/common.ts';
 
 export const command: CommandSpec = {
   usage: '[--footers] [--current] [options]',
@@ -26,7 +25,7 @@ export const command: CommandSpec = {
 };
 
 async function run(args: Args, ctx: Context): Promise<number> {
-  const lake = openLakeToRead(ctx);
+  const lake = openExistingLake(ctx, { readOnly: true });
   try {
     const report = await withProgress(ctx.out, 'lake check', () => checkLake(lake, { footers: args.flag('footers'), currentOnly: args.flag('current') }));
     if (ctx.json) await ctx.out.json(report);

@@ -8,7 +8,7 @@ import type { Args } from '../args.ts';
 import { plural } from '../output.ts';
 import { identToString } from '../../lake/catalog/sql-catalog.ts';
 import { LakeFileIO } from '../../lake/io/rooted.ts';
-import { openLakeToRead } from './open.ts';
+import { openExistingLake } from '../log/common.ts';
 
 export const command: CommandSpec = {
   usage: '[options]',
@@ -24,7 +24,7 @@ export const command: CommandSpec = {
 };
 
 async function run(_args: Args, ctx: Context): Promise<void> {
-  const lake = openLakeToRead(ctx);
+  const lake = openExistingLake(ctx, { readOnly: true });
   try {
     const io = lake.io instanceof LakeFileIO ? lake.io : undefined;
     const tables = lake.catalog.listAllTables().map((ident) => {

@@ -9,8 +9,7 @@
 import type { CommandSpec, Context } from '../command.ts';
 import { UsageError, type Args } from '../args.ts';
 import { formatRecoverReport, recoverCatalog, type RecoveredTable } from '../../lake/catalog/recover.ts';
-import { Lake } from '../../lake/lake.ts';
-import { noteLake } from './open.ts';
+import { openExistingLake } from '../log/common.ts';
 
 export const command: CommandSpec = {
   usage: '[--dry-run] [--use TABLE=FILE …] [options]',
@@ -55,9 +54,7 @@ async function run(args: Args, ctx: Context): Promise<number> {
   const report = await recoverCatalog(ctx.lakeDir, { dryRun: args.flag('dry-run'), use });
   if (!report.dryRun) {
     // the lake now opens as any other: say so if it lives elsewhere than it was made
-    const lake = Lake.open(ctx.lakeDir, { create: false, readOnly: 'auto' });
-    noteLake(ctx, lake);
-    lake.close();
+    openExistingLake(ctx, { readOnly: true }).close();
   }
   if (ctx.json) await ctx.out.json(report);
   else {

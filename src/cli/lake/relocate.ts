@@ -8,8 +8,7 @@
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { formatRelocateReport, relocateLake } from '../../lake/maintenance/relocate.ts';
-import { withProgress } from '../log/common.ts';
-import { openLakeToWrite } from './open.ts';
+import { openExistingLake, withProgress } from '../log/common.ts';
 
 export const command: CommandSpec = {
   usage: '[options]',
@@ -25,7 +24,7 @@ export const command: CommandSpec = {
 };
 
 async function run(_args: Args, ctx: Context): Promise<number> {
-  const lake = openLakeToWrite(ctx, { create: false });
+  const lake = openExistingLake(ctx);
   try {
     const report = await withProgress(ctx.out, 'lake relocate', () => relocateLake(lake));
     if (ctx.json) await ctx.out.json(report);

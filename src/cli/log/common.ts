@@ -3,21 +3,25 @@
 // a progress line with elapsed seconds for long work on a terminal, and the
 // option parsers (durations, positive counts). Read-only helpers; every write
 // goes through the src/log functions the commands call.
+import { existsSync } from 'node:fs';
 import { UsageError, type Args } from '../args.ts';
 import type { Context } from '../command.ts';
 import type { Output } from '../output.ts';
 import type { Lake } from '../../lake/lake.ts';
-import { openLakeToRead, openLakeToWrite } from '../lake/open.ts';
+import { lakeLocation, openLakeAt } from '../lake-location.ts';
 import { EventLog } from '../../log/event-log.ts';
 import { CODE_NODE_EVENTS, ident, qualified } from '../../log/schema.ts';
 
 /**
  * The lake at ctx.lakeDir, which must exist (no catalog.db there is an error,
- * not a new lake). `write: false` (reads): read-only when this process cannot
- * write the lake.
+ * not a new lake). `readOnly`: true writes nothing; 'auto' (reads) opens
+ * read-only when this process cannot write the lake.
  */
-export function openExistingLake(ctx: Context, opts: { write?: boolean } = {}): Lake {
-  return opts.write === false ? openLakeToRead(ctx) : openLakeToWrite(ctx, { create: false });
+export function openExistingLake(ctx: Context, opts: { readOnly?: boolean | 'auto' } = {}): Lake {
+  if (!existsSync(lakeLocation(ctx).catalogFile)) {
+    throw new Error(`no lake at ${ctx.lakeDir} (no catalog.db there); give --lake DIR or set MIMIR_LAKE, or create one with 'mimir init'`);
+  }
+  return openLakeAt(ctx, { create: false, readOnly: opts.readOnly ?? false });
 }
 
 /** An open event log and what to close when done. */
@@ -31,7 +35,7 @@ export interface OpenLog {
  * The event log of the existing lake at ctx.lakeDir. A lake without the event
  * tables (made by `mimir table` only) is refused: `mimir init` creates them.
  */
-export async function openLog(ctx: Context, opts: { write?: boolean } = {}): Promise<OpenLog> {
+export async function openLog(ctx: Context, opts: { readOnly?: boolean | 'auto' } = {}): Promise<OpenLog> {
   const lake = openExistingLake(ctx, opts);
   try {
     if (!lake.tableExists(ident(CODE_NODE_EVENTS))) {

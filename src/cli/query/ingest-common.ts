@@ -6,8 +6,9 @@
 // run that met problems lists them on stderr and fails (exit 1), nothing
 // written.
 import { existsSync } from 'node:fs';
+import type { Args, OptionSpec } from '../args.ts';
 import type { Context } from '../command.ts';
-import { openLakeToWrite } from '../lake/open.ts';
+import { openLakeAt } from '../lake-location.ts';
 import { EventLog } from '../../log/event-log.ts';
 import { StrictIngestError, formatIngestReport, type IngestProblem, type IngestProgress, type IngestReport } from '../../ingest/index.ts';
 
@@ -17,6 +18,18 @@ export function progress(ctx: Context): (p: IngestProgress) => void {
   return (p) => ctx.out.progress(`${p.phase} ${p.krate}${p.total > 0 ? ` ${p.done}/${p.total}` : ''}`);
 }
 
+/** Cargo's feature selection, for the crates a command indexes (cfg evaluation, src/extract/resolve/cfg.ts). */
+export const FEATURE_OPTIONS: OptionSpec[] = [
+  { name: 'features', kind: 'list', arg: 'F,…', help: 'features to enable (repeatable, comma-separated), as cargo --features' },
+  { name: 'all-features', kind: 'flag', help: 'enable every feature' },
+  { name: 'no-default-features', kind: 'flag', help: 'do not enable the default feature' },
+];
+
+export function featureOptions(args: Args): { features: string[]; allFeatures: boolean; noDefaultFeatures: boolean } {
+  const features = args.list('features').flatMap((v) => v.split(/[,\s]+/)).filter((f) => f !== '');
+  return { features, allFeatures: args.flag('all-features'), noDefaultFeatures: args.flag('no-default-features') };
+}
+
 /** Every PATH must exist: a typo is a failure, not an empty run. */
 export function requireFolders(paths: string[]): void {
   for (const p of paths) if (!existsSync(p)) throw new Error(`no such file or folder: ${p}`);
@@ -24,7 +37,7 @@ export function requireFolders(paths: string[]): void {
 
 /** Run `fn` on the lake's event log (created when absent) and print its report. */
 export async function runIngest(ctx: Context, fn: (log: EventLog) => Promise<IngestReport>): Promise<number> {
-  const lake = openLakeToWrite(ctx, { create: true });
+  const lake = openLakeAt(ctx, { create: true });
   try {
     const log = await EventLog.open(lake);
     let report: IngestReport;

@@ -1,10 +1,10 @@
-// `mimir ingest PATH [--repo NAME] [--rev REV] [--with-deps] [--strict]`:
+// `mimir ingest PATH [--repo NAME] [--rev REV] [--with-deps] [--strict] [--features F,…] [--all-features] [--no-default-features]`:
 // a Rust workspace (or one package) into the lake as repo NAME, writing only
 // the deltas against the lake's current state (src/ingest). Thin wrapper.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { ingest } from '../../ingest/index.ts';
-import { progress, requireFolders, runIngest } from './ingest-common.ts';
+import { FEATURE_OPTIONS, featureOptions, progress, requireFolders, runIngest } from './ingest-common.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--repo NAME] [--rev REV] [--with-deps] [--strict] [options]',
@@ -15,6 +15,7 @@ export const command: CommandSpec = {
     { name: 'rev', kind: 'value', arg: 'REV', help: 'revision recorded with the run (a commit, a tag)' },
     { name: 'with-deps', kind: 'flag', help: 'also add the Cargo.lock dependencies found locally (vendor/, cargo registry) to the universe' },
     { name: 'strict', kind: 'flag', help: 'any problem with the input fails the run; nothing is written' },
+    ...FEATURE_OPTIONS,
   ],
   examples: ['mimir ingest ~/src/myproject', 'mimir ingest . --repo acme --rev $(git rev-parse HEAD) --with-deps'],
   run,
@@ -24,6 +25,9 @@ async function run(args: Args, ctx: Context): Promise<number> {
   const dir = args.positionals[0]!;
   requireFolders([dir]);
   return runIngest(ctx, (log) =>
-    ingest(log, dir, { repo: args.value('repo'), rev: args.value('rev'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), onProgress: progress(ctx) }),
+    ingest(log, dir, {
+      repo: args.value('repo'), rev: args.value('rev'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), onProgress: progress(ctx),
+      ...featureOptions(args),
+    }),
   );
 }

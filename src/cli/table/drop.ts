@@ -17,7 +17,7 @@ async function run(args: Args, ctx: Context): Promise<void> {
   const ref = parseTableRef(args.positionals[0]!, args.commandPath);
   if (ref.kind !== 'lake') throw new UsageError(`${ref.path} is a metadata file; drop removes a lake: table`, args.commandPath);
   const ifExists = args.flag('if-exists');
-  const lake = openLake(ctx, { create: ifExists, write: true });
+  const lake = openLake(ctx, { create: ifExists });
   try {
     const exists = lake.tableExists(ref.ident);
     if (!exists && !ifExists) throw new Error(`table ${ref.text} does not exist in ${lake.root}`);

@@ -8,7 +8,7 @@ import * as nodePath from 'node:path';
 import { UsageError, type Args, type OptionSpec } from '../args.ts';
 import type { Context } from '../command.ts';
 import { openMetadataFile, type Lake } from '../../lake/lake.ts';
-import { openLakeToRead, openLakeToWrite } from '../lake/open.ts';
+import { lakeLocation, openLakeAt } from '../lake-location.ts';
 import { identToString, parseIdent, type TableIdent } from '../../lake/catalog/sql-catalog.ts';
 import type { Table, SnapshotSelector } from '../../lake/table/table.ts';
 
@@ -75,12 +75,14 @@ export interface OpenTable {
 }
 
 /**
- * Open the lake for a read (it must exist; read-only when this process cannot
- * write it) or a write (`create`: made when absent, in a new or empty folder).
+ * Open the lake for a read (it must exist; `readOnly`: nothing is written to
+ * its catalog) or a write (created when absent).
  */
-export function openLake(ctx: Context, opts: { create: boolean; write?: boolean }): Lake {
-  if (opts.create || opts.write) return openLakeToWrite(ctx, { create: opts.create });
-  return openLakeToRead(ctx);
+export function openLake(ctx: Context, opts: { create: boolean; readOnly?: boolean | 'auto' }): Lake {
+  if (!opts.create && !existsSync(lakeLocation(ctx).catalogFile)) {
+    throw new Error(`no lake at ${ctx.lakeDir} (no catalog.db there); give --lake DIR (or a catalog file) or set MIMIR_LAKE`);
+  }
+  return openLakeAt(ctx, opts);
 }
 
 /** A metadata file path, or a helpful error when a table folder was given instead. */
@@ -113,7 +115,7 @@ export async function openTable(ctx: Context, args: Args, opts: { writable?: boo
   const generation = args.bigint('generation');
   if (ref.kind === 'lake') {
     if (locationRoot !== undefined) throw new UsageError('--location-root applies to a metadata file, not to a lake: table', args.commandPath);
-    const lake = openLake(ctx, { create: false, write: opts.writable === true });
+    const lake = openLake(ctx, { create: false, readOnly: opts.writable !== true });
     try {
       const table = await lake.loadTable(ref.ident, generation === undefined ? {} : { generation });
       return { table, label: refLabel(ref), ref, lake, close: () => lake.close() };

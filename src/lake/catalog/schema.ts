@@ -6,7 +6,8 @@
 //   `iceberg_namespace_properties`), laid out as Java's JdbcCatalog (schema V1)
 //   and PyIceberg's SqlCatalog create them, so either can open the lake as is;
 // - Mimir's own tables beside them (all prefixed `mimir_`): the generation
-//   counter, the generation log and the leases of commits in flight. Other
+//   counter, the generation log, the leases of commits in flight and the
+//   commit keys (compare-and-swapped with the table pointers). Other
 //   catalogs ignore tables they do not know.
 //
 // Invariant: the DDL is idempotent (`IF NOT EXISTS`), so two processes creating
@@ -20,6 +21,7 @@ export const T = {
   generations: 'mimir_generations',
   log: 'mimir_commit_log',
   leases: 'mimir_leases',
+  keys: 'mimir_commit_keys',
   properties: 'mimir_properties',
 } as const;
 
@@ -43,6 +45,9 @@ export const NAMESPACE_COLUMNS = ['catalog_name', 'namespace', 'property_key', '
 
 /** Value written to `iceberg_type` for tables (NULL is read as a table too). */
 export const ICEBERG_TYPE_TABLE = 'TABLE';
+
+/** Column of `mimir_generations` added after layout 1 (ALTER TABLE on a writable open when missing). */
+export const FOREIGN_COLUMN = 'foreign_commit';
 
 /** Layout version of the `mimir_` tables, stored per catalog in `mimir_catalog`. */
 export const MIMIR_LAYOUT_VERSION = 1;
@@ -72,10 +77,18 @@ export const STANDARD_DDL: readonly string[] = [
  * - `mimir_catalog`: one row per catalog name; `generation` is the counter every
  *   commit bumps once; `last_time_ms` keeps commit times monotone even when
  *   clocks of several processes disagree.
- * - `mimir_generations`: one row per generation (time, note, committer).
+ * - `mimir_generations`: one row per generation (time, note, committer);
+ *   `foreign_commit` = 1 for a generation that records pointers another engine
+ *   moved (observed, not made, by Mimir; added to older files by ALTER).
  * - `mimir_commit_log`: one row per table a generation touched. A create logs
- *   (new, NULL), an update (new, old), a drop (NULL, old).
+ *   (new, NULL), an update (new, old), a drop (NULL, old). Generation 0 holds
+ *   the tables a foreign catalog already had when Mimir's tables were added.
  * - `mimir_leases`: commits in flight; a row is removed when the lease ends.
+ * - `mimir_commit_keys`: a generic key -> value map that a commit may
+ *   compare-and-swap in the same transaction as its table pointers (the log
+ *   keeps `repo:<name>` -> last run id there). A missing row is an absent key.
+ *   Added after the first layout: created on open (IF NOT EXISTS) and read as
+ *   empty where it does not exist yet (a read-only catalog).
  * - `mimir_properties`: the catalog's own key/value properties (e.g. `lake.root`,
  *   the folder the lake was created at: see lake/io/rooted.ts). Added after
  *   layout 1 shipped; created by the idempotent DDL on the next writable open.
@@ -94,6 +107,7 @@ export const MIMIR_DDL: readonly string[] = [
     note TEXT,
     pid INTEGER,
     host TEXT,
+    foreign_commit INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (catalog_name, generation)
   )`,
   `CREATE INDEX IF NOT EXISTS ${T.generations}_by_time ON ${T.generations} (catalog_name, time_ms)`,
@@ -116,6 +130,13 @@ export const MIMIR_DDL: readonly string[] = [
     started_ms INTEGER NOT NULL,
     expires_ms INTEGER NOT NULL,
     note TEXT
+  )`,
+  `CREATE TABLE IF NOT EXISTS ${T.keys} (
+    catalog_name VARCHAR(255) NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    PRIMARY KEY (catalog_name, key)
   )`,
   `CREATE TABLE IF NOT EXISTS ${T.properties} (
     catalog_name VARCHAR(255) NOT NULL,

@@ -18,9 +18,24 @@
 // serialises them (busy_timeout 10 s) and a stale expected location is a
 // CommitConflictError the writer answers by reloading and retrying.
 //
+// Commit keys: a commit may also compare-and-swap keys of `mimir_commit_keys`
+// in the same transaction (a writer's "the state I derived this from is still
+// current"). A stale key is a KeyConflictError, which is not retried here: the
+// writer must derive its change again. `readKeys` returns keys together with
+// the generation they were read at (one read transaction).
+//
 // Foreign catalogs (a file written by PyIceberg or Java, without `mimir_`
 // tables) open read-only by default and are never altered then; their tables
-// load, and as they have no log, "as of a generation" means "as now".
+// load, and as they have no log, "as of a generation" means "as now". Opened
+// writable, Mimir's tables are added and the tables already there are logged
+// at generation 0 (the state Mimir found).
+//
+// Foreign commits: another engine may move a table's pointer with the
+// standard `UPDATE … WHERE metadata_location = ?` (or create or drop a
+// table). The log then disagrees with `iceberg_tables`; the next Mimir commit,
+// or `recordForeignCommits()`, first records one generation marked foreign
+// holding every such move (at the time it was observed), so time travel by
+// generation reaches those states too.
 //
 // Read-only use: a read-only open writes nothing (no DDL, no lease, no sweep).
 // SQLite cannot open a WAL-mode file read-only when its folder is not
@@ -32,6 +47,7 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as nodePath from 'node:path';
 import {
+  FOREIGN_COLUMN,
   ICEBERG_TYPE_TABLE,
   MIMIR_DDL,
   MIMIR_LAYOUT_VERSION,
@@ -118,6 +134,24 @@ export class CommitConflictError extends Error {
   }
 }
 
+/**
+ * A commit key did not hold the value the commit expected: what the writer
+ * derived its change from is stale. Not retried by the table-level retry loop.
+ */
+export class KeyConflictError extends Error {
+  constructor(
+    readonly key: string,
+    readonly expected: string | null,
+    readonly actual: string | null,
+    readonly catalogPath: string,
+  ) {
+    super(
+      `commit key ${key} in ${catalogPath}: expected ${expected === null ? '(absent)' : expected}, found ${actual === null ? '(absent)' : actual} — nothing of this commit was applied`,
+    );
+    this.name = 'KeyConflictError';
+  }
+}
+
 export class NoSuchTableError extends Error {
   constructor(readonly ident: TableIdent, catalogPath: string) {
     super(`no table ${identToString(ident)} in catalog ${catalogPath}`);
@@ -160,6 +194,17 @@ export interface TableChange {
   next: string | null;
 }
 
+/**
+ * A commit key's compare-and-swap: the key must hold `expected` (null =
+ * absent); it is then set to `next` (null = removed; undefined = left as is,
+ * an assertion only).
+ */
+export interface KeyChange {
+  key: string;
+  expected: string | null;
+  next?: string | null;
+}
+
 export interface LoadedPointer {
   metadataLocation: string;
   previousMetadataLocation: string | null;
@@ -169,6 +214,8 @@ export interface GenerationEntry {
   generation: bigint;
   timeMs: number;
   note: string | null;
+  /** The generation records pointers another engine moved (observed by Mimir, not made by it). */
+  foreign: boolean;
   /** metadataLocation null = the table was dropped in this generation. */
   tables: { ident: TableIdent; metadataLocation: string | null }[];
 }
@@ -179,6 +226,15 @@ export interface Lease {
   renew(): void;
   /** Remove the lease; idempotent. */
   end(): void;
+}
+
+/** A table whose pointer another engine moved since the log last saw it. */
+export interface ForeignMove {
+  ident: TableIdent;
+  /** Where the log last had it (null: never logged, or logged as dropped). */
+  logged: string | null;
+  /** Where the catalog has it now (null: dropped). */
+  current: string | null;
 }
 
 export interface LeaseInfo {
@@ -244,21 +300,38 @@ export class SqlCatalog {
   private readonly hasType: boolean;
   /** Whether the `mimir_` tables exist (false for a foreign catalog opened read-only). */
   private readonly hasMimir: boolean;
+  /** Whether `mimir_commit_keys` exists (absent in a read-only catalog of the first layout). */
+  private readonly hasKeys: boolean;
+  /** Whether `mimir_generations` has the foreign-commit column (older files opened read-only may lack it). */
+  private readonly hasForeignColumn: boolean;
   /** Whether `mimir_properties` exists (false for catalogs made before it, opened read-only). */
   private readonly hasProps: boolean;
   /** Read-only and read from an in-memory copy of the file (its folder is not writable). */
   readonly snapshotRead: boolean;
   private readonly host = hostname();
 
-  private constructor(db: Db, path: string, name: string, readOnly: boolean, hasType: boolean, tables: Set<string>, snapshotRead: boolean) {
+  private constructor(
+    db: Db,
+    path: string,
+    name: string,
+    readOnly: boolean,
+    hasType: boolean,
+    hasMimir: boolean,
+    hasKeys: boolean,
+    hasForeignColumn: boolean,
+    hasProps: boolean,
+    snapshotRead: boolean,
+  ) {
     this.db = db;
     this.path = path;
     this.root = nodePath.dirname(path);
     this.name = name;
     this.readOnly = readOnly;
     this.hasType = hasType;
-    this.hasMimir = tables.has(T.catalog) && tables.has(T.generations) && tables.has(T.log) && tables.has(T.leases);
-    this.hasProps = tables.has(T.properties);
+    this.hasMimir = hasMimir;
+    this.hasKeys = hasKeys;
+    this.hasForeignColumn = hasForeignColumn;
+    this.hasProps = hasProps;
     this.snapshotRead = snapshotRead;
   }
 
@@ -309,9 +382,13 @@ export class SqlCatalog {
           db.transaction(() => {
             for (const ddl of STANDARD_DDL) db.exec(ddl);
             for (const ddl of MIMIR_DDL) db.exec(ddl);
-            db.prepare(
-              `INSERT OR IGNORE INTO ${T.catalog} (catalog_name, generation, last_time_ms, layout_version) VALUES (?, 0, 0, ?)`,
-            ).run(name, MIMIR_LAYOUT_VERSION);
+            if (!columnsOf(db, T.generations).has(FOREIGN_COLUMN)) {
+              db.exec(`ALTER TABLE ${T.generations} ADD COLUMN ${FOREIGN_COLUMN} INTEGER NOT NULL DEFAULT 0`);
+            }
+            const added = db
+              .prepare(`INSERT OR IGNORE INTO ${T.catalog} (catalog_name, generation, last_time_ms, layout_version) VALUES (?, 0, 0, ?)`)
+              .run(name, MIMIR_LAYOUT_VERSION);
+            if (added.changes === 1) adoptTables(db, name);
           }).immediate();
         } catch (e) {
           if (isReadOnlyError(e)) throw readOnlyCatalog(path, e);
@@ -333,7 +410,9 @@ export class SqlCatalog {
           }
         }
       }
-      return new SqlCatalog(db, path, name, readOnly, tableCols.has('iceberg_type'), tables, snapshotRead);
+      const hasMimir = tables.has(T.catalog) && tables.has(T.generations) && tables.has(T.log) && tables.has(T.leases);
+      const hasForeign = hasMimir && columnsOf(db, T.generations).has(FOREIGN_COLUMN);
+      return new SqlCatalog(db, path, name, readOnly, tableCols.has('iceberg_type'), hasMimir, tables.has(T.keys), hasForeign, tables.has(T.properties), snapshotRead);
     } catch (e) {
       db.close();
       throw e;
@@ -342,6 +421,14 @@ export class SqlCatalog {
 
   close(): void {
     if (this.db.open) this.db.close();
+  }
+
+  /** Every catalog name the file holds tables or namespaces for (a file may hold several catalogs), sorted. */
+  catalogNames(): string[] {
+    const rows = this.db
+      .prepare(`SELECT catalog_name AS n FROM ${T.tables} UNION SELECT catalog_name AS n FROM ${T.namespaceProps} ORDER BY n`)
+      .all() as { n: string }[];
+    return rows.map((r) => r.n);
   }
 
   // -------------------------------------------------------------------------
@@ -462,8 +549,10 @@ export class SqlCatalog {
    * new generation. Throws CommitConflictError (stale expected location, or the
    * table vanished), AlreadyExistsError (create of an existing table) or
    * NoSuchNamespaceError (create in a missing namespace); then nothing changed.
+   * `keys` are compare-and-swapped in the same transaction, before the tables:
+   * a stale one throws KeyConflictError and nothing changes.
    */
-  commit(changes: TableChange[], note?: string): bigint {
+  commit(changes: TableChange[], note?: string, keys: KeyChange[] = []): bigint {
     this.requireWritable('commit');
     if (changes.length === 0) throw new Error(`commit to ${this.path}: expected at least one table change, found none`);
     const seen = new Set<string>();
@@ -476,7 +565,15 @@ export class SqlCatalog {
         throw new Error(`commit to ${this.path}: change of ${key} has neither expected nor next location`);
       }
     }
+    if (keys.length > 0) this.requireKeys('commit');
+    const seenKeys = new Set<string>();
+    for (const k of keys) {
+      if (seenKeys.has(k.key)) throw new Error(`commit to ${this.path}: key ${k.key} appears twice in one commit`);
+      seenKeys.add(k.key);
+    }
     const run = this.db.transaction((): bigint => {
+      this.recordForeignIn();
+      for (const k of keys) this.applyKey(k);
       for (const c of changes) this.applyChange(c);
       const bumped = this.db
         .prepare(
@@ -496,6 +593,16 @@ export class SqlCatalog {
       for (const c of changes) {
         if (c.next !== c.expected) log.run(this.name, gen, nsToString(c.ident.namespace), c.ident.name, c.next, c.expected);
       }
+      const setKey = this.db.prepare(
+        `INSERT INTO ${T.keys} (catalog_name, key, value, generation) VALUES (?, ?, ?, ?)
+         ON CONFLICT (catalog_name, key) DO UPDATE SET value = excluded.value, generation = excluded.generation`,
+      );
+      const delKey = this.db.prepare(`DELETE FROM ${T.keys} WHERE catalog_name = ? AND key = ?`);
+      for (const k of keys) {
+        if (k.next === undefined) continue;
+        if (k.next === null) delKey.run(this.name, k.key);
+        else setKey.run(this.name, k.key, k.next, gen);
+      }
       return gen;
     });
     try {
@@ -506,6 +613,35 @@ export class SqlCatalog {
       }
       throw e;
     }
+  }
+
+  private applyKey(k: KeyChange): void {
+    const actual = this.keyValue(k.key);
+    if (actual !== k.expected) throw new KeyConflictError(k.key, k.expected, actual, this.path);
+  }
+
+  private keyValue(key: string): string | null {
+    if (!this.hasKeys) return null;
+    const row = this.db.prepare(`SELECT value FROM ${T.keys} WHERE catalog_name = ? AND key = ?`).get(this.name, key) as
+      | { value: string }
+      | undefined;
+    return row?.value ?? null;
+  }
+
+  /**
+   * The values of `keys` (absent ones are missing from the map) and the
+   * generation, read in one transaction: the keys as they were at that
+   * generation.
+   */
+  readKeys(keys: readonly string[]): { generation: bigint; values: Map<string, string> } {
+    return this.db.transaction(() => {
+      const values = new Map<string, string>();
+      for (const k of keys) {
+        const v = this.keyValue(k);
+        if (v !== null) values.set(k, v);
+      }
+      return { generation: this.pointerGeneration(), values };
+    })();
   }
 
   private applyChange(c: TableChange): void {
@@ -569,13 +705,14 @@ export class SqlCatalog {
     const limit = opts.limit ?? 100;
     const heads = this.db
       .prepare(
-        `SELECT generation, time_ms, note FROM ${T.generations}
+        `SELECT generation, time_ms, note, ${this.hasForeignColumn ? FOREIGN_COLUMN : '0'} AS foreign_commit FROM ${T.generations}
          WHERE catalog_name = ? AND generation < ? ORDER BY generation DESC LIMIT ?`,
       )
       .all(this.name, opts.before ?? MAX_GENERATION, limit) as {
       generation: bigint;
       time_ms: bigint;
       note: string | null;
+      foreign_commit: bigint | number;
     }[];
     if (heads.length === 0) return [];
     const lo = heads[heads.length - 1].generation;
@@ -588,7 +725,7 @@ export class SqlCatalog {
       .all(this.name, lo, hi) as LogRow[];
     const byGen = new Map<bigint, GenerationEntry>();
     const out = heads.map((h) => {
-      const e: GenerationEntry = { generation: big(h.generation), timeMs: num(h.time_ms), note: h.note, tables: [] };
+      const e: GenerationEntry = { generation: big(h.generation), timeMs: num(h.time_ms), note: h.note, foreign: num(h.foreign_commit) === 1, tables: [] };
       byGen.set(e.generation, e);
       return e;
     });
@@ -702,6 +839,88 @@ export class SqlCatalog {
       add(row.metadata_location);
     }
     return [...seen];
+  }
+
+  // -------------------------------------------------------------------------
+  // Foreign commits
+
+  /**
+   * Tables whose pointer differs from where the log last had them: moved,
+   * created or dropped by another engine. Empty for a catalog without
+   * Mimir's tables (it has no log to differ from).
+   */
+  foreignMoves(): ForeignMove[] {
+    if (!this.hasMimir) return [];
+    const moved = this.db
+      .prepare(
+        `SELECT table_namespace, table_name, metadata_location AS current,
+           (SELECT l.metadata_location FROM ${T.log} l WHERE l.catalog_name = t.catalog_name
+              AND l.table_namespace = t.table_namespace AND l.table_name = t.table_name
+              ORDER BY l.generation DESC LIMIT 1) AS logged
+         FROM ${T.tables} t WHERE catalog_name = ? AND metadata_location IS NOT NULL${this.typeFilter()}
+         ORDER BY table_namespace, table_name`,
+      )
+      .all(this.name) as { table_namespace: string; table_name: string; current: string; logged: string | null }[];
+    const out: ForeignMove[] = moved
+      .filter((r) => r.logged !== r.current)
+      .map((r) => ({ ident: rowIdent(r), logged: r.logged, current: r.current }));
+    const dropped = this.db
+      .prepare(
+        `SELECT table_namespace, table_name, metadata_location FROM ${T.log} l
+         WHERE catalog_name = ? AND metadata_location IS NOT NULL
+           AND generation = (SELECT max(generation) FROM ${T.log} m WHERE m.catalog_name = l.catalog_name
+                             AND m.table_namespace = l.table_namespace AND m.table_name = l.table_name)
+           AND NOT EXISTS (SELECT 1 FROM ${T.tables} WHERE catalog_name = l.catalog_name AND table_namespace = l.table_namespace
+                           AND table_name = l.table_name AND metadata_location IS NOT NULL${this.typeFilter()})
+         ORDER BY table_namespace, table_name`,
+      )
+      .all(this.name) as TableRow[];
+    for (const r of dropped) out.push({ ident: rowIdent(r), logged: r.metadata_location, current: null });
+    return out;
+  }
+
+  /**
+   * Record the foreign moves (if any) as one generation marked foreign, in
+   * one IMMEDIATE transaction; returns it, or undefined when there was
+   * nothing to record. Commits do the same first thing, inside their own
+   * transaction, so a foreign state is a generation before Mimir builds on it.
+   */
+  recordForeignCommits(): bigint | undefined {
+    this.requireWritable('recordForeignCommits');
+    this.requireMimir('recordForeignCommits');
+    return this.db.transaction(() => this.recordForeignIn()).immediate();
+  }
+
+  /** Inside a transaction: the foreign-commit generation, if any pointer moved. */
+  private recordForeignIn(): bigint | undefined {
+    const moves = this.foreignMoves();
+    if (moves.length === 0) return undefined;
+    const gen = this.bump();
+    const names = moves.map((m) => identToString(m.ident));
+    const note = `foreign commit: ${names.join(', ')}`;
+    this.db
+      .prepare(
+        `INSERT INTO ${T.generations} (catalog_name, generation, time_ms, note, pid, host, ${FOREIGN_COLUMN}) VALUES (?, ?, ?, ?, NULL, NULL, 1)`,
+      )
+      .run(this.name, gen.generation, gen.timeMs, note);
+    const log = this.db.prepare(
+      `INSERT INTO ${T.log} (catalog_name, generation, table_namespace, table_name, metadata_location, previous_metadata_location)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    for (const m of moves) log.run(this.name, gen.generation, nsToString(m.ident.namespace), m.ident.name, m.current, m.logged);
+    return gen.generation;
+  }
+
+  /** Inside a transaction: the next generation and its (monotone) time. */
+  private bump(): { generation: bigint; timeMs: bigint } {
+    const bumped = this.db
+      .prepare(
+        `UPDATE ${T.catalog} SET generation = generation + 1, last_time_ms = max(last_time_ms, ?)
+         WHERE catalog_name = ? RETURNING generation, last_time_ms`,
+      )
+      .get(Date.now(), this.name) as { generation: bigint; last_time_ms: bigint } | undefined;
+    if (bumped === undefined) throw new Error(`commit to ${this.path}: no ${T.catalog} row for catalog '${this.name}'`);
+    return { generation: bumped.generation, timeMs: bumped.last_time_ms };
   }
 
   // -------------------------------------------------------------------------
@@ -823,6 +1042,10 @@ export class SqlCatalog {
     if (this.readOnly) throw new Error(`${what}: catalog ${this.path} was opened read-only — nothing written`);
   }
 
+  private requireKeys(what: string): void {
+    if (!this.hasKeys) throw new Error(`${what}: catalog ${this.path} has no ${T.keys} table (opened read-only or foreign) — nothing written`);
+  }
+
   private requireMimir(what: string): void {
     if (!this.hasMimir) throw new Error(`${what}: catalog ${this.path} has no Mimir tables (${T.catalog} …)`);
   }
@@ -835,6 +1058,16 @@ export class SqlCatalog {
  */
 export function openForeignCatalog(dbPath: string, catalogName: string, opts: { writable?: boolean } = {}): SqlCatalog {
   return SqlCatalog.openFile(dbPath, { name: catalogName, readOnly: opts.writable !== true, create: false });
+}
+
+/** A catalog name's tables when Mimir's tables are first added for it: logged at generation 0 (what Mimir found). */
+function adoptTables(db: Db, name: string): void {
+  const hasType = columnsOf(db, T.tables).has('iceberg_type');
+  db.prepare(
+    `INSERT OR IGNORE INTO ${T.log} (catalog_name, generation, table_namespace, table_name, metadata_location, previous_metadata_location)
+     SELECT catalog_name, 0, table_namespace, table_name, metadata_location, NULL FROM ${T.tables}
+     WHERE catalog_name = ? AND metadata_location IS NOT NULL${hasType ? ` AND (iceberg_type = '${ICEBERG_TYPE_TABLE}' OR iceberg_type IS NULL)` : ''}`,
+  ).run(name);
 }
 
 function isReadOnlyError(e: unknown): boolean {

@@ -1,0 +1,43 @@
+// Where the lake of a command is: --lake names a lake folder (its catalog is
+// `catalog.db` inside) or a SQLite catalog file itself (a PyIceberg or Java
+// catalog such as `pyiceberg_catalog.db`; the lake root is then its folder).
+// The catalog name comes from --catalog-name, else $MIMIR_CATALOG_NAME, else
+// the lake's own setting (mimir.toml, read by Lake.open), else `mimir`.
+import { existsSync, statSync } from 'node:fs';
+import * as nodePath from 'node:path';
+import type { Context } from './command.ts';
+import { Lake } from '../lake/lake.ts';
+import { CATALOG_FILE } from '../lake/catalog/sql-catalog.ts';
+import { noteLake, refuseForeignFolder } from './lake/open.ts';
+
+export interface LakeLocation {
+  root: string;
+  catalogFile: string;
+  /** --lake named the catalog file itself. */
+  namedFile: boolean;
+}
+
+export function lakeLocation(ctx: Context): LakeLocation {
+  const p = ctx.lakeDir;
+  if (existsSync(p) && statSync(p).isFile()) return { root: nodePath.dirname(p), catalogFile: p, namedFile: true };
+  return { root: p, catalogFile: nodePath.join(p, CATALOG_FILE), namedFile: false };
+}
+
+/**
+ * Open the lake of ctx; `readOnly` opens its catalog without writing anything
+ * to it ('auto': only when this process cannot write the lake). `create` makes
+ * a missing lake — in a new or empty folder only. The lake's notes (moved,
+ * read-only for this user) go to stderr, one line each.
+ */
+export function openLakeAt(ctx: Context, opts: { create: boolean; readOnly?: boolean | 'auto' }): Lake {
+  const at = lakeLocation(ctx);
+  if (opts.create && !at.namedFile) refuseForeignFolder(at.root);
+  const lake = Lake.open(at.root, {
+    create: opts.create,
+    readOnly: opts.readOnly ?? false,
+    ...(at.namedFile ? { catalogFile: at.catalogFile } : {}),
+    ...(ctx.catalogName ? { catalogName: ctx.catalogName } : {}),
+  });
+  noteLake(ctx, lake);
+  return lake;
+}
