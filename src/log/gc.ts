@@ -27,6 +27,7 @@
 import { expireSnapshots, GcDisabledError, removeOrphanFiles } from '../lake/maintenance/index.ts';
 import { identToString } from '../lake/catalog/sql-catalog.ts';
 import { readMetadata } from '../lake/table/commit.ts';
+import { isMissing } from '../lake/maintenance/reachable.ts';
 import { crashPoint } from '../lake/testing/crash.ts';
 import { EventLog, PinnedError } from './event-log.ts';
 
@@ -88,7 +89,14 @@ async function protectedSnapshots(log: EventLog): Promise<Map<string, Set<bigint
   for (const g of gens) {
     if (g > lake.catalog.pointerGeneration()) continue;
     for (const [table, loc] of lake.catalog.pointersAt(g)) {
-      const m = await readMetadata(lake.io, loc);
+      let m;
+      try {
+        m = await readMetadata(lake.io, loc);
+      } catch (e) {
+        // a pin taken on a generation older than the history kept: its reads fail on their own
+        if (await isMissing(lake.io, loc, e)) continue;
+        throw e;
+      }
       if (m.currentSnapshotId === undefined) continue;
       let s = out.get(table);
       if (!s) out.set(table, (s = new Set()));
