@@ -18,8 +18,7 @@
 // not a test: nothing fails on a slow run. Flags: --lake DIR, --clients N
 // (32), --seconds S (10), --cold-seconds S (120, bound of phase 1),
 // --timeout D (the server's per-request limit, 30s), --skip-uncached.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +27,7 @@ import { EventLog, batchRows } from '../src/log/event-log.ts';
 import { UNIVERSE_REPO } from '../src/log/schema.ts';
 import { expandCrateDirs, formatIngestReport, ingest, universeAdd } from '../src/ingest/index.ts';
 import { load, percentile } from './load.ts';
+import { startServeProcess, type ServeProcess } from './serve-process.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -111,53 +111,7 @@ console.log(`lake ${lakeDir}: ${crates} universe crates, ${events} universe fn/m
 
 // ---- the server ------------------------------------------------------------------
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-  rss: () => { rssMb: number; peakMb: number };
-  /** The server process's CPU time so far (user + system), ms. */
-  cpuMs: () => number;
-  stop: () => Promise<void>;
-}
-
-async function startServer(extra: string[]): Promise<Server> {
-  const child = spawn(process.execPath, [path.join(root, 'bin', 'mimir.js'), 'serve', '--lake', lakeDir, '--port', '0', '--json', '--timeout', timeout, ...extra], {
-    env: { ...process.env, MIMIR_DEBUG: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /"url":\s*"([^"]+)"/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.on('close', (code) => reject(new Error(`mimir serve exited ${code}: ${err}`)));
-  });
-  if (/running the TypeScript sources/.test(err)) console.log(`note: ${err.trim()} — run 'npm run build' for figures of the compiled server`);
-  const status = (): string => readFileSync(`/proc/${child.pid}/status`, 'utf8');
-  const mb = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status())?.[1] ?? NaN) / 1024;
-  return {
-    child,
-    url,
-    rss: () => ({ rssMb: mb('VmRSS'), peakMb: mb('VmHWM') }),
-    cpuMs: () => {
-      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
-    },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once('close', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
-/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
-const CLK_TCK = 100;
+const startServer = (extra: string[]): Promise<ServeProcess> => startServeProcess(lakeDir, ['--timeout', timeout, ...extra]);
 
 const ms = (x: number): string => (Number.isNaN(x) ? '-' : x < 10 ? x.toFixed(2) : x.toFixed(1));
 const statusText = (s: Record<number, number>): string =>
@@ -165,7 +119,7 @@ const statusText = (s: Record<number, number>): string =>
     .map(([k, v]) => `${k === '-1' ? 'conn-error' : k}:${v}`)
     .join(' ');
 /** Run a load phase against `server` and print its row (with the server's CPU per request and its RSS). */
-async function phase(name: string, server: Server, targets: string[]): Promise<void> {
+async function phase(name: string, server: ServeProcess, targets: string[]): Promise<void> {
   const cpu0 = server.cpuMs();
   const r = await load({ url: server.url, targets, clients, seconds });
   const cpu = (server.cpuMs() - cpu0) / r.requests;

@@ -62,6 +62,8 @@ export interface OracleCall {
   line: number;
   /** For `macro-arg`: the outermost macro whose arguments hold the call. */
   macro?: string;
+  /** For `macro-body` in an item a macro invocation generated: the invocation's lines, where the edge may sit. */
+  window?: { file: string; line: number; endLine: number };
 }
 
 // ---- one crate's model, with the indexes calls need ----------------------------
@@ -569,6 +571,8 @@ export function oracleCalls(bodies: Iterable<MirBody>, w: World, src: CrateSourc
         target, cls, file: span.file, line: span.line,
       };
       if (macro) oc.macro = macro;
+      const item = memo.caller.item;
+      if (cls === 'macro-body' && item?.origin === 'macro') oc.window = { file: item.file, line: item.line, endLine: item.endLine };
       out.push(oc);
     }
   }

@@ -14,7 +14,7 @@
 // empty or naming no node), or to no edge at all (missing).
 import type { CallClass, CrateModel, OracleCall } from './calls.ts';
 import { WRITTEN_CLASSES } from './calls.ts';
-import type { CallersIndex, DefIndex, MEdge, MNode } from './mimir.ts';
+import type { Answers, MEdge, MNode } from './mimir.ts';
 import type { ItemKind, OracleItem, Origin } from './rustdoc.ts';
 import { publicPaths } from './rustdoc.ts';
 import type { CrateSource } from './source.ts';
@@ -72,8 +72,13 @@ export function nodeKeys(nodes: MNode[], byId: Map<string, MNode>): Map<string, 
   return out;
 }
 
-/** Mimir-side origin of a node no rustdoc item matched: `macro` when its line starts with a macro invocation. */
+/**
+ * Mimir-side origin of a node no rustdoc item matched: its `origin` column
+ * (`macro:<name>`), else — a lake without the column — `macro` when its line
+ * starts with a macro invocation.
+ */
 function nodeOrigin(node: MNode, src: CrateSource): Origin {
+  if (node.origin !== null) return node.origin.startsWith('macro') ? 'macro' : 'written';
   const line = src.line(node.file, node.line)?.trim();
   if (line === undefined) return 'written';
   return /^(?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*[A-Za-z_][A-Za-z0-9_]*\s*!/.test(line) && !line.startsWith('macro_rules') ? 'macro' : 'written';
@@ -143,7 +148,7 @@ export interface PathFigures {
   misses: PathMiss[];
 }
 
-export function checkPaths(model: CrateModel, m: Matching, defs: DefIndex): PathFigures {
+export function checkPaths(model: CrateModel, m: Matching, defs: Pick<Answers, 'def'>): PathFigures {
   const pub = publicPaths(model.doc);
   const out: PathFigures = { defPaths: ratio(), reexports: ratio(), misses: [] };
   const one = (p: string, ids: number[], r: Ratio) => {
@@ -186,6 +191,12 @@ export interface CallFigures {
   outside: Map<string, number>;
   /** Calls not written (desugar, macro-expansion, macro-body, indirect), by class. */
   notWritten: Map<string, number>;
+  /**
+   * Calls in bodies a macro_rules! invocation generated (a fn or method the
+   * compiler puts at the invocation), by outcome: an edge from the generated
+   * node to the callee anywhere within the invocation's lines.
+   */
+  generated: Map<CallOutcome, number>;
   /** Written calls to items the comparison leaves out (derive-generated, or the oracle could not map the callee). */
   excluded: Map<string, number>;
   misses: CallMiss[];
@@ -204,9 +215,31 @@ export interface CallContext {
   nodes: Map<string, MNode>;
   /** This crate's call edges by `file:line`. */
   edgesAt: Map<string, MEdge[]>;
-  callers: CallersIndex;
+  /** This crate's call edges by their source node. */
+  edgesFrom: Map<string, MEdge[]>;
+  callers: Pick<Answers, 'callers'>;
   /** Memo of `callers` per Mimir qpath: `krate file:line` set. */
   callersMemo: Map<string, Set<string>>;
+}
+
+type Scored = { c: OracleCall; caller: string | null; want: Set<string>; lake: boolean };
+
+/** Calls in generated bodies: an edge from the caller's node anywhere in the invocation (see CallFigures.generated). */
+function scoreGenerated(calls: Scored[], ctx: CallContext, f: CallFigures): void {
+  const used = new Set<MEdge>();
+  const inc = (o: CallOutcome) => f.generated.set(o, (f.generated.get(o) ?? 0) + 1);
+  for (const s of calls) {
+    const w = s.c.window!;
+    if (s.caller === null) { inc('no-caller'); continue; }
+    const edges = (ctx.edgesFrom.get(s.caller) ?? [])
+      .filter((e) => !used.has(e) && !e.dstPath.endsWith('!') && e.file === w.file && e.line >= w.line && e.line <= w.endLine);
+    const right = edges.find((e) => e.dst !== null && s.want.has(e.dst));
+    const named = edges.filter((e) => edgeName(e.dstPath) === s.c.name);
+    const wrong = named.find((e) => e.dst !== null && ctx.nodes.has(e.dst));
+    const e = right ?? wrong ?? named[0];
+    if (e) used.add(e);
+    inc(right ? 'right' : wrong ? 'wrong' : e ? 'unresolved' : 'missing');
+  }
 }
 
 export function edgeName(dstPath: string): string {
@@ -217,18 +250,19 @@ export function edgeName(dstPath: string): string {
 
 export function checkCalls(calls: OracleCall[], ctx: CallContext): CallFigures {
   const f: CallFigures = {
-    inCrate: new Map(), intoLake: new Map(), outside: new Map(), notWritten: new Map(), excluded: new Map(),
+    inCrate: new Map(), intoLake: new Map(), outside: new Map(), notWritten: new Map(), generated: new Map(), excluded: new Map(),
     misses: [], unmapped: [], callers: { sites: ratio(), functions: ratio() },
   };
   const localMatch = ctx.matching.get(ctx.local.name)!;
   const krate = ctx.krateOf.get(ctx.local.name)!;
   const inc = <K>(m: Map<K, number>, k: K) => m.set(k, (m.get(k) ?? 0) + 1);
-  type Scored = { c: OracleCall; caller: string | null; want: Set<string>; lake: boolean };
   const scored: Scored[] = [];
+  const generated: Scored[] = [];
   for (const c of calls) {
-    if (!WRITTEN_CLASSES.includes(c.cls)) { inc(f.notWritten, c.cls); continue; }
+    const inGeneratedBody = c.cls === 'macro-body' && c.window !== undefined;
+    if (!WRITTEN_CLASSES.includes(c.cls) && !inGeneratedBody) { inc(f.notWritten, c.cls); continue; }
     if (c.callerUnmapped) { inc(f.excluded, 'caller not in rustdoc'); continue; }
-    if (c.target.k === 'outside') { inc(f.outside, c.cls); continue; }
+    if (c.target.k === 'outside') { inc(inGeneratedBody ? f.notWritten : f.outside, c.cls); continue; }
     if (c.target.k === 'unknown') {
       inc(f.excluded, c.target.why.startsWith('an item inside a fn body') ? 'callee inside a fn body' : 'callee not mapped');
       if (f.unmapped.length < 50) f.unmapped.push(`${c.file}:${c.line} ${c.callee} (${c.target.why})`);
@@ -245,8 +279,9 @@ export function checkCalls(calls: OracleCall[], ctx: CallContext): CallFigures {
     const am = also ? ctx.matching.get(also.krate) : undefined;
     if (also && am) for (const id of also.ids) { const nd = am.toNode.get(id); if (nd) want.add(nd); }
     const caller = c.caller === null ? null : localMatch.toNode.get(c.caller) ?? null;
-    scored.push({ c, caller, want, lake: c.target.krate !== ctx.local.name });
+    (inGeneratedBody ? generated : scored).push({ c, caller, want, lake: c.target.krate !== ctx.local.name });
   }
+  scoreGenerated(generated, ctx, f);
   // outcomes, per file:line group
   const outcome = new Map<Scored, { o: CallOutcome; got: string }>();
   const groups = new Map<string, Scored[]>();

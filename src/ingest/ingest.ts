@@ -39,7 +39,7 @@ import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { Batch, Value } from '../lake/spec/types.ts';
 import { rowsToBatch, type EventLog, type EventRow } from '../log/event-log.ts';
 import { RunConflict, type Run } from '../log/run.ts';
-import { UNIVERSE_REPO, kindSchema, type Kind } from '../log/schema.ts';
+import { UNIVERSE_REPO, kindSchema, runNote, type Kind } from '../log/schema.ts';
 import { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
 import { defaultSearchDirs, expandCrateDirs, findCrate, parseCrateDirName } from './locate.ts';
 import {
@@ -59,6 +59,8 @@ export interface IngestOptions {
   /** Repo name (default: the workspace folder's name). */
   repo?: string;
   rev?: string;
+  /** The git commit this run indexes (git-native ingest): recorded on the run row; its id becomes `rev`. */
+  commit?: { sha: string; timeMs: number; subject: string; refs: string[] };
   /** Also add the Cargo.lock dependency crates found locally to the universe. */
   withDeps?: boolean;
   /** Any problem fails the run before anything is written. */
@@ -401,7 +403,9 @@ async function runCrates(
   const runId = newRunId(opts.started);
   const keys = repo === UNIVERSE_REPO ? specs.map((s) => universeKey(s.krate)) : [repoKey(repo)];
   for (let attempt = 1; ; attempt++) {
-    const run = await log.beginRun({ repo, run: runId, keys, note: `ingest ${repo} run ${runId}` });
+    const rev = opts.commit?.sha ?? opts.rev ?? null;
+    const note = runNote({ what: repo === UNIVERSE_REPO ? 'universe' : 'ingest', repo, rev, run: runId });
+    const run = await log.beginRun({ repo, run: runId, keys, note });
     try {
       const { report, landed } = await diffAndWrite(run, repo, specs, [...problems], opts);
       report.ms = Date.now() - opts.started;
@@ -409,7 +413,7 @@ async function runCrates(
       if (repo === UNIVERSE_REPO) for (const k of landed) set[universeKey(k)] = runId;
       else set[repoKey(repo)] = runId;
       report.attempts = attempt;
-      const landedRun = await run.commit(runRow(report, opts.started), { keys: set });
+      const landedRun = await run.commit(runRow(report, opts.started, opts.commit), { keys: set });
       report.generation = landedRun.generation;
       return report;
     } catch (e) {
@@ -437,7 +441,7 @@ async function diffAndWrite(
   const ts = BigInt(opts.started) * 1000n;
   const landed: string[] = [];
   const report: IngestReport = {
-    run: runId, repo, rev: opts.rev ?? null, crates: specs.length, unchangedCrates: 0, presentCrates: 0, removedCrates: 0,
+    run: runId, repo, rev: opts.commit?.sha ?? opts.rev ?? null, crates: specs.length, unchangedCrates: 0, presentCrates: 0, removedCrates: 0,
     files: 0, parsed: 0, skippedUnchanged: 0, bytes: 0, events: { add: 0, change: 0, remove: 0 }, problems, ms: 0,
     attempts: 0, generation: 0n,
   };
@@ -671,7 +675,7 @@ async function writeCrate(
 }
 
 /** The run's `ingest_runs` row (landed in the run's commit). */
-function runRow(report: IngestReport, started: number): EventRow {
+function runRow(report: IngestReport, started: number, commit: IngestOptions['commit']): EventRow {
   const { deps: _deps, generation: _generation, ...rest } = report;
   const summary = JSON.stringify({ ...rest, problems: report.problems.slice(0, 1000), problemCount: report.problems.length });
   const ev = report.events;
@@ -679,6 +683,11 @@ function runRow(report: IngestReport, started: number): EventRow {
     run: report.run, repo: report.repo, rev: report.rev, started: BigInt(started) * 1000n, finished: BigInt(Date.now()) * 1000n,
     status: report.problems.length > 0 ? 'problems' : 'ok', events: BigInt(ev.add + ev.change + ev.remove), summary,
   };
+  if (commit) {
+    row['rev_time'] = BigInt(commit.timeMs) * 1000n;
+    row['subject'] = commit.subject;
+    row['refs'] = commit.refs.length > 0 ? commit.refs.join('\n') : null;
+  }
   return row;
 }
 

@@ -10,12 +10,13 @@
 // carries), and the question's predicate is checked again on the folded row.
 // Read-only: nothing here writes.
 import type { Value } from '../lake/spec/types.ts';
+import { generationOf, type AsOf } from './as-of.ts';
 import { and, inList, type Expr } from '../lake/expr/expr.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
 import { COL_ID, COL_KRATE, COL_OP, COL_REPO, type Kind } from '../log/schema.ts';
 
 /** When to answer: a lake generation, or a time (the last generation committed at or before it). */
-export type AsOf = { generation: bigint } | { time: Date };
+export type { AsOf } from './as-of.ts';
 
 export interface QueryOptions {
   asOf?: AsOf;
@@ -33,7 +34,7 @@ export interface ReadAt {
 /** Run `fn` on a handle fixed to `asOf` (a pinned handle, closed afterwards) or to the handle's generation now. */
 export async function readAt<T>(log: EventLog, asOf: AsOf | undefined, fn: (r: ReadAt) => Promise<T>): Promise<T> {
   if (asOf === undefined) return fn({ log, generation: log.readGeneration() });
-  const pinned = log.pin('generation' in asOf ? { generation: asOf.generation } : { asOf: asOf.time });
+  const pinned = log.pin({ generation: await generationOf(log, asOf) });
   try {
     return await fn({ log: pinned, generation: pinned.readGeneration() });
   } finally {

@@ -92,17 +92,28 @@ export async function ask(log: EventLog, q: Question): Promise<Answer> {
 
 // ---- values ------------------------------------------------------------------
 
-/** An `asOf` value: digits = a lake generation, else an ISO 8601 date or time. Throws BadQuestion naming `what`. */
+/**
+ * An `asOf` value: digits = a lake generation; an ISO 8601 date or time; else
+ * a commit id, prefix, tag or branch of an ingested repo (resolved when read).
+ * Throws BadQuestion naming `what`.
+ */
 export function parseAsOf(text: string, what = 'asOf'): AsOf {
   if (/^\d+$/.test(text)) return { generation: BigInt(text) };
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) throw new BadQuestion(`${what}: expected a generation number or an ISO 8601 time such as 2024-05-01T12:00:00Z, found "${text}"`);
-  return { time: new Date(ms) };
+  if (/^\d{4}-\d{2}-\d{2}/.test(text)) {
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms)) throw new BadQuestion(`${what}: "${text}" is not an ISO 8601 time such as 2024-05-01T12:00:00Z`);
+    return { time: new Date(ms) };
+  }
+  // a commit name must be a possible git ref name (no spaces, `..`, `~^:?*[\`, control characters, leading `-` or `/`)
+  if (text === '' || /[\s~^:?*[\\\x00-\x1f\x7f]|\.\.|^[-/]|\/$|\.lock$|@\{/.test(text)) {
+    throw new BadQuestion(`${what}: expected a generation number, an ISO 8601 time such as 2024-05-01T12:00:00Z, or a commit id, tag or branch of an ingested repo; found "${text}"`);
+  }
+  return { rev: text };
 }
 
 /** An `asOf` as text (the inverse of parseAsOf; times in ISO 8601 UTC to the millisecond). */
 export function asOfText(a: AsOf): string {
-  return 'generation' in a ? String(a.generation) : a.time.toISOString();
+  return 'generation' in a ? String(a.generation) : 'time' in a ? a.time.toISOString() : a.rev;
 }
 
 /** A generation number (`from`, `to`). */

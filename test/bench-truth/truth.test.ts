@@ -153,7 +153,7 @@ test('calls: each call of the fixture gets its class, its caller and its target'
 });
 
 function node(id: string, kind: string, name: string, qpath: string, file: string, line: number, parent: string | null): MNode {
-  return { id, repo: '@universe', krate: 'truthfix@0.1.0', kind, name, qpath, file, line, endLine: line, parent };
+  return { id, repo: '@universe', krate: 'truthfix@0.1.0', kind, name, qpath, file, line, endLine: line, parent, origin: null };
 }
 
 /** A small graph as Mimir might extract the fixture: a cfg'd-out fn kept, the macro's fn at its invocation. */
@@ -202,15 +202,20 @@ test('compare: a call site is right, wrong, unresolved or missing by the edge at
     edge('e1', 'grow', 'new', 'truthfix::shapes::Circle::new', 'src/shapes.rs', 25), // right
     edge('e2', 'total', 'four', 'truthfix::four', 'src/lib.rs', 20), // `double(*x)` resolved to another node: wrong
     edge('e3', 'total', null, 'parse_first', 'src/lib.rs', 22), // unresolved
+    edge('e4', 'four', 'double', 'truthfix::double', 'src/lib.rs', 40), // in make_getter!'s body, at the invocation
   ];
   const edgesAt = new Map<string, MEdge[]>();
-  for (const e of edges) edgesAt.set(`${e.file}:${e.line}`, [e]);
+  const edgesFrom = new Map<string, MEdge[]>();
+  for (const e of edges) {
+    edgesAt.set(`${e.file}:${e.line}`, [e]);
+    edgesFrom.set(e.src, [...(edgesFrom.get(e.src) ?? []), e]);
+  }
   const defs = new DefIndex(nodes);
   const ctx: CallContext = {
     local: model, models: new Map([[model.name, model]]), matching: new Map([[model.name, m]]), krateOf: new Map([[model.name, model.krate]]),
-    nodes: byId, edgesAt, callers: new CallersIndex(edges, defs), callersMemo: new Map(),
+    nodes: byId, edgesAt, edgesFrom, callers: new CallersIndex(edges, defs), callersMemo: new Map(),
   };
-  const pick = calls.filter((c) => (c.file === 'src/shapes.rs' && c.line === 25) || (c.file === 'src/lib.rs' && [20, 22].includes(c.line)));
+  const pick = calls.filter((c) => (c.file === 'src/shapes.rs' && c.line === 25) || (c.file === 'src/lib.rs' && [20, 22, 35].includes(c.line)));
   // double at 20 is misnamed by e2 (four): name differs, so it is missing, not wrong
   const f = checkCalls(pick, ctx);
   const path = f.inCrate.get('path')!;
@@ -219,6 +224,8 @@ test('compare: a call site is right, wrong, unresolved or missing by the edge at
   edgesAt.set('src/lib.rs:20', [e2named]);
   const g = checkCalls(pick, ctx);
   assert.equal(g.inCrate.get('path')!.get('wrong'), 1);
+  // the call make_getter! writes in `four`'s body: the compiler's line is in the macro, the edge at the invocation
+  assert.deepEqual([...f.generated], [['right', 1]]);
   // `callers` lists Circle::new's one site (e1); double's site has no edge into it; parse_first has no node
   assert.deepEqual([f.callers.sites, f.callers.functions], [{ n: 1, of: 3 }, { n: 1, of: 3 }]);
 });

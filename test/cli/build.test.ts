@@ -107,7 +107,7 @@ test('build: the compiled CLI ingests with worker threads and answers as the Typ
 });
 
 test('build: a question sent to a server loads the client and the question\'s printers only (no lake code)', async () => {
-  const server = await startServer({ lakeDir: lake, port: 0 });
+  const server = await startServer({ lake: lake, port: 0 });
   try {
     const q = await loadedModules(['callers', 'minidep::helper', '--server', server.url]);
     assert.equal(q.run.code, 0, q.run.stderr);

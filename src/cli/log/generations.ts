@@ -1,6 +1,7 @@
 // `mimir log generations [--limit N]`: the lake's generations (catalog
 // commits), newest first: number, time (ISO 8601 UTC), note and the tables
-// each one touched (a dropped table is marked). Works on any lake made by
+// each one touched (a dropped table is marked); a run's generation names its
+// repo, commit and run id (the note's parsed form in --json). Works on any lake made by
 // Mimir, with or without the event log. Opens the catalog read-only; its one
 // write: when another engine moved a table's pointer since the log last saw
 // it, that state is recorded first as a generation marked foreign (so
@@ -11,6 +12,7 @@ import type { Args } from '../args.ts';
 import { formatTable, isoTime } from '../output.ts';
 import { identToString } from '../../lake/catalog/sql-catalog.ts';
 import { openExistingLake } from './common.ts';
+import { parseRunNote } from '../../log/schema.ts';
 
 const DEFAULT_LIMIT = 20;
 
@@ -46,6 +48,8 @@ async function run(args: Args, ctx: Context): Promise<void> {
       timeMs: g.timeMs,
       time: isoTime(g.timeMs),
       note: g.note,
+      /** The run that landed in this generation (repo, commit, run id), when it was one. */
+      run: parseRunNote(g.note) ?? null,
       foreign: g.foreign,
       tables: g.tables.map((t) => ({ table: identToString(t.ident), dropped: t.metadataLocation === null })),
     }));

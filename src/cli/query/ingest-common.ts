@@ -37,10 +37,23 @@ export function requireFolders(paths: string[]): void {
 
 /** Run `fn` on the lake's event log (created when absent) and print its report. */
 export async function runIngest(ctx: Context, fn: (log: EventLog) => Promise<IngestReport>): Promise<number> {
+  return withIngestLog(ctx, fn, printReport);
+}
+
+/** One report's problems, missing dependencies and one-line form. */
+export async function printReport(ctx: Context, report: IngestReport): Promise<void> {
+  const all = [...report.problems, ...(report.deps?.report.problems ?? [])];
+  for (const p of all) await ctx.out.line(problemLine(p));
+  for (const n of report.deps?.notFound ?? []) await ctx.out.line(`dependency not found locally: ${n}`);
+  await ctx.out.line(formatIngestReport(report));
+}
+
+/** Run `fn` on the lake's event log (created when absent); print its result as JSON, or by `print`. */
+export async function withIngestLog<T>(ctx: Context, fn: (log: EventLog) => Promise<T>, print: (ctx: Context, r: T) => Promise<void>): Promise<number> {
   const lake = openLakeAt(ctx, { create: true });
   try {
     const log = await EventLog.open(lake);
-    let report: IngestReport;
+    let report: T;
     try {
       report = await fn(log);
     } catch (e) {
@@ -50,14 +63,8 @@ export async function runIngest(ctx: Context, fn: (log: EventLog) => Promise<Ing
       ctx.out.clearProgress();
       log.close();
     }
-    if (ctx.json) {
-      await ctx.out.json(report);
-      return 0;
-    }
-    const all = [...report.problems, ...(report.deps?.report.problems ?? [])];
-    for (const p of all) await ctx.out.line(problemLine(p));
-    for (const n of report.deps?.notFound ?? []) await ctx.out.line(`dependency not found locally: ${n}`);
-    await ctx.out.line(formatIngestReport(report));
+    if (ctx.json) await ctx.out.json(report);
+    else await print(ctx, report);
     return 0;
   } finally {
     lake.close();
