@@ -117,7 +117,8 @@ export function inferRoot(catalog: SqlCatalog): string | undefined {
 }
 
 export class Lake {
-  readonly io: FileIO;
+  /** The lake's files, as its metadata names them, mapped onto `root` and confined to it. */
+  readonly io: LakeFileIO;
   readonly hooks: CommitHooks;
   /** The root the lake was created at (new table locations are named under it); `root` when not moved. */
   readonly recordedRoot: string;
@@ -264,7 +265,7 @@ export class Lake {
     const files = (await this.io.list(`${location}/metadata`)).filter((f) => f.path.endsWith('.metadata.json'));
     if (files.length === 0) return;
     throw new Error(
-      `cannot create table ${identToString(ident)}: its folder ${(this.io as LakeFileIO).local(location)} already holds ${files.length} metadata file(s) ` +
+      `cannot create table ${identToString(ident)}: its folder ${this.io.local(location)} already holds ${files.length} metadata file(s) ` +
         `of a table this catalog never recorded (a lost or replaced catalog?); run 'mimir lake recover --lake ${this.root}' to register it — nothing created`,
     );
   }

@@ -25,7 +25,9 @@
 // records `releaseBase` (the catalog generation it starts from) and is in
 // flight — in this process's registry and, for other processes, as a lease in
 // the catalog — until it lands or fails. Pinned handles are read-only and hold
-// a lease on their generation while open, so GC keeps what they read.
+// a lease on their generation while open, so GC keeps what they read (except
+// on a lake this process may not write: no lease can be recorded there, and
+// the CLI says so).
 import type { Batch, NestedField, Schema, Value } from '../lake/spec/types.ts';
 import { Lake } from '../lake/lake.ts';
 import { addColumnsUpdate, type Table } from '../lake/table/table.ts';

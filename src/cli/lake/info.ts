@@ -7,7 +7,6 @@ import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { plural } from '../output.ts';
 import { identToString } from '../../lake/catalog/sql-catalog.ts';
-import { LakeFileIO } from '../../lake/io/rooted.ts';
 import { openExistingLake } from '../log/common.ts';
 
 export const command: CommandSpec = {
@@ -26,14 +25,13 @@ export const command: CommandSpec = {
 async function run(_args: Args, ctx: Context): Promise<void> {
   const lake = openExistingLake(ctx, { readOnly: true });
   try {
-    const io = lake.io instanceof LakeFileIO ? lake.io : undefined;
     const tables = lake.catalog.listAllTables().map((ident) => {
       const pointer = lake.catalog.loadTable(ident)?.metadataLocation ?? null;
       return {
         table: identToString(ident),
         metadataLocation: pointer,
-        readFrom: pointer === null || !io ? pointer : io.local(pointer),
-        insideLake: pointer === null || !io ? null : io.inside(pointer),
+        readFrom: pointer === null ? null : lake.io.local(pointer),
+        insideLake: pointer === null ? null : lake.io.inside(pointer),
       };
     });
     const info = {

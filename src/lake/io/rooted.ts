@@ -11,7 +11,7 @@
 // path under that recorded root (or under a former root, after a relocation)
 // onto the root the lake was opened at — for reads, writes and deletes alike.
 // New files keep being named under the recorded root, so a lake's metadata
-// never mixes two roots; `relocate` (lake/catalog/relocate.ts) rewrites it for
+// never mixes two roots; `relocateLake` (maintenance/relocate.ts) rewrites it for
 // other engines when a move is meant to last.
 //
 // Invariant: a write or delete whose mapped local path is not inside the
