@@ -75,6 +75,17 @@ export const COMMANDS: Entry[] = [
   { name: 'compact', summary: 'rewrite the event tables: partitioned by repo, sorted, ring rows dropped when split', load: async () => (await import('./log/compact.ts')).command },
   { name: 'gc', summary: 'expire old snapshots and remove orphan files (honours pins and commits in flight)', load: async () => (await import('./log/gc.ts')).command },
   {
+    name: 'lake',
+    summary: 'the lake as a whole: where it is, moving, copying and recovering it, checking its files',
+    description: 'A copied or moved lake folder is an independent lake; see README "Moving, copying and recovering a lake".',
+    commands: [
+      { name: 'info', summary: 'the folder the lake is opened at, the root it was created at, its tables', load: async () => (await import('./lake/info.ts')).command },
+      { name: 'relocate', summary: 'make a moved or copied lake name its new folder in its metadata, for other engines', load: async () => (await import('./lake/relocate.ts')).command },
+      { name: 'recover', summary: 'a lost catalog: re-register every table folder from its newest valid metadata (deletes nothing)', load: async () => (await import('./lake/recover.ts')).command },
+      { name: 'check', summary: 'read every manifest and data file and check each against the metadata (exit 1 on a problem)', load: async () => (await import('./lake/check.ts')).command },
+    ],
+  },
+  {
     name: 'log',
     summary: 'the lake\'s history',
     commands: [{ name: 'generations', summary: 'lake generations newest first: time, note, tables touched', load: async () => (await import('./log/generations.ts')).command }],

@@ -8,6 +8,7 @@ import * as nodePath from 'node:path';
 import type { Context } from './command.ts';
 import { Lake } from '../lake/lake.ts';
 import { CATALOG_FILE } from '../lake/catalog/sql-catalog.ts';
+import { noteLake, refuseForeignFolder } from './lake/open.ts';
 
 export interface LakeLocation {
   root: string;
@@ -22,13 +23,21 @@ export function lakeLocation(ctx: Context): LakeLocation {
   return { root: p, catalogFile: nodePath.join(p, CATALOG_FILE), namedFile: false };
 }
 
-/** Open the lake of ctx; `readOnly` opens its catalog without writing anything to it. */
-export function openLakeAt(ctx: Context, opts: { create: boolean; readOnly?: boolean }): Lake {
+/**
+ * Open the lake of ctx; `readOnly` opens its catalog without writing anything
+ * to it ('auto': only when this process cannot write the lake). `create` makes
+ * a missing lake — in a new or empty folder only. The lake's notes (moved,
+ * read-only for this user) go to stderr, one line each.
+ */
+export function openLakeAt(ctx: Context, opts: { create: boolean; readOnly?: boolean | 'auto' }): Lake {
   const at = lakeLocation(ctx);
-  return Lake.open(at.root, {
+  if (opts.create && !at.namedFile) refuseForeignFolder(at.root);
+  const lake = Lake.open(at.root, {
     create: opts.create,
-    readOnly: opts.readOnly === true,
+    readOnly: opts.readOnly ?? false,
     ...(at.namedFile ? { catalogFile: at.catalogFile } : {}),
     ...(ctx.catalogName ? { catalogName: ctx.catalogName } : {}),
   });
+  noteLake(ctx, lake);
+  return lake;
 }

@@ -4,11 +4,30 @@
 // time; a table pinned to the past is read-only. Every write registers a lease
 // in the catalog for as long as it is in flight, so orphan removal in any
 // process leaves its files alone.
+//
+// A lake is self-contained and relocatable: the catalog records the root it
+// was created at (`lake.root`), table locations are named under that recorded
+// root, and the lake's FileIO (io/rooted.ts) maps them onto the folder the
+// lake was opened at, refusing any write or delete outside it. A copy made
+// with `cp -a` is thus an independent lake. Lakes made before the root was
+// recorded get it at their first writable open: the root their tables'
+// locations agree on (so an old lake copied before this still maps onto the
+// copy), else the opened folder.
+//
+// Opening never creates a catalog over the table folders of a lake whose
+// catalog was lost (`LostCatalogError`: recover it instead), and a read-only
+// open (or `readOnly: 'auto'` on a folder this process cannot write) writes
+// nothing: no schema, no root, no lease.
+import { accessSync, constants as fsc, existsSync } from 'node:fs';
 import * as nodePath from 'node:path';
-import { LocalFileIO, prefixResolver, relativeResolver, type FileIO } from './io/fileio.ts';
+import { LocalFileIO, defaultResolver, prefixResolver, relativeResolver, type FileIO } from './io/fileio.ts';
 import { fileLocation, isRelativePath, relativeBaseOf } from './io/paths.ts';
+import { LakeFileIO } from './io/rooted.ts';
 import { readLakeSettings } from './settings.ts';
-import { SqlCatalog, identToString, type KeyChange, type TableIdent } from './catalog/sql-catalog.ts';
+import { CATALOG_FILE, SqlCatalog, identToString, type KeyChange, type TableIdent } from './catalog/sql-catalog.ts';
+import { findTableFolders } from './catalog/folders.ts';
+import { PROP_FORMER_ROOTS, PROP_LAKE_ROOT } from './catalog/schema.ts';
+import { isMissing } from './maintenance/reachable.ts';
 import type { PartitionField, Schema, SortOrder, TableMetadata } from './spec/types.ts';
 import { newTableMetadata, serializeTableMetadata } from './spec/metadata.ts';
 import { Table } from './table/table.ts';
@@ -30,37 +49,155 @@ export interface LoadOptions {
   asOfMs?: number;
 }
 
+export { PROP_FORMER_ROOTS, PROP_LAKE_ROOT };
+
 export interface LakeOpenOptions {
-  /** Create the folder and catalog when missing; default true (ignored when readOnly). */
+  /** Create the folder and catalog when absent (default true; never over a lost catalog's table folders). */
   create?: boolean;
-  /** Open the catalog without writing anything to it (reads only; writes are refused). */
-  readOnly?: boolean;
+  /**
+   * true: open read-only (nothing written, no leases). 'auto': read-only when
+   * this process cannot write the lake folder or its catalog, else read-write.
+   */
+  readOnly?: boolean | 'auto';
+  /** Create a catalog even though table folders exist (catalog recovery only). */
+  overTableFolders?: boolean;
   /** The catalog's name (`catalog_name`); default: the lake's setting (mimir.toml), else 'mimir'. PyIceberg's default is 'default'. */
   catalogName?: string;
   /** The SQLite catalog file, when it is not `<root>/catalog.db` (a PyIceberg or Java catalog). */
   catalogFile?: string;
 }
 
+/** Where the lake's recorded root came from. */
+export type RootSource = 'recorded' | 'inferred' | 'opened';
+
+/** A folder holds table folders but no catalog: creating one would orphan every table. */
+export class LostCatalogError extends Error {
+  constructor(
+    readonly root: string,
+    readonly tables: string[],
+  ) {
+    super(
+      `${root} holds ${tables.length === 1 ? 'a table folder' : `${tables.length} table folders`} (${tables.slice(0, 3).join(', ')}${tables.length > 3 ? ', …' : ''}) ` +
+        `but no ${CATALOG_FILE}: the lake's catalog was lost, and a new one would take every table's files for orphans. ` +
+        `Run 'mimir lake recover --lake ${root}' to re-register the tables from their newest metadata — nothing created`,
+    );
+    this.name = 'LostCatalogError';
+  }
+}
+
+/** A lake generation whose metadata gc removed: it can no longer be read. */
+export class ExpiredGenerationError extends Error {}
+
+function canWrite(path: string): boolean {
+  try {
+    accessSync(path, fsc.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The root every table's catalog pointer agrees on (`<root>/<ns…>/<table>/metadata/<file>`),
+ * or undefined when there are no tables or they disagree.
+ */
+export function inferRoot(catalog: SqlCatalog): string | undefined {
+  const found = new Set<string>();
+  for (const ident of catalog.listAllTables()) {
+    const p = catalog.loadTable(ident);
+    if (!p) continue;
+    const local = defaultResolver(p.metadataLocation);
+    if (!nodePath.isAbsolute(local)) return undefined;
+    const tail = nodePath.join(...ident.namespace, ident.name, 'metadata');
+    const dir = nodePath.dirname(nodePath.normalize(local));
+    if (!dir.endsWith(nodePath.sep + tail)) return undefined;
+    found.add(dir.slice(0, dir.length - tail.length - 1) || nodePath.sep);
+  }
+  return found.size === 1 ? [...found][0] : undefined;
+}
+
 export class Lake {
-  readonly io: FileIO;
+  /** The lake's files, as its metadata names them, mapped onto `root` and confined to it. */
+  readonly io: LakeFileIO;
   readonly hooks: CommitHooks;
+  /** The root the lake was created at (new table locations are named under it); `root` when not moved. */
+  readonly recordedRoot: string;
+  /** Roots before a relocation; their paths map onto `root` too. */
+  readonly formerRoots: readonly string[];
+  readonly rootSource: RootSource;
+  /** This process may not write the lake's catalog (or its folder). */
+  readonly notWritable: boolean;
 
   private constructor(
+    /** The folder the lake was opened at: every file it writes or deletes is inside it. */
     readonly root: string,
     readonly catalog: SqlCatalog,
+    roots: { recorded: string; former: string[]; source: RootSource; notWritable: boolean },
   ) {
+    this.notWritable = roots.notWritable;
+    this.recordedRoot = roots.recorded;
+    this.formerRoots = roots.former;
+    this.rootSource = roots.source;
     // relative locations (a foreign catalog written with a relative warehouse)
     // resolve against the working directory, as PyIceberg does, else the lake root
-    this.io = new LocalFileIO(relativeResolver([process.cwd(), root]));
+    this.io = new LakeFileIO(root, [roots.recorded, ...roots.former], [process.cwd(), root]);
     this.hooks = { begin: (releaseBase) => this.lease(releaseBase, 'commit') };
   }
 
   static open(root: string, opts: LakeOpenOptions = {}): Lake {
     const abs = nodePath.resolve(root);
+    const file = opts.catalogFile ? nodePath.resolve(opts.catalogFile) : nodePath.join(abs, CATALOG_FILE);
+    const exists = existsSync(file);
+    const notWritable = exists && !(canWrite(nodePath.dirname(file)) && canWrite(file));
+    const readOnly = opts.readOnly === true || (opts.readOnly === 'auto' && notWritable);
+    const create = opts.create !== false && !readOnly;
+    if (!exists && create && !opts.overTableFolders) {
+      const folders = findTableFolders(abs, 50);
+      if (folders.length > 0) throw new LostCatalogError(abs, folders.map((f) => f.parts.join('/')));
+    }
     const name = opts.catalogName ?? readLakeSettings(abs).catalogName;
-    const catalogOpts = { create: opts.create !== false, readOnly: opts.readOnly === true, ...(name ? { name } : {}) };
-    const catalog = opts.catalogFile ? SqlCatalog.openFile(opts.catalogFile, catalogOpts) : SqlCatalog.open(abs, catalogOpts);
-    return new Lake(abs, catalog);
+    const catalogOpts = { create, readOnly, ...(name ? { name } : {}) };
+    const catalog = opts.catalogFile ? SqlCatalog.openFile(file, catalogOpts) : SqlCatalog.open(abs, catalogOpts);
+    try {
+      const recorded = catalog.property(PROP_LAKE_ROOT);
+      const former = (catalog.property(PROP_FORMER_ROOTS) ?? '').split('\n').filter((r) => r !== '');
+      if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded', notWritable });
+      const inferred = inferRoot(catalog);
+      const roots = { recorded: inferred ?? abs, former, source: (inferred === undefined ? 'opened' : 'inferred') as RootSource, notWritable };
+      if (!readOnly) catalog.setProperty(PROP_LAKE_ROOT, roots.recorded);
+      return new Lake(abs, catalog, roots);
+    } catch (e) {
+      catalog.close();
+      throw e;
+    }
+  }
+
+  /** Opened read-only: nothing is written, no lease taken. */
+  get readOnly(): boolean {
+    return this.catalog.readOnly;
+  }
+
+  /** The lake was created (or last relocated) elsewhere and is opened here. */
+  get moved(): boolean {
+    return nodePath.normalize(this.recordedRoot) !== nodePath.normalize(this.root);
+  }
+
+  /** One-line notes a front end should show the user (a moved lake, a read-only open). */
+  notes(): string[] {
+    const out: string[] = [];
+    if (this.moved) {
+      out.push(
+        `the lake at ${this.root} was created at ${this.recordedRoot}: its metadata names files there, which Mimir reads and writes here ` +
+          `(never there); other engines still read ${this.recordedRoot} until 'mimir lake relocate' rewrites it`,
+      );
+    }
+    if (this.readOnly && this.notWritable) {
+      out.push(
+        `the lake at ${this.root} is opened read-only${this.catalog.snapshotRead ? ' (its folder is not writable; the catalog is read from a copy in memory)' : ''}: ` +
+          `this reader takes no lease, so a gc running elsewhere cannot see it`,
+      );
+    }
+    return out;
   }
 
   close(): void {
@@ -68,7 +205,7 @@ export class Lake {
   }
 
   tableLocation(ident: TableIdent): string {
-    return fileLocation(nodePath.join(this.root, ...ident.namespace, ident.name));
+    return fileLocation(nodePath.join(this.recordedRoot, ...ident.namespace, ident.name));
   }
 
   /** Run `fn` with a lease that marks a commit in flight (files it writes are protected from GC). */
@@ -101,6 +238,7 @@ export class Lake {
   async createTable(ident: TableIdent, schema: Schema, opts: CreateTableOptions = {}): Promise<Table> {
     if (!this.catalog.namespaceExists(ident.namespace)) this.catalog.createNamespace(ident.namespace);
     const location = this.tableLocation(ident);
+    await this.refuseUnknownTableFolder(ident, location);
     let last = 999;
     const spec = { specId: 0, fields: (opts.partitionBy ?? []).map((f) => ({ ...f, fieldId: ++last })) };
     const metadata = newTableMetadata({ location, schema, spec, sortOrder: opts.sortOrder, properties: opts.properties });
@@ -117,6 +255,21 @@ export class Lake {
     return new Table(this.io, loc, await readMetadata(this.io, loc), this.catalog, ident, undefined, this.hooks);
   }
 
+  /**
+   * A table folder holding metadata files the catalog never recorded belongs to
+   * a table this catalog does not know (a lost or replaced catalog): creating a
+   * table there would make its files orphans.
+   */
+  private async refuseUnknownTableFolder(ident: TableIdent, location: string): Promise<void> {
+    if (this.catalog.everMetadataLocations(ident).length > 0) return; // a dropped table of this lake
+    const files = (await this.io.list(`${location}/metadata`)).filter((f) => f.path.endsWith('.metadata.json'));
+    if (files.length === 0) return;
+    throw new Error(
+      `cannot create table ${identToString(ident)}: its folder ${this.io.local(location)} already holds ${files.length} metadata file(s) ` +
+        `of a table this catalog never recorded (a lost or replaced catalog?); run 'mimir lake recover --lake ${this.root}' to register it — nothing created`,
+    );
+  }
+
   tableExists(ident: TableIdent): boolean {
     return this.catalog.loadTable(ident) !== undefined;
   }
@@ -127,7 +280,7 @@ export class Lake {
     if (generation !== undefined) {
       const loc = this.catalog.pointersAt(generation).get(identToString(ident));
       if (!loc) throw new Error(`table ${identToString(ident)} did not exist at lake generation ${generation}`);
-      return new Table(this.io, loc, await this.readTableMetadata(loc), this.catalog, ident, `pinned to lake generation ${generation}`);
+      return new Table(this.io, loc, await this.readGenerationMetadata(ident, generation, loc), this.catalog, ident, `pinned to lake generation ${generation}`);
     }
     const p = this.catalog.loadTable(ident);
     if (!p) throw new Error(`table ${identToString(ident)} does not exist in ${this.catalog.path} (catalog name '${this.catalog.name}')`);
@@ -144,6 +297,18 @@ export class Lake {
       throw new Error(
         `metadata location ${loc} (from ${this.catalog.path}) is relative and is neither under the working directory ${process.cwd()} ` +
           `nor under the lake root ${this.root}; run from the folder it is relative to, as PyIceberg would — nothing read`,
+      );
+    }
+  }
+
+  private async readGenerationMetadata(ident: TableIdent, generation: bigint, loc: string): Promise<TableMetadata> {
+    try {
+      return await this.readTableMetadata(loc);
+    } catch (e) {
+      if (isRelativePath(loc) || !(await isMissing(this.io, loc, e))) throw e;
+      throw new ExpiredGenerationError(
+        `table ${identToString(ident)} as of lake generation ${generation}: its metadata file ${loc} was removed by gc ` +
+          `(gc keeps the history of its retention period; older generations can no longer be read)`,
       );
     }
   }

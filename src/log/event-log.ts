@@ -25,7 +25,9 @@
 // records `releaseBase` (the catalog generation it starts from) and is in
 // flight — in this process's registry and, for other processes, as a lease in
 // the catalog — until it lands or fails. Pinned handles are read-only and hold
-// a lease on their generation while open, so GC keeps what they read.
+// a lease on their generation while open, so GC keeps what they read (except
+// on a lake this process may not write: no lease can be recorded there, and
+// the CLI says so).
 import type { Batch, NestedField, Schema, Value } from '../lake/spec/types.ts';
 import { Lake } from '../lake/lake.ts';
 import { addColumnsUpdate, type Table } from '../lake/table/table.ts';
@@ -138,15 +140,25 @@ export class EventLog {
       inFlight: new Set(),
       releaseBase: l.catalog.pointerGeneration(),
       writeProps: { ...EVENT_TABLE_PROPERTIES },
-      readOnly: opts.readOnly === true,
+      // a lake opened read-only (not writable by this process) gives a read-only handle
+      readOnly: opts.readOnly === true || l.readOnly,
     });
     try {
-      if (!opts.readOnly) await log.ensureTables(opts.init);
+      if (opts.readOnly || l.readOnly) log.requireTables();
+      else await log.ensureTables(opts.init);
     } catch (e) {
       if (owns) l.close();
       throw e;
     }
     return log;
+  }
+
+  /** A read-only handle creates no tables: the log must be there already. */
+  private requireTables(): void {
+    const { lake } = this.shared;
+    if (!lake.tableExists(ident(CODE_NODE_EVENTS))) {
+      throw new Error(`the lake at ${lake.root} (opened read-only) has no event log: no table ${qualified(CODE_NODE_EVENTS)} — nothing read`);
+    }
   }
 
   /**
@@ -254,6 +266,8 @@ export class EventLog {
     const generation = 'generation' in at ? at.generation : lake.catalog.generationAt(at.asOf instanceof Date ? at.asOf.getTime() : at.asOf);
     const now = lake.catalog.pointerGeneration();
     if (generation > now) throw new Error(`generation ${generation} is in the future (the lake is at ${now})`);
+    // a read-only lake cannot record a lease: the pin is then invisible to gc elsewhere (Lake.notes says so)
+    if (lake.readOnly) return new EventLog(this.shared, { generation, end: () => undefined });
     const lease = lake.catalog.beginLease({ releaseBase: generation, note: `pin ${generation}`, ttlMs: 60_000 });
     const timer = setInterval(() => {
       try {

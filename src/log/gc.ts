@@ -12,6 +12,14 @@
 // Orphans younger than min(retainMs, 1 min) are also kept — a margin for
 // writers that take no lease (other engines).
 //
+// Bounded growth: the history kept is the retention window. Metadata files of
+// lake generations older than `retainMs` (and read by no live lease) are
+// orphans like any other, so `--as-of` works for the retention period and a
+// lake's metadata stays bounded under many small commits: per table, the
+// current file, its metadata-log (`write.metadata.previous-versions-max`) and
+// the generations of the window. Only files whose names Mimir writes are ever
+// deleted; a stranger's file in a table folder is listed in the report.
+//
 // Crash story: each table's expiry is one optimistic commit (through
 // EventLog.commit: lock, releaseBase, lease) followed by deletions of files
 // nothing references any more; orphan removal deletes unreferenced files one
@@ -19,6 +27,7 @@
 import { expireSnapshots, GcDisabledError, removeOrphanFiles } from '../lake/maintenance/index.ts';
 import { identToString } from '../lake/catalog/sql-catalog.ts';
 import { readMetadata } from '../lake/table/commit.ts';
+import { isMissing } from '../lake/maintenance/reachable.ts';
 import { crashPoint } from '../lake/testing/crash.ts';
 import { EventLog, PinnedError } from './event-log.ts';
 
@@ -47,6 +56,8 @@ export interface GcReport {
   tables: GcTableReport[];
   /** Orphan files deleted (or, dry run, that would be). */
   orphans: string[];
+  /** Files in table folders that nothing reaches and whose names Mimir never writes: kept, listed. */
+  strangers: string[];
   dryRun: boolean;
   ms: number;
 }
@@ -65,6 +76,7 @@ export function formatGcReport(r: GcReport): string {
     `${r.dryRun ? 'would delete' : 'deleted'} ${files} file(s) with them and ${r.orphans.length} orphan file(s); ` +
     `${prot} snapshot(s) kept for pins and commits in flight` +
     (skipped.length > 0 ? `; skipped ${skipped.join(', ')}` : '') +
+    (r.strangers.length > 0 ? `; kept ${r.strangers.length} file(s) Mimir did not write (listed)` : '') +
     ` in ${r.ms} ms`
   );
 }
@@ -77,7 +89,14 @@ async function protectedSnapshots(log: EventLog): Promise<Map<string, Set<bigint
   for (const g of gens) {
     if (g > lake.catalog.pointerGeneration()) continue;
     for (const [table, loc] of lake.catalog.pointersAt(g)) {
-      const m = await readMetadata(lake.io, loc);
+      let m;
+      try {
+        m = await readMetadata(lake.io, loc);
+      } catch (e) {
+        // a pin taken on a generation older than the history kept: its reads fail on their own
+        if (await isMissing(lake.io, loc, e)) continue;
+        throw e;
+      }
       if (m.currentSnapshotId === undefined) continue;
       let s = out.get(table);
       if (!s) out.set(table, (s = new Set()));
@@ -124,7 +143,7 @@ export async function gc(log: EventLog, opts: GcOptions = {}): Promise<GcReport>
   }
   crashPoint('gc:before-orphans');
   // outside log.commit: a lease of our own would make orphan removal keep every file newer than it
-  const orphans = await removeOrphanFiles(lake, { olderThanMs: Math.min(retainMs, ORPHAN_MARGIN_MS), dryRun });
+  const orphans = await removeOrphanFiles(lake, { olderThanMs: Math.min(retainMs, ORPHAN_MARGIN_MS), dryRun, historyRetainMs: retainMs });
   crashPoint('gc:after-orphans');
-  return { tables, orphans: orphans.deleted, dryRun, ms: Date.now() - t0 };
+  return { tables, orphans: orphans.deleted, strangers: orphans.strangers, dryRun, ms: Date.now() - t0 };
 }

@@ -184,4 +184,9 @@ export function parseRunNote(note: string | null): RunNote | undefined {
 export const EVENT_TABLE_PROPERTIES: Record<string, string> = {
   'write.parquet.compression-codec': 'zstd',
   'mimir.table': 'event-log',
+  // Iceberg's metadata-log: 10 previous files, not 100, so that a table keeps
+  // few metadata files once gc's history window has passed; they are deleted
+  // by gc, not at commit (`--as-of` needs them for gc's retention period)
+  'write.metadata.previous-versions-max': '10',
+  'write.metadata.delete-after-commit.enabled': 'false',
 };

@@ -16,6 +16,10 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { icebergFixtures, scratch } from '../helpers.ts';
 import { parseJson, type Json } from '../../src/lake/spec/json.ts';
 import { localPath } from '../../src/lake/io/paths.ts';
+import { LocalFileIO } from '../../src/lake/io/fileio.ts';
+import { SqlCatalog } from '../../src/lake/catalog/sql-catalog.ts';
+import { Table } from '../../src/lake/table/table.ts';
+import { readMetadata } from '../../src/lake/table/commit.ts';
 import { jsonLines, runCli } from './run-cli.ts';
 
 const work = scratch('mimir-cli-interop-');
@@ -129,18 +133,21 @@ test('cli interop: a foreign commit (raw SQL UPDATE of metadata_location) is sho
   const before = parseJson(await ok(['log', 'generations', '--json'], { lake })) as Obj[];
   const head = before[0]!.generation as number;
 
-  // another engine: Mimir's table API writes its new metadata file through a second catalog (a copy),
-  // then the pointer of this lake's catalog is moved with the SQL catalog's compare-and-swap
+  // another engine: the Iceberg table API over a plain FileIO (no lake root: it writes where the
+  // metadata says) commits through a second catalog (a copy), then the pointer of this lake's
+  // catalog is moved with the SQL catalog's compare-and-swap
   const other = path.join(work.dir, 'fc-other');
   mkdirSync(other);
   const src = new Database(path.join(lake, 'catalog.db'));
   await src.backup(path.join(other, 'catalog.db'));
   const old = (src.prepare(`SELECT metadata_location AS m FROM iceberg_tables WHERE table_name = 't'`).get() as { m: string }).m;
   src.close();
-  await ok(['table', 'append', 'lake:f.t', '--jsonl', '-'], { lake: other, input: '{"id": 3}\n' });
-  const probe = new Database(path.join(other, 'catalog.db'), { readonly: true });
-  const next = (probe.prepare(`SELECT metadata_location AS m FROM iceberg_tables WHERE table_name = 't'`).get() as { m: string }).m;
-  probe.close();
+  const engineIo = new LocalFileIO();
+  const engineCatalog = SqlCatalog.open(other, { create: false });
+  const engineTable = new Table(engineIo, old, await readMetadata(engineIo, old), engineCatalog, { namespace: ['f'], name: 't' });
+  await engineTable.append([{ fields: engineTable.schema.fields, numRows: 1, columns: [[3n]] }]);
+  const next = engineTable.metadataLocation;
+  engineCatalog.close();
   assert.notEqual(next, old);
   assert.ok(existsSync(localPath(next)), 'the new metadata file sits in the table folder of the first lake');
   const raw = new Database(path.join(lake, 'catalog.db'));

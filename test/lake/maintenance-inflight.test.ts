@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { existsSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
 import { Lake } from '../../src/lake/lake.ts';
 import type { Batch, Schema, Value } from '../../src/lake/spec/types.ts';
 import { removeOrphanFiles } from '../../src/lake/maintenance/index.ts';
@@ -76,7 +77,7 @@ test('orphans in flight: a zero horizon keeps the files of a commit paused in an
     const lease = lake.catalog.liveLeases().find((l) => l.pid === c.child.pid);
     assert.ok(lease, 'the child holds a live lease');
     // an old stray (older than the lease) still goes while the child is in flight
-    const oldStray = path.join(local(lake.tableLocation(ident)), 'data', 'old-stray.parquet');
+    const oldStray = path.join(local(lake.tableLocation(ident)), 'data', `00077-${randomUUID()}.parquet`);
     writeFileSync(oldStray, 'x');
     const old = new Date(Date.now() - 60_000);
     utimesSync(oldStray, old, old);

@@ -1,6 +1,7 @@
 // removeOrphanFiles on real lakes, one process: strays and the files of a
 // commit that never landed go; everything any metadata reaches stays (reads
-// as of an old generation included); horizons, dry runs, unreadable tables.
+// as of an old generation included); horizons, dry runs, unreadable tables;
+// a stranger's file (a name Mimir never writes) is listed and kept.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -64,17 +65,29 @@ test('orphans: strays and a failed commit\'s files go; every reachable file stay
   const dir = local(lake.tableLocation(ident));
   const reachable = filesUnder(dir);
 
-  // orphans: a commit that never landed, strays, a temp file of a write that died, a nested stray
+  // orphans: a commit that never landed, strays named as Mimir names its files, a temp file of a write that died, a nested stray
   const failed = (await t.writeDataFiles([batch('x', 100, 5)])).map((f) => local(f.file.filePath));
   assert.equal(failed.length, 1);
   mkdirSync(path.join(dir, 'data', 'sub'), { recursive: true });
   const strays = [
-    path.join(dir, 'data', 'stray.parquet'),
-    path.join(dir, 'metadata', 'junk.avro'),
+    path.join(dir, 'data', `00042-${randomUUID()}.parquet`),
+    path.join(dir, 'metadata', `${randomUUID()}-m0-a1.avro`),
+    path.join(dir, 'metadata', `snap-123-1-${randomUUID()}.avro`),
+    path.join(dir, 'metadata', `00007-${randomUUID()}.metadata.json`),
     path.join(dir, 'data', `.00009-x.parquet.${randomUUID()}.tmp`),
-    path.join(dir, 'data', 'sub', 'deep.bin'),
+    path.join(dir, 'data', 'sub', `00001-${randomUUID()}.parquet`),
   ];
   for (const s of strays) writeFileSync(s, 'junk');
+  // a stranger's files: names Mimir never writes, wherever they are in the table folder
+  const strangers = [
+    path.join(dir, 'data', 'stray.parquet'),
+    path.join(dir, 'metadata', 'junk.avro'),
+    path.join(dir, 'data', 'sub', 'deep.bin'),
+    path.join(dir, 'notes.txt'),
+    path.join(dir, 'metadata', 'sub', `${randomUUID()}-m0.avro`),
+  ];
+  mkdirSync(path.join(dir, 'metadata', 'sub'));
+  for (const s of strangers) writeFileSync(s, 'mine');
   // never deleted: a version hint
   writeFileSync(path.join(dir, 'metadata', 'version-hint.text'), '3');
   const orphans = [...failed, ...strays].sort();
@@ -83,8 +96,9 @@ test('orphans: strays and a failed commit\'s files go; every reachable file stay
   const dry = await removeOrphanFiles(lake, { olderThanMs: 0, dryRun: true });
   assert.equal(dry.dryRun, true);
   assert.deepEqual(dry.deleted.map(local).sort(), orphans);
+  assert.deepEqual(dry.strangers.map(local).sort(), [...strangers].sort());
   for (const o of orphans) assert.ok(existsSync(o), `dry run kept ${o}`);
-  assert.equal(dry.scanned, reachable.length + orphans.length + 1);
+  assert.equal(dry.scanned, reachable.length + orphans.length + strangers.length + 1);
   assert.equal(dry.reachable, reachable.length + 1);
 
   const hour = await removeOrphanFiles(lake, { olderThanMs: 60 * 60_000 });
@@ -94,18 +108,20 @@ test('orphans: strays and a failed commit\'s files go; every reachable file stay
 
   const r = await removeOrphanFiles(lake, { olderThanMs: 0 });
   assert.deepEqual(r.deleted.map(local).sort(), orphans);
+  assert.deepEqual(r.strangers.map(local).sort(), [...strangers].sort(), 'a stranger\'s files are listed');
   assert.deepEqual(r.skipped, []);
   for (const o of orphans) assert.ok(!existsSync(o), `deleted ${o}`);
   assert.deepEqual(
     filesUnder(dir),
-    [...reachable, path.join(dir, 'metadata', 'version-hint.text')].sort(),
-    'exactly the reachable files (and the hint) remain',
+    [...reachable, ...strangers, path.join(dir, 'metadata', 'version-hint.text')].sort(),
+    'exactly the reachable files, the stranger\'s files and the hint remain',
   );
   const again = await lake.loadTable(ident);
   assert.deepEqual(ids(await again.scan().toArray()), rowsNow);
   assert.deepEqual(ids(await (await lake.loadTable(ident, { generation: g1 })).scan().toArray()), rowsG1, 'as of an old generation');
   const second = await removeOrphanFiles(lake, { olderThanMs: 0 });
   assert.deepEqual(second.deleted, []);
+  assert.equal(second.strangers.length, strangers.length, 'still listed, still kept');
   lake.close();
 });
 
@@ -136,8 +152,8 @@ test('orphans: a table whose metadata cannot be read is reported and left alone;
   const bad = await lake.createTable({ namespace: ['o'], name: 'bad' }, schema, { properties: props });
   await good.append([batch('g', 0, 5)]);
   await bad.append([batch('b', 0, 5)]);
-  const goodStray = path.join(local(lake.tableLocation(good.ident!)), 'data', 'stray.bin');
-  const badStray = path.join(local(lake.tableLocation(bad.ident!)), 'data', 'stray.bin');
+  const goodStray = path.join(local(lake.tableLocation(good.ident!)), 'data', `00099-${randomUUID()}.parquet`);
+  const badStray = path.join(local(lake.tableLocation(bad.ident!)), 'data', `00099-${randomUUID()}.parquet`);
   writeFileSync(goodStray, 'x');
   writeFileSync(badStray, 'x');
   // the bad table's current manifest list is corrupted

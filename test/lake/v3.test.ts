@@ -86,13 +86,14 @@ test('v3: a deletion vector (a PUFFIN delete file) is refused naming the feature
     const { entries } = decodeManifest(await lake.io.readAll(data.manifestPath), data.manifestPath, { addedSnapshotId: data.addedSnapshotId, sequenceNumber: data.sequenceNumber });
     const target = entries[0]!.dataFile;
     const dvPath = target.filePath.replace(/[^/]+$/, 'dv-1.puffin');
-    const { bytes } = encodeManifest(
+    const { bytes, summary } = encodeManifest(
       [{ status: 1, snapshotId: null, sequenceNumber: null, fileSequenceNumber: null, dataFile: { ...target, content: 1, filePath: dvPath, fileFormat: 'PUFFIN', recordCount: 1n, fileSizeInBytes: 64n, referencedDataFile: target.filePath } }],
       { schema, spec: t.spec, content: 1 },
     );
+    const { minDataSequenceNumber: _min, ...counts } = summary;
     const dvManifest = data.manifestPath.replace(/\.avro$/, '-dv.avro');
     await lake.io.writeNew(dvManifest, bytes);
-    const list = encodeManifestList([data, { ...data, manifestPath: dvManifest, manifestLength: BigInt(bytes.length), content: 1 }], { snapshotId: snap.snapshotId, sequenceNumber: snap.sequenceNumber });
+    const list = encodeManifestList([data, { ...data, ...counts, manifestPath: dvManifest, manifestLength: BigInt(bytes.length), content: 1 }], { snapshotId: snap.snapshotId, sequenceNumber: snap.sequenceNumber });
     await lake.io.writeAtomic(snap.manifestList, list);
     const reopened = await openMetadataFile(localPath(t.metadataLocation));
     await assert.rejects(reopened.scan().toArray(), (e: Error) => {

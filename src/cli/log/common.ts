@@ -12,12 +12,16 @@ import { lakeLocation, openLakeAt } from '../lake-location.ts';
 import { EventLog } from '../../log/event-log.ts';
 import { CODE_NODE_EVENTS, ident, qualified } from '../../log/schema.ts';
 
-/** The lake at ctx.lakeDir, which must exist (no catalog.db there is an error, not a new lake). */
-export function openExistingLake(ctx: Context, opts: { readOnly?: boolean } = {}): Lake {
+/**
+ * The lake at ctx.lakeDir, which must exist (no catalog.db there is an error,
+ * not a new lake). `readOnly`: true writes nothing; 'auto' (reads) opens
+ * read-only when this process cannot write the lake.
+ */
+export function openExistingLake(ctx: Context, opts: { readOnly?: boolean | 'auto' } = {}): Lake {
   if (!existsSync(lakeLocation(ctx).catalogFile)) {
     throw new Error(`no lake at ${ctx.lakeDir} (no catalog.db there); give --lake DIR or set MIMIR_LAKE, or create one with 'mimir init'`);
   }
-  return openLakeAt(ctx, { create: false, readOnly: opts.readOnly === true });
+  return openLakeAt(ctx, { create: false, readOnly: opts.readOnly ?? false });
 }
 
 /** An open event log and what to close when done. */
@@ -31,8 +35,8 @@ export interface OpenLog {
  * The event log of the existing lake at ctx.lakeDir. A lake without the event
  * tables (made by `mimir table` only) is refused: `mimir init` creates them.
  */
-export async function openLog(ctx: Context): Promise<OpenLog> {
-  const lake = openExistingLake(ctx);
+export async function openLog(ctx: Context, opts: { readOnly?: boolean | 'auto' } = {}): Promise<OpenLog> {
+  const lake = openExistingLake(ctx, opts);
   try {
     if (!lake.tableExists(ident(CODE_NODE_EVENTS))) {
       throw new Error(`the lake at ${lake.root} has no event log (no table ${qualified(CODE_NODE_EVENTS)}); create it with 'mimir init'`);

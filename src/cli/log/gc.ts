@@ -10,7 +10,12 @@ import { openLog, parseDuration, positiveCount, withProgress } from './common.ts
 
 export const command: CommandSpec = {
   usage: '[--dry-run] [--retain DURATION] [--keep-last N] [options]',
-  description: 'DURATION: 30s, 15m, 12h, 7d, 2w or 0. Orphans younger than min(retain, 1 min) are kept.',
+  description: [
+    'DURATION: 30s, 15m, 12h, 7d, 2w or 0. Orphans younger than min(retain, 1 min) are kept.',
+    'The retention is also the history kept: metadata files of generations older than it (and read by no pin)',
+    'are deleted, so --as-of reaches back that far. Only files named as Mimir names them are deleted;',
+    'any other file found in a table folder is listed and kept.',
+  ].join('\n'),
   positionals: [],
   options: [
     { name: 'dry-run', kind: 'flag', help: 'list what would be expired and deleted; change nothing' },
@@ -42,6 +47,7 @@ async function run(args: Args, ctx: Context): Promise<void> {
       }
       for (const f of report.orphans) lines.push(`would delete orphan ${f}`);
     }
+    for (const f of report.strangers) lines.push(`kept ${f}: nothing references it, and Mimir does not write files of that name — remove it yourself if it is not needed`);
     await ctx.out.line(lines.join('\n'));
   } finally {
     open.close();

@@ -45,7 +45,7 @@ async function tableStatus(log: EventLog, name: string, kind: Kind | null, role:
 
 async function run(args: Args, ctx: Context): Promise<void> {
   const shown = positiveCount(args, 'crates') ?? DEFAULT_CRATES_SHOWN;
-  const open = await openLog(ctx);
+  const open = await openLog(ctx, { readOnly: 'auto' });
   try {
     const { log } = open;
     const g = log.readGeneration();

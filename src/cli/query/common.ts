@@ -70,7 +70,7 @@ export async function answer<N extends QuestionName>(
 /** The answer read from the lake (the lake's modules are loaded here, not when a server answers). */
 async function askLocal<N extends QuestionName>(ctx: Context, q: Question & { q: N }): Promise<Answers[N]> {
   const [{ openLog }, { ask }] = await Promise.all([import('../log/common.ts'), import('../../serve/questions.ts')]);
-  const open = await openLog(ctx);
+  const open = await openLog(ctx, { readOnly: 'auto' });
   try {
     return (await ask(open.log, q)) as Answers[N];
   } finally {

@@ -78,7 +78,7 @@ export interface OpenTable {
  * Open the lake for a read (it must exist; `readOnly`: nothing is written to
  * its catalog) or a write (created when absent).
  */
-export function openLake(ctx: Context, opts: { create: boolean; readOnly?: boolean }): Lake {
+export function openLake(ctx: Context, opts: { create: boolean; readOnly?: boolean | 'auto' }): Lake {
   if (!opts.create && !existsSync(lakeLocation(ctx).catalogFile)) {
     throw new Error(`no lake at ${ctx.lakeDir} (no catalog.db there); give --lake DIR (or a catalog file) or set MIMIR_LAKE`);
   }

@@ -14,9 +14,17 @@
 // bytes as Buffers) and `m`; a file whose magic, block framing, sync markers
 // or codec is wrong is refused with an error that names the file. Writing is
 // pure (bytes in memory); the caller decides where and how they land.
+//
+// Checksum: deflate has none, so a few flipped bytes can decode into other
+// values without any error. `writeContainer(…, { checksum: true })` (our
+// manifests and manifest lists) adds the file metadata key `mimir.sha256`,
+// last in the header: the SHA-256 of the whole file with that value's 64
+// characters written as '0'. Reading verifies it when present, so any change
+// to the file — header, blocks or the checksum itself — is an error naming the
+// file. Other readers ignore the key, as Avro lets them.
 import avro from 'avsc';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { zstdCompress, zstdDecompress as zstdInflate } from '../codec/zstd.ts';
 import { parseJson, stringifyJson, type Json } from '../spec/json.ts';
 
@@ -174,12 +182,28 @@ class Cursor {
 
 const utf8 = new TextDecoder('utf-8');
 
-function readHeader(c: Cursor): { meta: Map<string, Uint8Array>; sync: Uint8Array } {
+/** File metadata key of the whole-file checksum (see the module comment). */
+export const CHECKSUM_KEY = 'mimir.sha256';
+const CHECKSUM_HEX = 64;
+
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The file with `len` bytes at `at` replaced by '0' characters. */
+function blanked(bytes: Uint8Array, at: number, len: number): Uint8Array {
+  const copy = Uint8Array.from(bytes);
+  copy.fill(0x30, at, at + len);
+  return copy;
+}
+
+function readHeader(c: Cursor): { meta: Map<string, Uint8Array>; sync: Uint8Array; offsets: Map<string, number> } {
   if (c.buf.length < 4 || MAGIC.some((b, i) => c.buf[i] !== b)) {
     c.fail('bad magic (expected "Obj\\x01")');
   }
   c.pos = 4;
   const meta = new Map<string, Uint8Array>();
+  const offsets = new Map<string, number>();
   for (;;) {
     let count = c.long('metadata block count');
     if (count === 0) break;
@@ -189,12 +213,14 @@ function readHeader(c: Cursor): { meta: Map<string, Uint8Array>; sync: Uint8Arra
     }
     for (let i = 0; i < count; i++) {
       const key = utf8.decode(c.bytes(c.long('metadata key length'), 'metadata key'));
-      const value = c.bytes(c.long('metadata value length'), 'metadata value');
+      const len = c.long('metadata value length');
+      offsets.set(key, c.pos);
+      const value = c.bytes(len, 'metadata value');
       meta.set(key, value);
     }
   }
   const sync = c.bytes(16, 'sync marker');
-  return { meta, sync };
+  return { meta, sync, offsets };
 }
 
 // ---- codecs ---------------------------------------------------------------
@@ -342,7 +368,19 @@ function compress(codec: WriteCodec, data: Uint8Array): Uint8Array {
 /** Reads a whole container file held in memory. `file` names it in errors. */
 export function readContainer(bytes: Uint8Array, file: string): Container {
   const c = new Cursor(bytes, file);
-  const { meta: rawMeta, sync } = readHeader(c);
+  const { meta: rawMeta, sync, offsets } = readHeader(c);
+  const sum = rawMeta.get(CHECKSUM_KEY);
+  if (sum !== undefined) {
+    const stored = utf8.decode(sum);
+    const at = offsets.get(CHECKSUM_KEY)!;
+    const actual = sum.length === CHECKSUM_HEX ? sha256Hex(blanked(bytes, at, CHECKSUM_HEX)) : '(none: the stored value is not 64 characters)';
+    if (actual !== stored) {
+      throw new Error(
+        `${file}: its content does not match the checksum written with it (${CHECKSUM_KEY} ${stored.slice(0, 16)}…, ` +
+          `computed ${actual.slice(0, 16)}…): the file was altered or damaged after it was written; nothing read from it`,
+      );
+    }
+  }
   const schemaBytes = rawMeta.get('avro.schema');
   if (!schemaBytes) c.fail('no avro.schema in the header');
   const schemaText = utf8.decode(schemaBytes);
@@ -359,7 +397,7 @@ export function readContainer(bytes: Uint8Array, file: string): Container {
   }
   const type = avscType(schemaText, file);
   const meta = new Map<string, string>();
-  for (const [k, v] of rawMeta) if (k !== 'avro.schema' && k !== 'avro.codec') meta.set(k, utf8.decode(v));
+  for (const [k, v] of rawMeta) if (k !== 'avro.schema' && k !== 'avro.codec' && k !== CHECKSUM_KEY) meta.set(k, utf8.decode(v));
 
   const records: unknown[] = [];
   let block = 0;
@@ -402,6 +440,7 @@ export function writeContainer(
   records: unknown[],
   meta: Record<string, string>,
   codec: WriteCodec = 'deflate',
+  opts: { checksum?: boolean } = {},
 ): Uint8Array {
   const schemaText = stringifyJson(schemaJson);
   const type = avscType(schemaText, 'Avro writer');
@@ -411,12 +450,19 @@ export function writeContainer(
     ['avro.codec', Buffer.from(codec, 'utf8')],
   ];
   for (const [k, v] of Object.entries(meta)) {
-    if (k !== 'avro.schema' && k !== 'avro.codec') entries.push([k, Buffer.from(v, 'utf8')]);
+    if (k !== 'avro.schema' && k !== 'avro.codec' && k !== CHECKSUM_KEY) entries.push([k, Buffer.from(v, 'utf8')]);
   }
+  if (opts.checksum) entries.push([CHECKSUM_KEY, Buffer.alloc(CHECKSUM_HEX, 0x30)]);
   header.push(encodeLong(BigInt(entries.length)));
+  let checksumAt = -1;
+  let at = header.reduce((n, b) => n + b.length, 0);
   for (const [k, v] of entries) {
     const kb = Buffer.from(k, 'utf8');
-    header.push(encodeLong(BigInt(kb.length)), kb, encodeLong(BigInt(v.length)), v);
+    const parts = [encodeLong(BigInt(kb.length)), kb, encodeLong(BigInt(v.length))];
+    for (const p of parts) at += p.length;
+    if (k === CHECKSUM_KEY) checksumAt = at;
+    at += v.length;
+    header.push(...parts, v);
   }
   header.push(encodeLong(0n));
   const sync = randomBytes(16);
@@ -445,7 +491,9 @@ export function writeContainer(
     if (pendingBytes >= BLOCK_TARGET_BYTES) flush();
   });
   flush();
-  return Buffer.concat(out);
+  const file = Buffer.concat(out);
+  if (checksumAt >= 0) file.write(sha256Hex(file), checksumAt, 'latin1');
+  return file;
 }
 
 /** Where a value fails its schema: the first bad path, its Avro type and the value found. */

@@ -97,6 +97,7 @@ export function encodeManifestList(files: ManifestFile[], meta: ManifestListMeta
       'format-version': '2',
     },
     codec,
+    { checksum: true },
   );
 }
 
@@ -154,6 +155,7 @@ export function decodeManifestList(bytes: Uint8Array, file: string): ManifestFil
         return s;
       });
     }
+    if ([504, 505, 506, 512, 513, 514].some((id) => top.get(r, id) === null || top.get(r, id) === undefined)) mf.countsUnknown = true;
     const km = top.get(r, 519);
     if (km !== null && km !== undefined) mf.keyMetadata = asBytes(km, `${what} key_metadata`);
     return mf;

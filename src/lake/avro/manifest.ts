@@ -372,7 +372,7 @@ export function encodeManifest(
     'format-version': '2',
     content: opts.content === 0 ? 'data' : 'deletes',
   };
-  const bytes = writeContainer(manifestEntrySchema(columns), records, meta, opts.codec ?? 'deflate');
+  const bytes = writeContainer(manifestEntrySchema(columns), records, meta, opts.codec ?? 'deflate', { checksum: true });
   return {
     bytes,
     summary: {

@@ -22,7 +22,13 @@ export const T = {
   log: 'mimir_commit_log',
   leases: 'mimir_leases',
   keys: 'mimir_commit_keys',
+  properties: 'mimir_properties',
 } as const;
+
+/** Catalog property (`mimir_properties`): the folder the lake was created at (absolute local path). */
+export const PROP_LAKE_ROOT = 'lake.root';
+/** Catalog property: roots the lake had before a relocation, one per line (their paths still map onto the lake). */
+export const PROP_FORMER_ROOTS = 'lake.former-roots';
 
 /** Columns of `iceberg_tables` (the V1 layout; `iceberg_type` may be absent in V0 files). */
 export const TABLE_COLUMNS = [
@@ -83,6 +89,9 @@ export const STANDARD_DDL: readonly string[] = [
  *   keeps `repo:<name>` -> last run id there). A missing row is an absent key.
  *   Added after the first layout: created on open (IF NOT EXISTS) and read as
  *   empty where it does not exist yet (a read-only catalog).
+ * - `mimir_properties`: the catalog's own key/value properties (e.g. `lake.root`,
+ *   the folder the lake was created at: see lake/io/rooted.ts). Added after
+ *   layout 1 shipped; created by the idempotent DDL on the next writable open.
  */
 export const MIMIR_DDL: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS ${T.catalog} (
@@ -127,6 +136,12 @@ export const MIMIR_DDL: readonly string[] = [
     key TEXT NOT NULL,
     value TEXT NOT NULL,
     generation INTEGER NOT NULL,
+    PRIMARY KEY (catalog_name, key)
+  )`,
+  `CREATE TABLE IF NOT EXISTS ${T.properties} (
+    catalog_name VARCHAR(255) NOT NULL,
+    key VARCHAR(255) NOT NULL,
+    value TEXT NOT NULL,
     PRIMARY KEY (catalog_name, key)
   )`,
 ];

@@ -36,8 +36,14 @@
 // or `recordForeignCommits()`, first records one generation marked foreign
 // holding every such move (at the time it was observed), so time travel by
 // generation reaches those states too.
+//
+// Read-only use: a read-only open writes nothing (no DDL, no lease, no sweep).
+// SQLite cannot open a WAL-mode file read-only when its folder is not
+// writable and the `-shm` file is absent; then the file is read whole into
+// memory (a snapshot of the last checkpoint) — refused if a non-empty `-wal`
+// holds commits the snapshot would miss.
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as nodePath from 'node:path';
 import {
@@ -298,6 +304,10 @@ export class SqlCatalog {
   private readonly hasKeys: boolean;
   /** Whether `mimir_generations` has the foreign-commit column (older files opened read-only may lack it). */
   private readonly hasForeignColumn: boolean;
+  /** Whether `mimir_properties` exists (false for catalogs made before it, opened read-only). */
+  private readonly hasProps: boolean;
+  /** Read-only and read from an in-memory copy of the file (its folder is not writable). */
+  readonly snapshotRead: boolean;
   private readonly host = hostname();
 
   private constructor(
@@ -309,6 +319,8 @@ export class SqlCatalog {
     hasMimir: boolean,
     hasKeys: boolean,
     hasForeignColumn: boolean,
+    hasProps: boolean,
+    snapshotRead: boolean,
   ) {
     this.db = db;
     this.path = path;
@@ -319,6 +331,8 @@ export class SqlCatalog {
     this.hasMimir = hasMimir;
     this.hasKeys = hasKeys;
     this.hasForeignColumn = hasForeignColumn;
+    this.hasProps = hasProps;
+    this.snapshotRead = snapshotRead;
   }
 
   /** Open (by default create) the catalog of the lake at `lakeRoot` (`<lakeRoot>/catalog.db`). */
@@ -338,10 +352,12 @@ export class SqlCatalog {
       throw new Error(`no catalog at ${path}: the file does not exist (opened with create=false or read-only)`);
     }
     let db: Db;
+    let snapshotRead = false;
     try {
-      db = new Database(path, { readonly: readOnly, fileMustExist: !create, timeout: BUSY_TIMEOUT_MS });
+      if (readOnly) ({ db, snapshotRead } = openReadOnly(path));
+      else db = new Database(path, { fileMustExist: !create, timeout: BUSY_TIMEOUT_MS });
     } catch (e) {
-      throw new Error(`cannot open catalog ${path}: ${(e as Error).message}`);
+      throw new Error(`cannot open catalog ${path}${readOnly ? ' read-only' : ''}: ${(e as Error).message}`);
     }
     try {
       db.defaultSafeIntegers(true);
@@ -349,6 +365,7 @@ export class SqlCatalog {
       try {
         tables = listSqliteTables(db);
       } catch (e) {
+        if (!readOnly && isReadOnlyError(e)) throw readOnlyCatalog(path, e);
         throw new Error(`${path} is not a catalog: expected a SQLite database, found ${(e as Error).message}`);
       }
       if (!tables.has(T.tables)) {
@@ -358,20 +375,25 @@ export class SqlCatalog {
         }
       }
       if (!readOnly) {
-        // WAL lets readers proceed while one process commits; the mode is persistent.
-        db.pragma('journal_mode = WAL');
-        db.pragma('synchronous = NORMAL');
-        db.transaction(() => {
-          for (const ddl of STANDARD_DDL) db.exec(ddl);
-          for (const ddl of MIMIR_DDL) db.exec(ddl);
-          if (!columnsOf(db, T.generations).has(FOREIGN_COLUMN)) {
-            db.exec(`ALTER TABLE ${T.generations} ADD COLUMN ${FOREIGN_COLUMN} INTEGER NOT NULL DEFAULT 0`);
-          }
-          const added = db
-            .prepare(`INSERT OR IGNORE INTO ${T.catalog} (catalog_name, generation, last_time_ms, layout_version) VALUES (?, 0, 0, ?)`)
-            .run(name, MIMIR_LAYOUT_VERSION);
-          if (added.changes === 1) adoptTables(db, name);
-        }).immediate();
+        try {
+          // WAL lets readers proceed while one process commits; the mode is persistent.
+          db.pragma('journal_mode = WAL');
+          db.pragma('synchronous = NORMAL');
+          db.transaction(() => {
+            for (const ddl of STANDARD_DDL) db.exec(ddl);
+            for (const ddl of MIMIR_DDL) db.exec(ddl);
+            if (!columnsOf(db, T.generations).has(FOREIGN_COLUMN)) {
+              db.exec(`ALTER TABLE ${T.generations} ADD COLUMN ${FOREIGN_COLUMN} INTEGER NOT NULL DEFAULT 0`);
+            }
+            const added = db
+              .prepare(`INSERT OR IGNORE INTO ${T.catalog} (catalog_name, generation, last_time_ms, layout_version) VALUES (?, 0, 0, ?)`)
+              .run(name, MIMIR_LAYOUT_VERSION);
+            if (added.changes === 1) adoptTables(db, name);
+          }).immediate();
+        } catch (e) {
+          if (isReadOnlyError(e)) throw readOnlyCatalog(path, e);
+          throw e;
+        }
         tables = listSqliteTables(db);
       }
       const tableCols = columnsOf(db, T.tables);
@@ -390,7 +412,7 @@ export class SqlCatalog {
       }
       const hasMimir = tables.has(T.catalog) && tables.has(T.generations) && tables.has(T.log) && tables.has(T.leases);
       const hasForeign = hasMimir && columnsOf(db, T.generations).has(FOREIGN_COLUMN);
-      return new SqlCatalog(db, path, name, readOnly, tableCols.has('iceberg_type'), hasMimir, tables.has(T.keys), hasForeign);
+      return new SqlCatalog(db, path, name, readOnly, tableCols.has('iceberg_type'), hasMimir, tables.has(T.keys), hasForeign, tables.has(T.properties), snapshotRead);
     } catch (e) {
       db.close();
       throw e;
@@ -583,7 +605,14 @@ export class SqlCatalog {
       }
       return gen;
     });
-    return run.immediate();
+    try {
+      return run.immediate();
+    } catch (e) {
+      if (e instanceof Database.SqliteError) {
+        throw new Error(`commit to catalog ${this.path} failed: ${e.code} (${e.message}) — nothing of this commit was applied`);
+      }
+      throw e;
+    }
   }
 
   private applyKey(k: KeyChange): void {
@@ -758,6 +787,29 @@ export class SqlCatalog {
     return row.g === null ? 0n : big(row.g);
   }
 
+  /**
+   * The metadata locations a read of the table as of `generation` or any later
+   * one may need: the one current at `generation`, every one the log recorded
+   * after it, and the current row's.
+   */
+  metadataLocationsSince(ident: TableIdent, generation: bigint): string[] {
+    const seen = new Set<string>();
+    const at = this.locationAt(ident, generation);
+    if (at !== null) seen.add(at);
+    if (this.hasMimir) {
+      const rows = this.db
+        .prepare(
+          `SELECT metadata_location FROM ${T.log}
+           WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND generation > ? ORDER BY generation`,
+        )
+        .all(this.name, nsToString(ident.namespace), ident.name, generation) as { metadata_location: string | null }[];
+      for (const r of rows) if (r.metadata_location !== null) seen.add(r.metadata_location);
+    }
+    const row = this.currentRow(ident);
+    if (row?.metadata_location) seen.add(row.metadata_location);
+    return [...seen];
+  }
+
   /** Every metadata location the log (and the current row) ever recorded for the table, oldest first. */
   everMetadataLocations(ident: TableIdent): string[] {
     const seen = new Set<string>();
@@ -886,6 +938,29 @@ export class SqlCatalog {
   }
 
   // -------------------------------------------------------------------------
+  // Catalog properties (Mimir's own, e.g. the root the lake was created at)
+
+  /** A property of this catalog; undefined when unset (or the catalog predates properties). */
+  property(key: string): string | undefined {
+    if (!this.hasProps) return undefined;
+    const row = this.db.prepare(`SELECT value FROM ${T.properties} WHERE catalog_name = ? AND key = ?`).get(this.name, key) as
+      | { value: string }
+      | undefined;
+    return row?.value;
+  }
+
+  /** Set (or, with undefined, remove) a property of this catalog. */
+  setProperty(key: string, value: string | undefined): void {
+    this.requireWritable('setProperty');
+    if (value === undefined) this.db.prepare(`DELETE FROM ${T.properties} WHERE catalog_name = ? AND key = ?`).run(this.name, key);
+    else {
+      this.db
+        .prepare(`INSERT INTO ${T.properties} (catalog_name, key, value) VALUES (?, ?, ?) ON CONFLICT (catalog_name, key) DO UPDATE SET value = excluded.value`)
+        .run(this.name, key, value);
+    }
+  }
+
+  // -------------------------------------------------------------------------
   // Leases
 
   /**
@@ -1007,6 +1082,59 @@ function adoptTables(db: Db, name: string): void {
      SELECT catalog_name, 0, table_namespace, table_name, metadata_location, NULL FROM ${T.tables}
      WHERE catalog_name = ? AND metadata_location IS NOT NULL${hasType ? ` AND (iceberg_type = '${ICEBERG_TYPE_TABLE}' OR iceberg_type IS NULL)` : ''}`,
   ).run(name);
+}
+
+function isReadOnlyError(e: unknown): boolean {
+  return e instanceof Database.SqliteError && /^SQLITE_(READONLY|CANTOPEN|PERM|AUTH)/.test(e.code);
+}
+
+function readOnlyCatalog(path: string, e: unknown): Error {
+  const err = e as { code?: string; message: string };
+  return new Error(
+    `cannot open catalog ${path} for writing: ${err.code ?? 'error'} (${err.message}) — the lake is read-only for this process; ` +
+      `commands that only read (queries, table scan, ring status, log generations) work on it — nothing written`,
+  );
+}
+
+/**
+ * Open a catalog file read-only. SQLite needs the `-shm` file of a WAL-mode
+ * database, and creates it when absent — impossible in a folder this process
+ * cannot write. Then the file is read into memory (header marked rollback-
+ * journal, as SQLite's deserialiser requires), unless a non-empty `-wal`
+ * holds commits not yet checkpointed into it.
+ */
+function openReadOnly(path: string): { db: Db; snapshotRead: boolean } {
+  let db: Db | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+    listSqliteTables(db);
+    return { db, snapshotRead: false };
+  } catch (e) {
+    db?.close();
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== 'string' || !/^SQLITE_(READONLY|CANTOPEN)/.test(code)) throw e;
+  }
+  const wal = `${path}-wal`;
+  const walBytes = existsSync(wal) ? statSync(wal).size : 0;
+  if (walBytes > 0) {
+    throw new Error(
+      `its write-ahead log ${wal} holds ${walBytes} bytes of commits not yet in the file, and SQLite cannot read it ` +
+        `without writing ${path}-shm in a folder this process may not write; open the lake once with write access ` +
+        `(any mimir command run by its owner folds the log in) — nothing read`,
+    );
+  }
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    throw new Error(`cannot read ${path}: ${(e as Error).message}`);
+  }
+  // bytes 18 and 19: file format write/read version, 2 = WAL; the deserialiser opens only 1 (rollback journal)
+  if (bytes.length >= 20 && bytes[18] === 2 && bytes[19] === 2) {
+    bytes[18] = 1;
+    bytes[19] = 1;
+  }
+  return { db: new Database(bytes, { readonly: true }), snapshotRead: true };
 }
 
 function listSqliteTables(db: Db): Set<string> {

@@ -10,10 +10,43 @@
 // Crash story: `writeAtomic` writes a temporary sibling, fsyncs it and renames
 // it into place, so a reader sees the whole file or none; `writeNew` does the
 // same but refuses to replace an existing file.
+//
+// Errors: every failure of the file system is an `IoError` naming the
+// operation and the local path (ENOSPC says which file could not be written),
+// with the errno `code` kept for callers that test it (ENOENT, EEXIST).
 import { existsSync, promises as fs, constants as fsc } from 'node:fs';
 import * as nodePath from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { decodedLocalPath, isRelativePath, localPath } from './paths.ts';
+
+/** A file-system failure: the operation, the local path and the errno code. */
+export class IoError extends Error {
+  readonly code: string | undefined;
+  constructor(
+    readonly op: string,
+    readonly path: string,
+    cause: unknown,
+    detail?: string,
+  ) {
+    const e = cause as NodeJS.ErrnoException | undefined;
+    const code = e?.code;
+    // node's own message repeats the code and sometimes the path: keep its reason only
+    const reason = (e?.message ?? String(cause)).replace(/^[A-Z]+: /, '').replace(/, \w+( '[^']*'( -> '[^']*')?)?$/, '');
+    super(`cannot ${op} ${path}${detail ? ` (${detail})` : ''}: ${code ? `${code} (${reason})` : reason}`);
+    this.name = 'IoError';
+    this.code = code;
+  }
+}
+
+/** Run a file-system call, turning its failure into an IoError naming `op` and `path`. */
+export async function io<T>(op: string, path: string, fn: () => Promise<T>, detail?: string): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof IoError) throw e;
+    throw new IoError(op, path, e, detail);
+  }
+}
 
 export interface FileInfo {
   /** The path as given back by `list` (same form as the prefix given). */
@@ -104,11 +137,14 @@ class LocalInputFile implements InputFile {
     private readonly local: string,
   ) {}
   private async fh(): Promise<fs.FileHandle> {
-    if (!this.handle) this.handle = await readLocal(this.path, this.local, (l) => fs.open(l, 'r'));
+    if (!this.handle) this.handle = await io('open for reading', this.local, () => readLocal(this.path, this.local, (l) => fs.open(l, 'r')));
     return this.handle;
   }
   async size(): Promise<number> {
-    if (this.sizeCache === undefined) this.sizeCache = (await (await this.fh()).stat()).size;
+    if (this.sizeCache === undefined) {
+      const h = await this.fh();
+      this.sizeCache = (await io('stat', this.local, () => h.stat())).size;
+    }
     return this.sizeCache;
   }
   async read(start: number, end: number): Promise<Uint8Array> {
@@ -117,8 +153,8 @@ class LocalInputFile implements InputFile {
     let off = 0;
     const h = await this.fh();
     while (off < len) {
-      const { bytesRead } = await h.read(buf, off, len - off, start + off);
-      if (bytesRead === 0) throw new Error(`${this.path}: short read at ${start + off} (wanted ${len} bytes from ${start})`);
+      const { bytesRead } = await io('read', this.local, () => h.read(buf, off, len - off, start + off));
+      if (bytesRead === 0) throw new Error(`${this.path}: short read at ${start + off} (wanted ${len} bytes from ${start}; the file ends before)`);
       off += bytesRead;
     }
     return buf;
@@ -126,7 +162,7 @@ class LocalInputFile implements InputFile {
   async close(): Promise<void> {
     const h = this.handle;
     this.handle = undefined;
-    if (h) await h.close();
+    if (h) await io('close', this.local, () => h.close());
   }
 }
 
@@ -140,7 +176,8 @@ export class LocalFileIO implements FileIO {
     return new LocalInputFile(path, this.resolve(path));
   }
   async readAll(path: string): Promise<Uint8Array> {
-    return new Uint8Array(await readLocal(path, this.resolve(path), (l) => fs.readFile(l)));
+    const local = this.resolve(path);
+    return new Uint8Array(await io('read', local, () => readLocal(path, local, (l) => fs.readFile(l))));
   }
   async writeAtomic(path: string, data: Uint8Array | string): Promise<void> {
     await this.write(path, data, false);
@@ -151,22 +188,24 @@ export class LocalFileIO implements FileIO {
   private async write(path: string, data: Uint8Array | string, exclusive: boolean): Promise<void> {
     const target = this.resolve(path);
     const dir = nodePath.dirname(target);
-    await fs.mkdir(dir, { recursive: true });
+    await io('create the folder', dir, () => fs.mkdir(dir, { recursive: true }));
     const tmp = nodePath.join(dir, `.${nodePath.basename(target)}.${randomUUID()}.tmp`);
-    const h = await fs.open(tmp, fsc.O_CREAT | fsc.O_EXCL | fsc.O_WRONLY, 0o644);
+    const via = `through its temporary file ${nodePath.basename(tmp)}`;
+    const h = await io('write', target, () => fs.open(tmp, fsc.O_CREAT | fsc.O_EXCL | fsc.O_WRONLY, 0o644), via);
     try {
-      await h.writeFile(data);
-      await h.sync();
-    } finally {
-      await h.close();
-    }
-    try {
+      try {
+        const n = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+        await io('write', target, () => h.writeFile(data), `${n} bytes, ${via}`);
+        await io('write', target, () => h.sync(), `fsync of ${via}`);
+      } finally {
+        await io('write', target, () => h.close(), `close of ${via}`);
+      }
       if (exclusive) {
         // link fails with EEXIST if the target exists: an atomic create-if-absent
-        await fs.link(tmp, target);
-        await fs.unlink(tmp);
+        await io('create', target, () => fs.link(tmp, target));
+        await fs.unlink(tmp).catch(() => undefined);
       } else {
-        await fs.rename(tmp, target);
+        await io('replace', target, () => fs.rename(tmp, target));
       }
     } catch (e) {
       await fs.unlink(tmp).catch(() => undefined);
@@ -188,9 +227,9 @@ export class LocalFileIO implements FileIO {
     const walk = async (local: string, shown: string): Promise<void> => {
       let ents;
       try {
-        ents = await fs.readdir(local, { withFileTypes: true });
+        ents = await io('list', local, () => fs.readdir(local, { withFileTypes: true }));
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+        if ((e as IoError).code === 'ENOENT') return;
         throw e;
       }
       for (const ent of ents) {
@@ -198,7 +237,7 @@ export class LocalFileIO implements FileIO {
         const s = shown.endsWith('/') ? shown + ent.name : `${shown}/${ent.name}`;
         if (ent.isDirectory()) await walk(l, s);
         else if (ent.isFile()) {
-          const st = await fs.stat(l);
+          const st = await io('stat', l, () => fs.stat(l));
           out.push({ path: s, size: st.size, mtimeMs: st.mtimeMs });
         }
       }
@@ -207,10 +246,11 @@ export class LocalFileIO implements FileIO {
     return out;
   }
   async delete(path: string): Promise<void> {
+    const local = this.resolve(path);
     try {
-      await fs.unlink(this.resolve(path));
+      await io('delete', local, () => fs.unlink(local));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      if ((e as IoError).code !== 'ENOENT') throw e;
     }
   }
 }

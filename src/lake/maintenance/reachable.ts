@@ -18,6 +18,7 @@ import { defaultResolver } from '../io/fileio.ts';
 import type { Snapshot, StatisticsFile, TableMetadata } from '../spec/types.ts';
 import { decodeManifestList } from '../avro/manifest-list.ts';
 import { decodeManifest } from '../avro/manifest.ts';
+import { checkManifest } from '../spec/integrity.ts';
 import { readMetadata } from '../table/commit.ts';
 
 /** The comparison key of a path: local paths (plain or `file:` URLs) normalized; other URIs as given, s3a/s3n folded into s3. */
@@ -158,6 +159,8 @@ export class ReachabilityWalker {
       } catch (e) {
         throw new Error(`snapshot ${snap.snapshotId}: manifest ${mf.manifestPath} (listed in ${snap.manifestList}) cannot be decoded: ${(e as Error).message}`);
       }
+      // a manifest that is not what its list says may name other files than it should: never guess
+      checkManifest(mf, mbytes.length, entries, snap.manifestList);
       for (const e of entries) {
         if (e.status === 2) continue; // DELETED: not a reference, the file left the table in this snapshot
         const df = e.dataFile;

@@ -6,10 +6,11 @@
 // of the same spec and partition with data sequence <= its own; an equality
 // delete to data with sequence strictly lower, in the same partition or
 // anywhere when its spec is unpartitioned.
-import type { DataFile, ManifestFile, PartitionSpec, Schema, Snapshot, TableMetadata, Value } from '../spec/types.ts';
+import type { DataFile, ManifestEntry, ManifestFile, PartitionSpec, Schema, Snapshot, TableMetadata, Value } from '../spec/types.ts';
 import type { FileIO } from '../io/fileio.ts';
 import { decodeManifestList } from '../avro/manifest-list.ts';
 import { decodeManifest } from '../avro/manifest.ts';
+import { checkManifest } from '../spec/integrity.ts';
 import { partitionType } from '../spec/partition.ts';
 import { fromBinary } from '../spec/values.ts';
 import { fieldsById, isPrimitive } from '../spec/schema.ts';
@@ -109,6 +110,18 @@ export async function readManifestList(io: FileIO, snap: Snapshot): Promise<Mani
 }
 
 /**
+ * The entries of a manifest a list names, inheritance resolved, checked
+ * against the list's record of it (length, file and row counts): a mismatch
+ * is an IntegrityError naming the manifest.
+ */
+export async function readManifest(io: FileIO, mf: ManifestFile, listPath?: string): Promise<ManifestEntry[]> {
+  const bytes = await io.readAll(mf.manifestPath);
+  const { entries } = decodeManifest(bytes, mf.manifestPath, { addedSnapshotId: mf.addedSnapshotId, sequenceNumber: mf.sequenceNumber });
+  checkManifest(mf, bytes.length, entries, listPath);
+  return entries;
+}
+
+/**
  * Plan the files of `snap` that `filter` may match (bound to `schema`).
  * Memory grows with the number of live files, never with rows. With a name
  * mapping (`mapped`), column metrics are only a hint: they were computed with
@@ -140,10 +153,7 @@ export async function planFiles(
       metrics.manifestsSkipped++;
       continue;
     }
-    const { entries } = decodeManifest(await io.readAll(mf.manifestPath), mf.manifestPath, {
-      addedSnapshotId: mf.addedSnapshotId,
-      sequenceNumber: mf.sequenceNumber,
-    });
+    const entries = await readManifest(io, mf, snap.manifestList);
     for (const e of entries) {
       if (e.status === 2) continue;
       const df = e.dataFile;

@@ -4,7 +4,8 @@
 // exact row filter, and the projection. Columns are matched by field id; a
 // column a file lacks reads as the field's initial default, else the file's
 // identity partition value, else null. Memory: one row group of one file plus
-// the delete sets of that file.
+// the delete sets of that file. Every data and delete file opened is checked:
+// the row count of its footer must be its manifest entry's record_count.
 import type { Batch, DataFile, NestedField, PartitionSpec, Schema, TableMetadata, Value } from '../spec/types.ts';
 import type { FileIO } from '../io/fileio.ts';
 import { ParquetDataFile, type PageStats } from '../parquet/read.ts';
@@ -13,6 +14,19 @@ import type { Bound } from '../expr/expr.ts';
 import { matchRow, mightMatch, type ColumnStats } from '../expr/evaluate.ts';
 import type { DeleteRef, FileTask } from './plan.ts';
 import type { NameMapping } from '../spec/name-mapping.ts';
+import { checkRowCount } from '../spec/integrity.ts';
+
+/** Open a data or delete file, checking its footer's row count against its manifest entry (IntegrityError). */
+async function openChecked(io: FileIO, file: DataFile, opts: { nameMapping?: NameMapping }): Promise<ParquetDataFile> {
+  const pf = await ParquetDataFile.open(io, file.filePath, opts);
+  try {
+    checkRowCount(file.filePath, pf.numRows, file.recordCount);
+  } catch (e) {
+    await pf.close();
+    throw e;
+  }
+  return pf;
+}
 
 export const POS_FILE_PATH: NestedField = { id: 2147483546, name: 'file_path', required: true, type: { type: 'string' } };
 export const POS_POS: NestedField = { id: 2147483545, name: 'pos', required: true, type: { type: 'long' } };
@@ -47,7 +61,7 @@ export class DeleteCache {
     let byFile = this.positions.get(d.file.filePath);
     if (!byFile) {
       byFile = new Map();
-      const pf = await ParquetDataFile.open(this.io, d.file.filePath, { nameMapping: POS_MAPPING });
+      const pf = await openChecked(this.io, d.file, { nameMapping: POS_MAPPING });
       try {
         for (let rg = 0; rg < pf.rowGroupCount; rg++) {
           const b = await pf.readRowGroup(rg, [POS_FILE_PATH, POS_POS]);
@@ -79,7 +93,7 @@ export class DeleteCache {
         return f;
       });
       const keys = new Set<string>();
-      const pf = await ParquetDataFile.open(this.io, d.file.filePath, { nameMapping: this.nameMapping });
+      const pf = await openChecked(this.io, d.file, { nameMapping: this.nameMapping });
       try {
         for (let rg = 0; rg < pf.rowGroupCount; rg++) {
           const b = await pf.readRowGroup(rg, fields);
@@ -155,7 +169,7 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
     if (s) for (const p of s) deleted.add(p);
   }
 
-  const pf = await ParquetDataFile.open(ctx.io, task.file.filePath, { nameMapping: ctx.nameMapping });
+  const pf = await openChecked(ctx.io, task.file, { nameMapping: ctx.nameMapping });
   ctx.metrics.filesOpened++;
   if (task.metricsExcludeUnlessMapped && [...ctx.filterIds].every((id) => pf.hasOwnField(id))) {
     // the manifest's metrics describe these very columns: the file holds no match

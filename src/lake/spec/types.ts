@@ -237,6 +237,8 @@ export interface ManifestFile {
   deletedRowsCount: bigint;
   partitions?: FieldSummary[];
   keyMetadata?: Uint8Array;
+  /** Set when read from a list that lacks some entry count (early v1 writers): the counts read 0 and are not checked. */
+  countsUnknown?: boolean;
 }
 
 /** A columnar batch of rows: `columns[i]` holds the values of `fields[i]`. */

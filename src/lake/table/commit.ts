@@ -15,6 +15,13 @@
 // of a failed or abandoned attempt are unreferenced and removed here when
 // possible, else by orphan removal later (which never touches files of
 // commits in flight: see `CommitHooks`).
+//
+// Metadata history: each new metadata file logs its base in `metadata-log`,
+// trimmed to `write.metadata.previous-versions-max` (default 100). With
+// `write.metadata.delete-after-commit.enabled=true` the files trimmed off are
+// deleted once the commit landed, as Iceberg defines it — except one a live
+// lease's generation still points at (a pinned reader, a commit in flight).
+// A crash before that leaves them to gc.
 import { randomUUID } from 'node:crypto';
 import type { FileIO } from '../io/fileio.ts';
 import type { TableMetadata } from '../spec/types.ts';
@@ -172,6 +179,8 @@ export async function commitTables(
           const generation = catalog.commit(changes, opts.note, opts.keys);
           crashPoint('lake:after-catalog-commit');
           landed = true;
+          // landed: nothing after this may fail the commit (its files must not be cleaned up)
+          await deleteDroppedMetadata(catalog, targets, bases, results).catch(() => undefined);
           return { generation, tables: results };
         } catch (e) {
           if (!(e instanceof CommitConflictError)) throw e;
@@ -193,6 +202,41 @@ export async function commitTables(
   throw new Error(
     `commit to ${targets.map((t) => identToString(t.ident)).join(', ')} failed after ${policy.retries + 1} attempts: ${(lastConflict as Error)?.message ?? 'conflict'}`,
   );
+}
+
+/** Whether a table's properties ask for metadata files trimmed off the log to be deleted at commit. */
+export function deleteAfterCommit(props: Record<string, string>): boolean {
+  return (props['write.metadata.delete-after-commit.enabled'] ?? 'false').trim().toLowerCase() === 'true';
+}
+
+/**
+ * `write.metadata.delete-after-commit.enabled`: delete the metadata files the
+ * landed commit trimmed off each table's metadata-log, keeping any a live
+ * lease's generation reads. Best effort: what is left is gc's.
+ */
+async function deleteDroppedMetadata(
+  catalog: SqlCatalog,
+  targets: CommitTarget[],
+  bases: { location: string; metadata: TableMetadata }[],
+  results: Committed['tables'],
+): Promise<void> {
+  let leased: Set<string> | undefined;
+  for (let i = 0; i < targets.length; i++) {
+    const t = targets[i]!;
+    const next = results[i]!;
+    if (t.assertOnly || !deleteAfterCommit(next.metadata.properties)) continue;
+    const base = bases[i]!;
+    const kept = new Set([next.metadataLocation, ...next.metadata.metadataLog.map((e) => e.metadataFile)]);
+    const dropped = [...base.metadata.metadataLog.map((e) => e.metadataFile), base.location].filter((f) => !kept.has(f) && f.endsWith('.metadata.json'));
+    if (dropped.length === 0) continue;
+    if (!leased) {
+      leased = new Set();
+      for (const l of catalog.liveLeases()) {
+        if (l.releaseBase <= catalog.pointerGeneration()) for (const loc of catalog.pointersAt(l.releaseBase).values()) leased.add(loc);
+      }
+    }
+    for (const f of dropped) if (!leased.has(f)) await t.io.delete(f).catch(() => undefined);
+  }
 }
 
 async function cleanup(files: { io: FileIO; path: string }[]): Promise<void> {

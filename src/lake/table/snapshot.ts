@@ -13,9 +13,9 @@
 import { randomUUID, randomBytes } from 'node:crypto';
 import type { FileIO } from '../io/fileio.ts';
 import type { DataFile, ManifestEntry, ManifestFile, Operation, PartitionSpec, Snapshot, TableMetadata } from '../spec/types.ts';
-import { encodeManifest, decodeManifest, type ManifestEntryToWrite } from '../avro/manifest.ts';
+import { encodeManifest, type ManifestEntryToWrite } from '../avro/manifest.ts';
 import { encodeManifestList } from '../avro/manifest-list.ts';
-import { readManifestList } from '../scan/plan.ts';
+import { readManifest, readManifestList } from '../scan/plan.ts';
 import { currentSchema } from '../spec/metadata.ts';
 import { ValidationError, type TableUpdate } from './commit.ts';
 import { crashPoint } from '../testing/crash.ts';
@@ -161,10 +161,7 @@ export class SnapshotUpdate implements TableUpdate {
         kept.push(mf);
         continue;
       }
-      const { entries } = decodeManifest(await this.io.readAll(mf.manifestPath), mf.manifestPath, {
-        addedSnapshotId: mf.addedSnapshotId,
-        sequenceNumber: mf.sequenceNumber,
-      });
+      const entries = await readManifest(this.io, mf);
       const live = entries.filter((e) => e.status !== 2);
       if (!live.some((e) => this.change.removed.has(e.dataFile.filePath))) {
         kept.push(mf);

@@ -15,8 +15,7 @@ import { commitTables, loadCurrent, metadataUpdate, type CommitHooks, type Commi
 import { SnapshotUpdate } from './snapshot.ts';
 import { DataFileWriter, writeEqualityDeleteFile, writeOptions } from './write.ts';
 import { TableScan, type ScanOptions } from '../scan/scan.ts';
-import { readManifestList } from '../scan/plan.ts';
-import { decodeManifest } from '../avro/manifest.ts';
+import { readManifest, readManifestList } from '../scan/plan.ts';
 
 /** Which snapshot to read. */
 export interface SnapshotSelector {
@@ -91,10 +90,7 @@ export class Table {
     if (!snap) return [];
     const out: { file: DataFile; specId: number; sequenceNumber: bigint }[] = [];
     for (const mf of await readManifestList(this.io, snap)) {
-      const { entries } = decodeManifest(await this.io.readAll(mf.manifestPath), mf.manifestPath, {
-        addedSnapshotId: mf.addedSnapshotId,
-        sequenceNumber: mf.sequenceNumber,
-      });
+      const entries = await readManifest(this.io, mf);
       for (const e of entries) if (e.status !== 2) out.push({ file: e.dataFile, specId: mf.partitionSpecId, sequenceNumber: e.sequenceNumber });
     }
     return out;
@@ -202,10 +198,7 @@ export class Table {
     if (!snap) return [];
     const out: { file: DataFile; specId: number; sequenceNumber: bigint }[] = [];
     for (const mf of await readManifestList(this.io, snap)) {
-      const { entries } = decodeManifest(await this.io.readAll(mf.manifestPath), mf.manifestPath, {
-        addedSnapshotId: mf.addedSnapshotId,
-        sequenceNumber: mf.sequenceNumber,
-      });
+      const entries = await readManifest(this.io, mf);
       for (const e of entries) if (e.status !== 2) out.push({ file: e.dataFile, specId: mf.partitionSpecId, sequenceNumber: e.sequenceNumber });
     }
     return out;

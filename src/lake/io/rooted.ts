@@ -1,0 +1,132 @@
+// The lake's FileIO: a root-rebasing, root-confined view of the local file
+// system, so that a copied or moved lake folder is an independent lake.
+//
+// Why rebasing and not relative locations: Iceberg metadata holds absolute
+// URIs (`file:///lake/mimir/t/data/…`), and every other engine (Spark, Trino,
+// DuckDB, PyIceberg) resolves them as such. Writing relative locations would
+// make our tables unreadable to them; rewriting every location on each move
+// would make a `cp -a` unsafe until someone remembers to run it. So the
+// metadata stays standard and absolute, the catalog records the root the lake
+// was created at (catalog property `lake.root`), and this FileIO maps every
+// path under that recorded root (or under a former root, after a relocation)
+// onto the root the lake was opened at — for reads, writes and deletes alike.
+// New files keep being named under the recorded root, so a lake's metadata
+// never mixes two roots; `relocateLake` (maintenance/relocate.ts) rewrites it for
+// other engines when a move is meant to last.
+//
+// Invariant: a write or delete whose mapped local path is not inside the
+// opened root is refused (`OutsideLakeError`, naming the path) before any
+// file-system call — Mimir never writes or deletes a file outside the lake it
+// was opened at, whatever the metadata says. Reads of paths outside the root
+// (no recorded root covers them) are allowed and go where the path says.
+// Containment is lexical (normalised absolute paths): a symlink inside the lake
+// that points out of it is followed, as the file system does.
+import * as nodePath from 'node:path';
+import { LocalFileIO, defaultResolver, relativeResolver, type FileIO, type FileInfo, type InputFile, type PathResolver } from './fileio.ts';
+import { isRelativePath } from './paths.ts';
+
+/** A write or delete that would leave the lake root: refused, nothing done. */
+export class OutsideLakeError extends Error {
+  constructor(
+    readonly op: string,
+    readonly path: string,
+    readonly local: string,
+    readonly root: string,
+  ) {
+    super(
+      `refusing to ${op} ${path}${local !== path ? ` (${local})` : ''}: it is outside the lake root ${root}, ` +
+        `and Mimir writes and deletes only inside the lake it opened — nothing ${op === 'delete' ? 'deleted' : 'written'}`,
+    );
+    this.name = 'OutsideLakeError';
+  }
+}
+
+/** `a` equals `b` or lies under it (normalised absolute paths). */
+export function isWithin(a: string, b: string): boolean {
+  if (a === b) return true;
+  const base = b.endsWith(nodePath.sep) ? b : b + nodePath.sep;
+  return a.startsWith(base);
+}
+
+/** A local absolute path, normalised, without a trailing separator. */
+function norm(p: string): string {
+  const n = nodePath.normalize(p);
+  return n.length > 1 ? n.replace(/\/+$/, '') : n;
+}
+
+export class LakeFileIO implements FileIO {
+  /** The folder the lake was opened at (absolute, normalised). */
+  readonly root: string;
+  /** Roots whose paths map onto `root`: the recorded root first, then former ones. */
+  readonly mapped: readonly string[];
+  private readonly inner: LocalFileIO;
+  private readonly relative: PathResolver;
+
+  /** `relativeBases`: folders relative locations (foreign tables) resolve against, first that holds the file. */
+  constructor(openedRoot: string, recordedRoots: readonly string[] = [], relativeBases: string[] = [openedRoot]) {
+    this.root = norm(nodePath.resolve(openedRoot));
+    this.mapped = recordedRoots.map((r) => norm(r)).filter((r) => r !== this.root);
+    this.relative = relativeResolver(relativeBases);
+    this.inner = new LocalFileIO((p) => this.local(p));
+  }
+
+  /** The local path a metadata path names here: rebased onto the opened root when under a recorded root. */
+  local(path: string): string {
+    if (isRelativePath(path)) return this.relative(path);
+    const plain = defaultResolver(path);
+    if (!nodePath.isAbsolute(plain)) return plain;
+    const p = norm(plain);
+    for (const r of this.mapped) {
+      if (isWithin(p, r)) return p === r ? this.root : nodePath.join(this.root, p.slice(r.length + 1));
+    }
+    return p;
+  }
+
+  /** Whether a metadata path lands inside the opened root. */
+  inside(path: string): boolean {
+    const l = this.local(path);
+    return nodePath.isAbsolute(l) && isWithin(norm(l), this.root);
+  }
+
+  private confine(op: string, path: string): void {
+    const l = this.local(path);
+    if (!nodePath.isAbsolute(l) || !isWithin(norm(l), this.root)) throw new OutsideLakeError(op, path, l, this.root);
+  }
+
+  open(path: string): Promise<InputFile> {
+    return this.inner.open(path);
+  }
+  readAll(path: string): Promise<Uint8Array> {
+    return this.inner.readAll(path);
+  }
+  async writeAtomic(path: string, data: Uint8Array | string): Promise<void> {
+    this.confine('write', path);
+    await this.inner.writeAtomic(path, data);
+  }
+  async writeNew(path: string, data: Uint8Array | string): Promise<void> {
+    this.confine('write', path);
+    await this.inner.writeNew(path, data);
+  }
+  exists(path: string): Promise<boolean> {
+    return this.inner.exists(path);
+  }
+  async delete(path: string): Promise<void> {
+    this.confine('delete', path);
+    await this.inner.delete(path);
+  }
+
+  /**
+   * Every file below a folder, named as the metadata names them: under the
+   * folder as given (a recorded-root path stays one, even though the files
+   * read are those under the opened root).
+   */
+  async list(dir: string): Promise<FileInfo[]> {
+    const shown = dir.replace(/\/+$/, '');
+    const local = this.local(dir);
+    const found = await this.inner.list(local);
+    return found.map((f) => {
+      const rel = f.path.slice(local.length).replace(/^\/+/, '');
+      return { ...f, path: rel === '' ? shown : `${shown}/${rel}` };
+    });
+  }
+}

@@ -1,0 +1,77 @@
+// A read-only lake answers: after `chmod -R a-w`, a user who may not write it
+// (uid 65534 when the tests run as root, else the owner itself) gets the same
+// answers from `find`, `find --as-of`, `table scan`, `ring status` and `log
+// generations` as the lake's owner, each with the note that this reader takes
+// no lease; a write (`gc`) fails with exit 1 saying the lake is read-only, and
+// no file of the lake changes. Real `mimir` processes, real permissions.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { chmodSync } from 'node:fs';
+import * as path from 'node:path';
+import { repoRoot, scratch } from '../helpers.ts';
+import { runCli, type CliResult } from './run-cli.ts';
+import { digests } from './digests.ts';
+
+const work = scratch('mimir-cli-ro-');
+after(() => {
+  execFileSync('chmod', ['-R', 'u+w', work.dir]);
+  work.cleanup();
+});
+
+const asRoot = process.getuid?.() === 0;
+const NOBODY = 65534;
+
+/** Run the CLI as the reader: uid/gid 65534 when we are root, else as ourselves. */
+function runAsReader(args: string[], lake: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, MIMIR_LAKE: lake, HOME: '/nonexistent' };
+    delete env.MIMIR_DEBUG;
+    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'mimir.js'), ...args], {
+      cwd: repoRoot,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const ok = (r: CliResult, what: string): CliResult => {
+  assert.equal(r.code, 0, `${what}: exit ${r.code}: ${r.stderr}`);
+  return r;
+};
+
+const QUESTIONS: string[][] = [
+  ['find', 'Tally'],
+  ['find', 'Tally', '--as-of', '2'],
+  ['table', 'scan', 'lake:mimir.code_node_events', '--columns', 'repo,krate,id,op'],
+  ['ring', 'status', '--json'],
+  ['log', 'generations', '--json'],
+];
+
+test('read-only: a chmod -R a-w lake read by another user answers queries, table scan, ring status and log generations', async () => {
+  const lake = path.join(work.dir, 'lake');
+  ok(await runCli(['ingest', path.join(repoRoot, 'samples', 'workspace'), '--repo', 'sample', '--with-deps'], { lake }), 'ingest');
+  const expected: string[] = [];
+  for (const q of QUESTIONS) expected.push(ok(await runCli(q, { lake }), q.join(' ')).stdout);
+
+  // mkdtemp makes the scratch folder 0700: let the reader in, then take write access away
+  chmodSync(work.dir, 0o755);
+  execFileSync('chmod', ['-R', 'a-w', lake]);
+  const before = digests(lake);
+  for (const [i, q] of QUESTIONS.entries()) {
+    const r = ok(await runAsReader(q, lake), `${q.join(' ')} as a reader without write access`);
+    assert.equal(r.stdout, expected[i], `${q.join(' ')}: same answer as the owner's`);
+    assert.match(r.stderr, /note: the lake at .* is opened read-only.*takes no lease, so a gc running elsewhere cannot see it/, q.join(' '));
+  }
+  const gc = await runAsReader(['gc', '--retain', '0'], lake);
+  assert.equal(gc.code, 1, `gc on a read-only lake fails: ${gc.stderr}`);
+  assert.match(gc.stderr, /read-only/);
+  assert.deepEqual(digests(lake), before, 'no file of the lake changed');
+});
