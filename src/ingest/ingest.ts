@@ -16,7 +16,7 @@
 // - Memory: one crate's graph and its current state, plus at most `batchRows`
 //   buffered rows (and the few crates the worker pipeline holds) — never the
 //   whole repo.
-// Crash story: rows are flushed node, edge, then file, so a crate's file rows
+// Crash story: rows are flushed node, edge, pos, then file, so a crate's file rows
 // (the "this crate is done" mark the unchanged check and the universe skip
 // read) land only after its nodes and edges. A crash anywhere leaves events
 // that are true deltas; the rerun re-extracts the crates without file rows
@@ -290,8 +290,8 @@ async function unchanged(spec: CrateSpec, files: FileState, manifest: Fields): P
  * that is appended alone).
  */
 class Writer {
-  private readonly buf: Record<Kind, EventRow[]> = { node: [], edge: [], file: [] };
-  private readonly batches: Record<Kind, Batch[]> = { node: [], edge: [], file: [] };
+  private readonly buf: Record<Kind, EventRow[]> = { node: [], edge: [], pos: [], file: [] };
+  private readonly batches: Record<Kind, Batch[]> = { node: [], edge: [], pos: [], file: [] };
   private batchRows = 0;
   readonly counts: DeltaCounts = { add: 0, change: 0, remove: 0 };
   written = 0;
@@ -307,13 +307,13 @@ class Writer {
     this.batchRows += batch.numRows;
   }
   get buffered(): number {
-    return this.buf.node.length + this.buf.edge.length + this.buf.file.length + this.batchRows;
+    return this.buf.node.length + this.buf.edge.length + this.buf.pos.length + this.buf.file.length + this.batchRows;
   }
   async maybeFlush(): Promise<void> {
     if (this.buffered >= this.limit) await this.flush();
   }
   async flush(): Promise<void> {
-    for (const kind of ['node', 'edge', 'file'] as const) {
+    for (const kind of ['node', 'edge', 'pos', 'file'] as const) {
       const rows = this.buf[kind];
       this.buf[kind] = [];
       for (let i = 0; i < rows.length; i += this.limit) {
@@ -561,13 +561,17 @@ async function writeCrate(
   } else {
     const filter = and(eq('repo', ctx.repo), eq('krate', ctx.krate));
     const state = async (kind: Kind) => (known ? log.state(kind, filter) : new Map<string, Record<string, Value>>());
+    const sink = { event: (kind: Kind, r: EventRow) => writer.push(kind, r) };
+    // the crate's live pos rows, per entity
+    const pos = { node: new Map<string, Record<string, Value>>(), edge: new Map<string, Record<string, Value>>() };
+    for (const [id, r] of await state('pos')) (r['entity'] === 'edge' ? pos.edge : pos.node).set(id, r);
     const nodes = new Map<string, Fields>();
     for (const n of graph.nodes) nodes.set(n.id, nodeFields(n));
-    addCounts(writer.counts, diff('node', ctx, await state('node'), nodes, (r) => writer.push('node', r)));
+    addCounts(writer.counts, diff('node', ctx, await state('node'), nodes, sink, pos.node));
     nodes.clear();
     const edges = new Map<string, Fields>();
     for (const e of graph.edges) edges.set(e.id, edgeFields(e));
-    addCounts(writer.counts, diff('edge', ctx, await state('edge'), edges, (r) => writer.push('edge', r)));
+    addCounts(writer.counts, diff('edge', ctx, await state('edge'), edges, sink, pos.edge));
     edges.clear();
   }
   const files = new Map<string, Fields>();

@@ -32,6 +32,8 @@ import { coerceValue } from '../lake/spec/values.ts';
 import { isPrimitive } from '../lake/spec/schema.ts';
 import { and, ne, type Expr } from '../lake/expr/expr.ts';
 import { identToString } from '../lake/catalog/sql-catalog.ts';
+import { StateDelta } from './state/delta.ts';
+import { createStateTables } from './state/rebuild.ts';
 import {
   CODE_NODE_EVENTS,
   COL_ID,
@@ -186,7 +188,7 @@ export class EventLog {
     for (const k of SOURCE_KINDS) if (k !== 'node') want.push({ name: tableName(k), schema: kindSchema(k) });
     want.push({ name: INGEST_RUNS, schema: INGEST_RUNS_SCHEMA });
     const mode = init ?? 'split';
-    want.push({ name: CODE_NODE_EVENTS, schema: kindSchema('node'), props: mode === 'split' ? { [PROP_RING]: RING_SPLIT } : {} });
+    const fresh = !lake.tableExists(nodeIdent);
     for (const w of want) {
       const id = ident(w.name);
       if (lake.tableExists(id)) continue;
@@ -194,6 +196,17 @@ export class EventLog {
         await lake.createTable(id, w.schema, { properties: { ...this.shared.writeProps, ...w.props } });
       } catch (e) {
         if (!lake.tableExists(id)) throw e; // another process created it first: fine
+      }
+    }
+    // a new lake gets its (empty) state tables before the node table marks it
+    // made; an older lake gets them from `mimir state rebuild` (they need a fold)
+    if (fresh) await createStateTables(this);
+    const node: { schema: Schema; props: Record<string, string> } = { schema: kindSchema('node'), props: mode === 'split' ? { [PROP_RING]: RING_SPLIT } : {} };
+    if (!lake.tableExists(nodeIdent)) {
+      try {
+        await lake.createTable(nodeIdent, node.schema, { properties: { ...this.shared.writeProps, ...node.props } });
+      } catch (e) {
+        if (!lake.tableExists(nodeIdent)) throw e;
       }
     }
     for (const k of SOURCE_KINDS) for (const name of [ringTableName(k), tableName(k)]) await this.evolveTable(name, k);
@@ -422,6 +435,7 @@ export class EventLog {
       if (isRingSplit(base) !== split) throw new ModeChanged(`the ring mode changed to ${isRingSplit(base) ? 'split' : 'unified'} before the commit`);
     };
     const written: string[] = [];
+    let state: StateDelta | undefined;
     try {
       const targets: Omit<CommitTarget, 'io'>[] = [];
       for (const p of plan) {
@@ -430,6 +444,12 @@ export class EventLog {
         const update = p.table.appendUpdate(files, { 'mimir.kind': kind });
         const isNode = p.table.ident!.name === CODE_NODE_EVENTS;
         targets.push({ ident: p.table.ident!, update: isNode ? guarded(update, guard) : update });
+      }
+      // the serving state tables change in the same commit (docs/design.md)
+      state = await StateDelta.open(this);
+      if (state) {
+        for (const p of plan) await state.events(kind, p.batches);
+        for (const t of await state.finish()) targets.push({ ident: t.ident, update: t.update() });
       }
       if (!targets.some((t) => t.ident.name === CODE_NODE_EVENTS)) {
         targets.push({ ident: ident(CODE_NODE_EVENTS), update: checkUpdate(guard), assertOnly: true });
@@ -440,6 +460,7 @@ export class EventLog {
     } catch (e) {
       // the commit did not land: the data files written for it are ours to remove
       for (const f of written) await lake.io.delete(f).catch(() => undefined);
+      await state?.abort();
       throw e;
     }
   }

@@ -84,7 +84,21 @@ export async function foldIds(r: ReadAt, kind: Kind, ids: Set<string>, scope: Ex
   if (ids.size <= MAX_IN_LIST) parts.push(inList(COL_ID, [...ids]));
   const state = await r.log.state(kind, allOf(parts), { generation: r.generation });
   if (ids.size > MAX_IN_LIST) for (const id of state.keys()) if (!ids.has(id)) state.delete(id);
+  if ((kind === 'node' || kind === 'edge') && state.size > 0) {
+    const pos = await r.log.state('pos', allOf(parts), { generation: r.generation });
+    for (const [id, row] of state) {
+      const p = pos.get(id);
+      if (p) state.set(id, placed(kind, row, p));
+    }
+  }
   return state;
+}
+
+/** A node or edge row with its position taken from its live pos row. */
+export function placed(entity: 'node' | 'edge', row: Row, pos: Row): Row {
+  return entity === 'node'
+    ? { ...row, file: pos.file ?? null, line_start: pos.line ?? null, line_end: pos.line_end ?? null, col: pos.col ?? null }
+    : { ...row, file: pos.file ?? null, line: pos.line ?? null, col: pos.col ?? null };
 }
 
 /** A folded row that is present (not removed). */
@@ -134,6 +148,8 @@ export interface NodeHit {
   qpath: string | null;
   file: string | null;
   line: number | null;
+  /** Column of the item's name, 1-based (null when not recorded). */
+  col: number | null;
   lineEnd: number | null;
   visibility: string | null;
   signature: string | null;
@@ -150,6 +166,7 @@ export function nodeHit(row: Row): NodeHit {
     qpath: str(row.qpath),
     file: str(row.file),
     line: int(row.line_start),
+    col: int(row.col),
     lineEnd: int(row.line_end),
     visibility: str(row.visibility),
     signature: str(row.signature),
@@ -169,6 +186,8 @@ export interface EdgeHit {
   dstKrate: string | null;
   file: string | null;
   line: number | null;
+  /** Column of the reference, 1-based (null when not recorded). */
+  col: number | null;
 }
 
 export function edgeHit(row: Row): EdgeHit {
@@ -183,6 +202,7 @@ export function edgeHit(row: Row): EdgeHit {
     dstKrate: str(row.dst_krate),
     file: str(row.file),
     line: int(row.line),
+    col: int(row.col),
   };
 }
 

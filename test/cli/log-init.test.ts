@@ -36,6 +36,8 @@ test('init: split by default, creating the lake and every event table', async ()
     'mimir.code_file_events_ring',
     'mimir.code_node_events',
     'mimir.code_node_events_ring',
+    'mimir.code_position_events',
+    'mimir.code_position_events_ring',
     'mimir.ingest_runs',
   ]);
   const s = json(await runCli(['ring', 'status', '--json', '--lake', lake]));
