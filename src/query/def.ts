@@ -4,10 +4,13 @@
 // defined (`regex::Regex::new` defined at `regex::regex::string::Regex::new`)
 // is found by the crate segment plus the longest run of trailing segments that
 // matches, then by the whole path as a suffix (`Regex::new`). The fallback
-// pushes the last segment down as `name`. Read-only.
+// pushes the last segment down as `name`. Answered from the state tables
+// (query/state.ts: code_keys by path, code_nodes by name) when the lake has
+// them at the generation asked, else by folding the log. Read-only.
 import { eq } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { byPlace, candidateIds, foldIds, nodeHit, readAt, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
+import { nodesAtPath, nodesNamed, stateNodeHit } from './state.ts';
 
 export interface DefResult {
   generation: bigint;
@@ -27,12 +30,16 @@ export function checkPath(path: string, what: string): void {
 
 /** The live nodes a path names at the read generation (see the module comment). */
 export async function resolvePath(r: ReadAt, path: string): Promise<DefResult> {
-  const exact = await liveWhere(r, eq('qpath', path), (row) => row.qpath === path, ['qpath']);
+  const v = r.view;
+  const exact = v
+    ? (await nodesAtPath(v, path)).filter((row) => row.qpath === path)
+    : await liveWhere(r, eq('qpath', path), (row) => row.qpath === path, ['qpath']);
   if (exact.length > 0) return done(r, 'exact', exact);
   const segs = path.split('::').filter((s) => s !== '');
   const last = segs[segs.length - 1];
   if (last === undefined) return done(r, 'none', []);
-  const pool = await liveWhere(r, eq('name', last), (row) => typeof row.qpath === 'string' && (row.qpath === last || row.qpath.endsWith(`::${last}`)), ['qpath']);
+  const inPool = (row: Row): boolean => typeof row.qpath === 'string' && (row.qpath === last || row.qpath.endsWith(`::${last}`));
+  const pool = v ? await nodesNamed(v, last, inPool) : await liveWhere(r, eq('name', last), inPool, ['qpath']);
   const qp = (row: Row): string => row.qpath as string;
   // the crate segment plus the longest matching tail of the rest
   if (segs.length >= 2) {
@@ -56,6 +63,6 @@ async function liveWhere(r: ReadAt, filter: ReturnType<typeof eq>, test: (row: R
 }
 
 function done(r: ReadAt, match: DefResult['match'], rows: Row[]): DefResult {
-  const hits = rows.map(nodeHit).sort(byPlace((h) => h.qpath ?? ''));
+  const hits = rows.map(r.view ? stateNodeHit : nodeHit).sort(byPlace((h) => h.qpath ?? ''));
   return { generation: r.generation, match, hits };
 }

@@ -12,6 +12,7 @@
 import type { Value } from '../lake/spec/types.ts';
 import { and, inList, type Expr } from '../lake/expr/expr.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
+import { StateView } from '../log/state/view.ts';
 import { COL_ID, COL_KRATE, COL_OP, COL_REPO, type Kind } from '../log/schema.ts';
 
 /** When to answer: a lake generation, or a time (the last generation committed at or before it). */
@@ -28,14 +29,24 @@ export type Row = Record<string, Value>;
 export interface ReadAt {
   log: EventLog;
   generation: bigint;
+  /**
+   * The serving state tables at that generation, when the lake has them (and
+   * they are not expired there): questions are answered from them; without,
+   * by folding the log.
+   */
+  view?: StateView;
 }
 
 /** Run `fn` on a handle fixed to `asOf` (a pinned handle, closed afterwards) or to the handle's generation now. */
 export async function readAt<T>(log: EventLog, asOf: AsOf | undefined, fn: (r: ReadAt) => Promise<T>): Promise<T> {
-  if (asOf === undefined) return fn({ log, generation: log.readGeneration() });
+  if (asOf === undefined) {
+    const generation = log.readGeneration();
+    return fn({ log, generation, view: await StateView.open(log, generation) });
+  }
   const pinned = log.pin('generation' in asOf ? { generation: asOf.generation } : { asOf: asOf.time });
   try {
-    return await fn({ log: pinned, generation: pinned.readGeneration() });
+    const generation = pinned.readGeneration();
+    return await fn({ log: pinned, generation, view: await StateView.open(pinned, generation) });
   } finally {
     pinned.close();
   }

@@ -80,9 +80,10 @@ export class StateDelta {
   private readonly flushRows: number;
   private finished = false;
 
+  private readonly tables = new Map<StateTable, Promise<Table>>();
+
   private constructor(
     private readonly log: EventLog,
-    private readonly tables: ReadonlyMap<StateTable, Table>,
     /** The generation lookups read (the commit's base). */
     readonly base: bigint,
     opts: StateDeltaOptions,
@@ -96,12 +97,15 @@ export class StateDelta {
 
   /** A delta for the lake's state tables, or undefined when the lake has none (yet). */
   static async open(log: EventLog, opts: StateDeltaOptions & { base?: bigint } = {}): Promise<StateDelta | undefined> {
-    const tables = new Map<StateTable, Table>();
-    for (const name of STATE_TABLES) {
-      if (!log.lake.tableExists(ident(name))) return undefined;
-      tables.set(name, await log.lake.loadTable(ident(name)));
-    }
-    return new StateDelta(log, tables, opts.base ?? log.lake.catalog.pointerGeneration(), opts);
+    for (const name of STATE_TABLES) if (!log.lake.tableExists(ident(name))) return undefined;
+    return new StateDelta(log, opts.base ?? log.lake.catalog.pointerGeneration(), opts);
+  }
+
+  /** A state table, loaded (writable, current) on first use: a delta touches only the tables it changes. */
+  private table(name: StateTable): Promise<Table> {
+    let t = this.tables.get(name);
+    if (!t) this.tables.set(name, (t = this.log.lake.loadTable(ident(name))));
+    return t;
   }
 
   // ---- exact input ----------------------------------------------------------
@@ -220,7 +224,7 @@ export class StateDelta {
     if (rows.length === 0) return;
     this.buffers.set(t, []);
     rows.sort(rowOrder(t));
-    const written = await this.tables.get(t)!.writeDataFiles([toBatch(t, rows)]);
+    const written = await (await this.table(t)).writeDataFiles([toBatch(t, rows)]);
     this.files.get(t)!.push(...written);
     crashPoint('state:file-written');
   }
@@ -235,7 +239,7 @@ export class StateDelta {
     for (const t of STATE_TABLES) {
       const ids = [...this.deletes[TABLE_ENTITY[t]]].sort(compareStrings);
       if (ids.length === 0) continue;
-      const table = this.tables.get(t)!;
+      const table = await this.table(t);
       const idField = table.schema.fields.find((f) => f.name === 'id')!;
       const d = await table.writeEqualityDeletes([idField.id], [{ fields: [idField], numRows: ids.length, columns: [ids] }]);
       if (d) {
@@ -248,7 +252,7 @@ export class StateDelta {
       const files = this.files.get(t)!;
       const del = this.deleteFiles.get(t);
       if (files.length === 0 && !del) continue;
-      const table = this.tables.get(t)!;
+      const table = await this.table(t);
       out.push({ ident: table.ident!, update: () => table.rowDeltaUpdate(files, del ? [del] : [], { 'mimir.state': 'delta' }) });
     }
     return out;

@@ -68,7 +68,7 @@ export async function verifyState(log: EventLog, opts: { generation?: bigint; gr
     for (const group of groupCrates(counts, opts.groupEvents ?? 400_000)) {
       for (const [t, rows] of await foldGroup(pin, g, group)) if (rows.length > 0) expected.get(t)!.add(toBatch(t, rows));
     }
-    for (const t of STATE_TABLES) for await (const b of view.table(t).scan().batches()) found.get(t)!.add(b);
+    for (const t of STATE_TABLES) for await (const b of (await view.table(t)).scan().batches()) found.get(t)!.add(b);
     const differences: TableDifference[] = [];
     const tables: VerifyReport['tables'] = [];
     for (const t of STATE_TABLES) {

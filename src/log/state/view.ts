@@ -6,9 +6,11 @@
 // every lookup of one question sees one state. Read-only.
 import type { Expr } from '../../lake/expr/expr.ts';
 import { and, eq, inList, isNull } from '../../lake/expr/expr.ts';
-import type { Table } from '../../lake/table/table.ts';
+import { Table } from '../../lake/table/table.ts';
+import { readMetadata } from '../../lake/table/commit.ts';
 import type { Value } from '../../lake/spec/types.ts';
 import type { EventLog } from '../event-log.ts';
+import { ident, qualified } from '../schema.ts';
 import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, STATE_TABLES, type StateTable } from './schema.ts';
 
 export type Row = Record<string, Value>;
@@ -17,39 +19,51 @@ export type Row = Record<string, Value>;
 const IN_CHUNK = 4000;
 
 export class StateView {
+  private readonly loaded = new Map<StateTable, Promise<Table>>();
+
   private constructor(
+    private readonly log: EventLog,
     readonly generation: bigint,
-    private readonly tables: ReadonlyMap<StateTable, Table>,
+    /** Metadata location of each table at the generation. */
+    private readonly locations: ReadonlyMap<StateTable, string>,
   ) {}
 
   /**
    * The state tables as the lake held them at `generation` (default: the
    * handle's read generation). Undefined when any of them did not exist then,
-   * or its metadata can no longer be read (expired): the caller folds the log.
+   * or its metadata file is gone (expired): the caller folds the log. Tables
+   * are loaded on first use.
    */
   static async open(log: EventLog, generation?: bigint): Promise<StateView | undefined> {
     const g = generation ?? log.readGeneration();
-    const tables = new Map<StateTable, Table>();
+    const catalog = log.lake.catalog;
+    const current = g === catalog.pointerGeneration();
+    const at = current ? undefined : catalog.pointersAt(g);
+    const locations = new Map<StateTable, string>();
     for (const name of STATE_TABLES) {
-      let t: Table | undefined;
-      try {
-        t = await log.table(name, g);
-      } catch {
-        return undefined; // its metadata at g is gone (expired): fold the log instead
-      }
-      if (!t) return undefined;
-      tables.set(name, t);
+      const loc = current ? catalog.loadTable(ident(name))?.metadataLocation : at!.get(qualified(name));
+      if (!loc) return undefined;
+      if (!current && !(await log.lake.io.exists(loc))) return undefined;
+      locations.set(name, loc);
     }
-    return new StateView(g, tables);
+    return new StateView(log, g, locations);
   }
 
-  table(name: StateTable): Table {
-    return this.tables.get(name)!;
+  /** A table as of the view's generation (read-only unless the view is of the current generation). */
+  table(name: StateTable): Promise<Table> {
+    let t = this.loaded.get(name);
+    if (!t) {
+      const loc = this.locations.get(name)!;
+      const { io, catalog } = this.log.lake;
+      t = readMetadata(io, loc).then((m) => new Table(io, loc, m, catalog, ident(name), `a view of lake generation ${this.generation}`));
+      this.loaded.set(name, t);
+    }
+    return t;
   }
 
   /** Rows of one table matching `filter` (all columns, or `columns`). */
   async rows(name: StateTable, filter: Expr | undefined, columns?: string[]): Promise<Row[]> {
-    return this.table(name).scan({ filter, columns }).toArray();
+    return (await this.table(name)).scan({ filter, columns }).toArray();
   }
 
   /** Live node rows by id: their names from code_keys, then code_nodes by (name, id). */
