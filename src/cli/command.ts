@@ -8,6 +8,11 @@ import type { Output } from './output.ts';
 export interface Context {
   /** Lake folder: --lake, else $MIMIR_LAKE, else ./mimir-lake (absolute). */
   lakeDir: string;
+  /**
+   * A running `mimir serve` the questions go to: --server, else $MIMIR_SERVER
+   * unless --lake was given; undefined = read the lake directly.
+   */
+  server?: string;
   /** --json: machine-readable output on stdout. */
   json: boolean;
   out: Output;
@@ -25,6 +30,14 @@ export interface CommandSpec {
   /** Returns the exit code (0 when nothing is returned). Throws on failure (exit 1). */
   run(args: Args, ctx: Context): Promise<number | void>;
 }
+
+/** The question commands' option (find, def, refs, callers, callees, history, diff). */
+export const SERVER_OPTION: OptionSpec = {
+  name: 'server',
+  kind: 'value',
+  arg: 'URL',
+  help: 'ask a running `mimir serve` instead of reading the lake (default $MIMIR_SERVER unless --lake is given)',
+};
 
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS: OptionSpec[] = [

@@ -7,11 +7,11 @@ import * as nodePath from 'node:path';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { UsageError, formatOptions, formatPairs, parseArgs, wantsHelp } from './args.ts';
-import { GLOBAL_OPTIONS, type CommandSpec, type Context } from './command.ts';
+import { GLOBAL_OPTIONS, SERVER_OPTION, type CommandSpec, type Context } from './command.ts';
 import { COMMANDS, isGroup, type CommandEntry, type Entry } from './commands.ts';
 import { Output, OutputClosed } from './output.ts';
 
-const GLOBAL_HELP = formatOptions([...GLOBAL_OPTIONS, { name: 'version', kind: 'flag', help: 'print the version' }]);
+const GLOBAL_HELP = formatOptions([...GLOBAL_OPTIONS, SERVER_OPTION, { name: 'version', kind: 'flag', help: 'print the version' }]);
 
 function topHelp(): string {
   return [
@@ -68,6 +68,7 @@ export async function main(argv: string[], out = new Output()): Promise<number> 
   try {
     // Leading tokens: global options and command words, up to a leaf command.
     let lake: string | undefined;
+    let server: string | undefined;
     let json = false;
     let help = false;
     let entries: Entry[] = COMMANDS;
@@ -85,6 +86,10 @@ export async function main(argv: string[], out = new Output()): Promise<number> 
         const v = tok === '--lake' ? argv[i++] : tok.slice('--lake='.length);
         if (v === undefined || v === '') throw new UsageError('--lake needs a value (DIR)', path);
         lake = v;
+      } else if (tok === '--server' || tok.startsWith('--server=')) {
+        const v = tok === '--server' ? argv[i++] : tok.slice('--server='.length);
+        if (v === undefined || v === '') throw new UsageError('--server needs a value (URL)', path);
+        server = v;
       } else if (tok.startsWith('-')) {
         throw new UsageError(`unknown option ${tok.split('=')[0]}${path ? '' : ' (before the command)'}`, path);
       } else {
@@ -120,8 +125,14 @@ export async function main(argv: string[], out = new Output()): Promise<number> 
       return 0;
     }
     const args = parseArgs(path, rest, [...spec.options, ...GLOBAL_OPTIONS], spec.positionals);
+    const asks = spec.options.some((o) => o.name === 'server');
+    if (server !== undefined && !asks) throw new UsageError(`--server applies to the questions (find, def, refs, callers, callees, history, diff), not to ${path}`, path);
+    const explicitLake = args.value('lake') ?? lake;
+    const explicitServer = args.value('server') ?? server;
+    if (explicitLake !== undefined && explicitServer !== undefined) throw new UsageError('give --lake (read the lake directly) or --server (ask a running mimir serve), not both', path);
     const ctx: Context = {
-      lakeDir: nodePath.resolve(args.value('lake') ?? lake ?? process.env.MIMIR_LAKE ?? 'mimir-lake'),
+      lakeDir: nodePath.resolve(explicitLake ?? process.env.MIMIR_LAKE ?? 'mimir-lake'),
+      server: asks ? (explicitServer ?? (explicitLake === undefined && process.env.MIMIR_SERVER ? process.env.MIMIR_SERVER : undefined)) : undefined,
       json: json || args.flag('json'),
       out,
       env: process.env,

@@ -1,7 +1,8 @@
 // Ingest: a workspace's crates (repo `name`) or crate directories (repo
 // `@universe`) -> extract each crate in a worker thread -> the delta against
-// the lake's current state of that (repo, krate) -> appended in bounded
-// batches -> one `ingest_runs` row per run.
+// the lake's state of that (repo, krate) at the run's generation -> written
+// as the run's data files in bounded batches -> ONE commit with the run's
+// `ingest_runs` row (src/log/run.ts): one run, one generation.
 //
 // Invariants:
 // - Only deltas are written: re-ingesting unchanged code writes no event (the
@@ -13,14 +14,20 @@
 // - krate = `name@version`, and extract puts krate into every id: a version
 //   bump of a repo crate changes all its ids (remove + add of every item).
 //   Crates gone from the workspace (or at an old version) get removes.
+// - Concurrency: every read of a run is at its generation, and the commit
+//   asserts the run's keys (`repo:<name>` = the last run id read then;
+//   `universe:<name@version>` absent for each crate it adds). A writer of the
+//   same repo or crates that landed first makes the commit fail; the run is
+//   discarded and diffed again against the newer state (at most RUN_TRIES
+//   attempts). Different repos share no key and never wait on each other.
 // - Memory: one crate's graph and its current state, plus at most `batchRows`
 //   buffered rows (and the few crates the worker pipeline holds) — never the
-//   whole repo.
-// Crash story: rows are flushed node, edge, pos, then file, so a crate's file rows
-// (the "this crate is done" mark the unchanged check and the universe skip
-// read) land only after its nodes and edges. A crash anywhere leaves events
-// that are true deltas; the rerun re-extracts the crates without file rows
-// (or with stale ones), diffs against what landed and writes the rest.
+//   whole repo. Data files are written as the buffer fills.
+// Rows are written node, edge, pos, then file kinds.
+// Crash story: nothing is visible before the run's commit, so a crash (or a
+// full disk) anywhere leaves the lake at the previous generation plus
+// unreferenced files for gc; the run row is never missing for landed events.
+// The rerun diffs against the same state and writes the same delta.
 // Strict mode extracts everything first and writes nothing if any problem.
 import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -31,12 +38,15 @@ import {
 import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { Batch, Value } from '../lake/spec/types.ts';
 import { rowsToBatch, type EventLog, type EventRow } from '../log/event-log.ts';
-import { INGEST_RUNS, INGEST_RUNS_SCHEMA, UNIVERSE_REPO, type Kind } from '../log/schema.ts';
+import { RunConflict, type Run } from '../log/run.ts';
+import { StateDelta } from '../log/state/delta.ts';
+import { placed } from '../log/state/rows.ts';
+import { UNIVERSE_REPO, kindSchema, type Kind } from '../log/schema.ts';
 import { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
 import { defaultSearchDirs, expandCrateDirs, findCrate, parseCrateDirName } from './locate.ts';
 import {
   MANIFEST_PATH, MANIFEST_STATUS, addCounts, diff, edgeFields, fileFields, fileId, nodeFields,
-  type DeltaCounts, type Fields, type RowContext,
+  type DeltaCounts, type DeltaSink, type Fields, type RowContext,
 } from './rows.ts';
 
 export interface IngestProgress {
@@ -104,6 +114,10 @@ export interface IngestReport {
   events: { add: number; change: number; remove: number };
   problems: IngestProblem[];
   ms: number;
+  /** Attempts the run took: more than 1 when another writer of the same repo or crates landed first and the run diffed again. */
+  attempts: number;
+  /** The lake generation the run landed in. */
+  generation: bigint;
   /** `withDeps`: the universe add of the dependencies, and the `name@version`s not found locally. */
   deps?: { report: IngestReport; notFound: string[] };
 }
@@ -286,8 +300,9 @@ async function unchanged(spec: CrateSpec, files: FileState, manifest: Fields): P
 
 /**
  * Buffers rows (and columnar batches) per kind; flushes node, then edge, then
- * file events in appends of at most `limit` rows (a single batch larger than
- * that is appended alone).
+ * file events as the run's data files, at most `limit` rows a write (a single
+ * batch larger than that is written alone). Nothing is visible until the run
+ * commits.
  */
 class Writer {
   private readonly buf: Record<Kind, EventRow[]> = { node: [], edge: [], pos: [], file: [] };
@@ -295,7 +310,12 @@ class Writer {
   private batchRows = 0;
   readonly counts: DeltaCounts = { add: 0, change: 0, remove: 0 };
   written = 0;
-  constructor(private readonly log: EventLog, private readonly limit: number) {}
+  constructor(
+    private readonly run: Run,
+    private readonly limit: number,
+    /** The run's changes to the serving state tables (undefined: the lake has none). */
+    readonly state?: StateDelta,
+  ) {}
 
   push(kind: Kind, row: EventRow): void {
     this.buf[kind].push(row);
@@ -318,7 +338,7 @@ class Writer {
       this.buf[kind] = [];
       for (let i = 0; i < rows.length; i += this.limit) {
         const chunk = rows.slice(i, i + this.limit);
-        await this.log.append(kind, chunk);
+        await this.run.write(kind, [rowsToBatch(kindSchema(kind), chunk, kind)]);
         this.written += chunk.length;
       }
       const batches = this.batches[kind];
@@ -326,7 +346,7 @@ class Writer {
       let group: Batch[] = [];
       let n = 0;
       const send = async () => {
-        if (group.length > 0) await this.log.appendBatches(kind, group);
+        if (group.length > 0) await this.run.write(kind, group);
         this.written += n;
         this.batchRows -= n;
         group = [];
@@ -342,14 +362,79 @@ class Writer {
   }
 }
 
+/** Attempts of one run before a conflict is given up (each re-diffs against the newer state). */
+const RUN_TRIES = 8;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The concurrency key of a repo: its last run id. */
+export function repoKey(repo: string): string {
+  return `repo:${repo}`;
+}
+/** The concurrency key of a universe crate version: present once it was added. */
+export function universeKey(krate: string): string {
+  return `universe:${krate}`;
+}
+
+/**
+ * One run: diff every crate against the lake at the run's generation, write
+ * the delta as data files, land it with the run row in one commit. When
+ * another writer of the same repo (or crate version) landed first, the run is
+ * discarded and diffed again against the newer state (bounded, jittered).
+ */
 async function runCrates(
   log: EventLog, repo: string, specs: CrateSpec[], problems: IngestProblem[], opts: RunOptions,
 ): Promise<IngestReport> {
-  const run = newRunId(opts.started);
+  const runId = newRunId(opts.started);
+  const keys = repo === UNIVERSE_REPO ? specs.map((s) => universeKey(s.krate)) : [repoKey(repo)];
+  for (let attempt = 1; ; attempt++) {
+    const run = await log.beginRun({ repo, run: runId, keys, note: `ingest ${repo} run ${runId}` });
+    // the serving state tables change in the run's commit (when the lake has them)
+    const state = await StateDelta.open(run.view, { base: run.generation });
+    try {
+      const { report, landed } = await diffAndWrite(run, repo, specs, [...problems], opts, state);
+      report.ms = Date.now() - opts.started;
+      const set: Record<string, string> = {};
+      if (repo === UNIVERSE_REPO) for (const k of landed) set[universeKey(k)] = runId;
+      else set[repoKey(repo)] = runId;
+      report.attempts = attempt;
+      if (state) {
+        const targets = await state.finish();
+        run.track(state.paths());
+        for (const t of targets) run.addTarget({ ident: t.ident, update: t.update });
+      }
+      const landedRun = await run.commit(runRow(report, opts.started), { keys: set });
+      report.generation = landedRun.generation;
+      return report;
+    } catch (e) {
+      await run.abort();
+      await state?.abort();
+      if (!(e instanceof RunConflict)) throw e;
+      if (attempt >= RUN_TRIES) {
+        throw new Error(`ingest ${repo}: ${e.message}; gave up after ${attempt} attempts (another writer of the same ${repo === UNIVERSE_REPO ? 'crates' : 'repo'} kept landing first) — nothing of this run was written`);
+      }
+      const wait = Math.min(2000, 25 * 2 ** attempt);
+      await sleep(wait / 2 + Math.random() * wait);
+    }
+  }
+}
+
+/**
+ * The body of one attempt of a run: read the state at the run's generation,
+ * extract, diff, write data files. Returns the report and the crates whose
+ * file rows it wrote.
+ */
+async function diffAndWrite(
+  run: Run, repo: string, specs: CrateSpec[], problems: IngestProblem[], opts: RunOptions, state: StateDelta | undefined,
+): Promise<{ report: IngestReport; landed: string[] }> {
+  const log = run.view;
+  const runId = run.id;
   const ts = BigInt(opts.started) * 1000n;
+  const landed: string[] = [];
   const report: IngestReport = {
-    run, repo, rev: opts.rev ?? null, crates: specs.length, unchangedCrates: 0, presentCrates: 0, removedCrates: 0,
+    run: runId, repo, rev: opts.rev ?? null, crates: specs.length, unchangedCrates: 0, presentCrates: 0, removedCrates: 0,
     files: 0, parsed: 0, skippedUnchanged: 0, bytes: 0, events: { add: 0, change: 0, remove: 0 }, problems, ms: 0,
+    attempts: 0, generation: 0n,
   };
   const total = specs.length;
   let done = 0;
@@ -399,7 +484,7 @@ async function runCrates(
   const known = new Set(fileState.keys());
   for (const k of await krates(log, repo, plans.map((p) => p.spec.krate).filter((k) => !known.has(k)))) known.add(k);
   // ... and the extracting thread builds their rows
-  for (const p of plans) if (!known.has(p.spec.krate)) p.job!.addRows = { run, ts };
+  for (const p of plans) if (!known.has(p.spec.krate)) p.job!.addRows = { run: runId, ts };
   // Largest crates first (by their .rs bytes): one big crate started last would run alone
   // at the end while the other workers idle. Only the order of work changes, not what is written.
   if (plans.length > 1) {
@@ -409,7 +494,7 @@ async function runCrates(
   }
 
   const pool = new ExtractPool(Math.min(opts.workers ?? 2, plans.length), opts.extractTimeoutMs);
-  const writer = new Writer(log, opts.batchRows ?? DEFAULT_BATCH);
+  const writer = new Writer(run, opts.batchRows ?? DEFAULT_BATCH, state);
   try {
     const extractProblems = (plan: Plan, res: ExtractResult | Error): IngestProblem[] => {
       if (res instanceof Error) {
@@ -472,8 +557,9 @@ async function runCrates(
       if (!opts.strict) problems.push(...extractProblems(plan, res));
       if (res instanceof Error) return;
       progress('write', plan.spec.krate);
-      const ctx: RowContext = { repo, krate: plan.spec.krate, run, ts };
+      const ctx: RowContext = { repo, krate: plan.spec.krate, run: runId, ts };
       await writeCrate(log, writer, ctx, res, plan.manifest, fileState.get(plan.spec.krate) ?? new Map(), known.has(plan.spec.krate));
+      landed.push(plan.spec.krate);
       for (const f of res.graph.files) {
         report.files++;
         if (f.parseStatus === 'ok' || f.parseStatus === 'errors') {
@@ -486,7 +572,7 @@ async function runCrates(
     }, kept);
 
     for (const krate of removed) {
-      const ctx: RowContext = { repo, krate, run, ts };
+      const ctx: RowContext = { repo, krate, run: runId, ts };
       const empty: CrateGraph = { files: [], nodes: [], edges: [], problems: [] };
       await writeCrate(log, writer, ctx, { graph: empty, ms: 0 }, null, fileState.get(krate) ?? new Map(), true);
       report.removedCrates++;
@@ -497,9 +583,7 @@ async function runCrates(
     await pool.close();
   }
   report.events = writer.counts;
-  report.ms = Date.now() - opts.started;
-  await writeRunRow(log, report, opts.started);
-  return report;
+  return { report, landed };
 }
 
 /**
@@ -557,11 +641,12 @@ async function writeCrate(
     for (const kind of ['node', 'edge'] as const) {
       writer.pushBatch(kind, res.batches[kind]);
       writer.counts.add += res.batches[kind].numRows;
+      await writer.state?.events(kind, [res.batches[kind]]);
     }
   } else {
     const filter = and(eq('repo', ctx.repo), eq('krate', ctx.krate));
     const state = async (kind: Kind) => (known ? log.state(kind, filter) : new Map<string, Record<string, Value>>());
-    const sink = { event: (kind: Kind, r: EventRow) => writer.push(kind, r) };
+    const sink = { event: (kind: Kind, r: EventRow) => writer.push(kind, r), state: stateSink(writer.state, ctx) };
     // the crate's live pos rows, per entity
     const pos = { node: new Map<string, Record<string, Value>>(), edge: new Map<string, Record<string, Value>>() };
     for (const [id, r] of await state('pos')) (r['entity'] === 'edge' ? pos.edge : pos.node).set(id, r);
@@ -579,23 +664,32 @@ async function writeCrate(
   if (manifest) files.set(fileId(ctx.repo, ctx.krate, MANIFEST_PATH), manifest);
   const prev = new Map<string, Record<string, Value>>();
   for (const row of prevFiles.values()) prev.set(row['id'] as string, row);
-  addCounts(writer.counts, diff('file', ctx, prev, files, (r) => writer.push('file', r)));
+  addCounts(writer.counts, diff('file', ctx, prev, files, { event: (_k, r) => writer.push('file', r), state: stateSink(writer.state, ctx) }));
+  await writer.state?.maybeFlush();
 }
 
-/** The run's `ingest_runs` row (one commit, under the log's commit discipline). */
-async function writeRunRow(log: EventLog, report: IngestReport, started: number): Promise<void> {
-  const { deps: _deps, ...rest } = report;
+/** The diff's per-id state, into the run's state delta (docs/design.md, "Serving state tables"). */
+function stateSink(state: StateDelta | undefined, ctx: RowContext): DeltaSink['state'] {
+  if (!state) return undefined;
+  return (kind, id, fields, position, moved, replaces) => {
+    if (fields === null) return state.drop(kind, id);
+    const row = { repo: ctx.repo, krate: ctx.krate, id, ...fields };
+    if (kind === 'file') state.putFile(row, replaces);
+    else if (kind === 'node') state.putNode(row, placed(position!, moved), replaces);
+    else state.putEdge(row, placed(position!, moved), replaces);
+  };
+}
+
+/** The run's `ingest_runs` row (landed in the run's commit). */
+function runRow(report: IngestReport, started: number): EventRow {
+  const { deps: _deps, generation: _generation, ...rest } = report;
   const summary = JSON.stringify({ ...rest, problems: report.problems.slice(0, 1000), problemCount: report.problems.length });
   const ev = report.events;
   const row: EventRow = {
     run: report.run, repo: report.repo, rev: report.rev, started: BigInt(started) * 1000n, finished: BigInt(Date.now()) * 1000n,
     status: report.problems.length > 0 ? 'problems' : 'ok', events: BigInt(ev.add + ev.change + ev.remove), summary,
   };
-  await log.commit('ingest run', async () => {
-    const t = await log.table(INGEST_RUNS);
-    if (!t) throw new Error(`the lake at ${log.lake.root} has no ${INGEST_RUNS} table (expected EventLog.open to create it)`);
-    await t.append([rowsToBatch(INGEST_RUNS_SCHEMA, [row], INGEST_RUNS)]);
-  });
+  return row;
 }
 
 /** One line: `run R repo X: 3 crates (1 unchanged), 40 files (12 parsed, 28 unchanged), +5 ~1 -2 events, 0 problems, 0.4 s`. */

@@ -7,7 +7,7 @@
 import * as nodePath from 'node:path';
 import { LocalFileIO, prefixResolver, relativeResolver, type FileIO } from './io/fileio.ts';
 import { fileLocation, relativeBaseOf } from './io/paths.ts';
-import { SqlCatalog, identToString, type TableIdent } from './catalog/sql-catalog.ts';
+import { SqlCatalog, identToString, type KeyChange, type TableIdent } from './catalog/sql-catalog.ts';
 import type { PartitionField, Schema, SortOrder } from './spec/types.ts';
 import { newTableMetadata, serializeTableMetadata } from './spec/metadata.ts';
 import { Table } from './table/table.ts';
@@ -125,12 +125,12 @@ export class Lake {
     this.catalog.commit([{ ident, expected: p.metadataLocation, next: null }], `drop ${identToString(ident)}`);
   }
 
-  /** Commit updates to several tables atomically: all land or none. */
-  async commit(targets: Omit<CommitTarget, 'io'>[], note?: string): Promise<Committed> {
+  /** Commit updates to several tables atomically: all land or none (with `keys` compare-and-swapped in the same transaction). */
+  async commit(targets: Omit<CommitTarget, 'io'>[], note?: string, opts: { keys?: KeyChange[] } = {}): Promise<Committed> {
     return commitTables(
       this.catalog,
       targets.map((t) => ({ ...t, io: this.io })),
-      { hooks: this.hooks, note },
+      { hooks: this.hooks, note, keys: opts.keys },
     );
   }
 }

@@ -18,6 +18,9 @@
 // (10 minutes by default), then a clear error. A freeze whose lease is dead
 // (its holder was killed) is ignored, so a crashed split never blocks appends.
 //
+// Runs (run.ts, `beginRun`): an ingest writes its data files as it goes and
+// lands them, its run row and its concurrency keys in one commit.
+//
 // Commit discipline (the seed's): every commit takes the log's commit lock,
 // records `releaseBase` (the catalog generation it starts from) and is in
 // flight — in this process's registry and, for other processes, as a lease in
@@ -26,12 +29,13 @@
 import type { Batch, NestedField, Schema, Value } from '../lake/spec/types.ts';
 import { Lake } from '../lake/lake.ts';
 import { addColumnsUpdate, type Table } from '../lake/table/table.ts';
-import { ValidationError, checkUpdate, type CommitTarget, type TableUpdate } from '../lake/table/commit.ts';
+import { checkUpdate, type CommitTarget } from '../lake/table/commit.ts';
 import type { TableMetadata } from '../lake/spec/types.ts';
-import { coerceValue } from '../lake/spec/values.ts';
-import { isPrimitive } from '../lake/spec/schema.ts';
 import { and, ne, type Expr } from '../lake/expr/expr.ts';
 import { identToString } from '../lake/catalog/sql-catalog.ts';
+import { Frozen, ModeChanged, frozenCheck, guarded, isRingSplit, modeGuard, routeBatches } from './route.ts';
+import { Run, type BeginRunOptions } from './run.ts';
+import { batchRows, rowsToBatch, type EventRow } from './batch.ts';
 import { StateDelta } from './state/delta.ts';
 import { createStateTables } from './state/rebuild.ts';
 import {
@@ -43,7 +47,6 @@ import {
   INGEST_RUNS,
   INGEST_RUNS_SCHEMA,
   PROP_RING,
-  PROP_RING_FREEZE,
   RING_SPLIT,
   SOURCE_KINDS,
   UNIVERSE_REPO,
@@ -55,41 +58,17 @@ import {
   type Kind,
 } from './schema.ts';
 
-/** An event row by column name (values in the lake's Value form; loose input is coerced). */
-export type EventRow = Record<string, unknown>;
 
 export type RingMode = 'split' | 'unified';
+
+export { Frozen, ModeChanged, guarded, isRingSplit, ringFreeze, type RingFreeze } from './route.ts';
+export { batchRows, rowsToBatch, type EventRow } from './batch.ts';
 
 /** A pinned read handle refused a write. */
 export class PinnedError extends Error {}
 
-/** The ring mode changed between writing files and committing them: route again. */
-class ModeChanged extends ValidationError {}
-
-/** A live ring split/unsplit holds the freeze: the append must wait and try again. */
-class Frozen extends ValidationError {}
-
 /** How long an append waits for a ring freeze to end before giving up (default). */
 export const FROZEN_WAIT_MS = 10 * 60_000;
-
-/** A ring freeze found on the node table. */
-export interface RingFreeze {
-  /** The property's value as found. */
-  raw: string;
-  /** The lease id it names (undefined when the value is not a decimal id). */
-  lease: bigint | undefined;
-  /** Is that lease live (the holder still running)? */
-  live: boolean;
-}
-
-/** The ring freeze the node table's metadata carries, if any, and whether its lease is live. */
-export function ringFreeze(lake: Lake, m: TableMetadata): RingFreeze | undefined {
-  const raw = m.properties[PROP_RING_FREEZE];
-  if (raw === undefined) return undefined;
-  const lease = /^\d+$/.test(raw) ? BigInt(raw) : undefined;
-  const live = lease !== undefined && lake.catalog.liveLeases().some((l) => l.id === lease);
-  return { raw, lease, live };
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -121,11 +100,18 @@ interface Shared {
   /** The catalog generation the latest commit of this log started from. */
   releaseBase: bigint;
   writeProps: Record<string, string>;
+  /** Opened with `readOnly`: every write is refused, as on a pinned handle. */
+  readOnly: boolean;
 }
 
 export interface OpenOptions {
   /** Ring mode of a new lake (default split). Refused if the lake exists with the other mode. */
   init?: RingMode;
+  /**
+   * Read only (`mimir serve`): the tables are not created or evolved on open,
+   * and every write of this handle is refused; pins (read leases) still work.
+   */
+  readOnly?: boolean;
 }
 
 export interface AppendReport {
@@ -133,10 +119,6 @@ export interface AppendReport {
   /** Rows routed to the ring table (split lake). */
   ring: number;
   generation: bigint;
-}
-
-export function isRingSplit(m: TableMetadata): boolean {
-  return m.properties[PROP_RING] === RING_SPLIT;
 }
 
 export class EventLog {
@@ -158,9 +140,10 @@ export class EventLog {
       inFlight: new Set(),
       releaseBase: l.catalog.pointerGeneration(),
       writeProps: { ...EVENT_TABLE_PROPERTIES },
+      readOnly: opts.readOnly === true,
     });
     try {
-      await log.ensureTables(opts.init);
+      if (!opts.readOnly) await log.ensureTables(opts.init);
     } catch (e) {
       if (owns) l.close();
       throw e;
@@ -301,6 +284,34 @@ export class EventLog {
     });
   }
 
+  /**
+   * A read-only handle at `generation` that takes no lease of its own: for a
+   * caller that already protects that generation (a run's lease). Closing it
+   * releases nothing.
+   */
+  view(generation: bigint): EventLog {
+    return new EventLog(this.shared, { generation, end: () => undefined });
+  }
+
+  /**
+   * Begin a run: one ingest (or universe add, repo remove) that lands in one
+   * commit (see run.ts). It is in flight, here and as a catalog lease, from
+   * now until its commit or abort.
+   */
+  async beginRun(opts: BeginRunOptions): Promise<Run> {
+    this.refuse('begin a run');
+    const { lake, inFlight } = this.shared;
+    return Run.begin(this, opts, (releaseBase, note) => {
+      const entry: InFlightCommit = { note, releaseBase, startedMs: Date.now() };
+      inFlight.add(entry);
+      const endLease = lake.hooks.begin!(releaseBase);
+      return () => {
+        inFlight.delete(entry);
+        endLease();
+      };
+    });
+  }
+
   /** The generation reads of this handle see (pinned, or the current one). */
   readGeneration(): bigint {
     return this.pinned?.generation ?? this.shared.lake.catalog.pointerGeneration();
@@ -324,6 +335,7 @@ export class EventLog {
 
   private refuse(what: string): void {
     if (this.pinned) throw new PinnedError(`a pinned read handle cannot ${what}`);
+    if (this.shared.readOnly) throw new PinnedError(`a read-only handle cannot ${what}`);
   }
 
   /**
@@ -368,28 +380,7 @@ export class EventLog {
    */
   async appendBatches(kind: Kind, batches: Batch[], opts: { frozenWaitMs?: number } = {}): Promise<AppendReport> {
     this.refuse('append');
-    const schema = kindSchema(kind);
-    const repoCol = schema.fields.findIndex((f) => f.name === COL_REPO);
-    const all: Batch[] = [];
-    const ring: Batch[] = [];
-    const rest: Batch[] = [];
-    for (const [n, b] of batches.entries()) {
-      const names = b.fields.map((f) => f.name).join(',');
-      if (names !== schema.fields.map((f) => f.name).join(',') || b.columns.length !== schema.fields.length) {
-        throw new Error(`appendBatches ${kind}: batch ${n} has columns ${names}, expected the ${kind} schema's ${schema.fields.map((f) => f.name).join(',')}`);
-      }
-      if (b.numRows === 0) continue;
-      all.push(b);
-      const repos = b.columns[repoCol]!;
-      let ringRows = 0;
-      for (let i = 0; i < b.numRows; i++) if (repos[i] === UNIVERSE_REPO) ringRows++;
-      if (ringRows === b.numRows) ring.push(b);
-      else if (ringRows === 0) rest.push(b);
-      else {
-        ring.push(pickRows(b, (i) => repos[i] === UNIVERSE_REPO));
-        rest.push(pickRows(b, (i) => repos[i] !== UNIVERSE_REPO));
-      }
-    }
+    const { all, ring, rest } = routeBatches(kind, batches, 'appendBatches');
     if (all.length === 0) return { rows: 0, ring: 0, generation: this.shared.lake.catalog.pointerGeneration() };
     const waitMs = opts.frozenWaitMs ?? FROZEN_WAIT_MS;
     const t0 = Date.now();
@@ -430,10 +421,7 @@ export class EventLog {
   private async commitAppends(plan: { table: Table; batches: Batch[] }[], split: boolean, kind: Kind): Promise<AppendReport> {
     const { lake } = this.shared;
     const count = (bs: Batch[]): number => bs.reduce((s, b) => s + b.numRows, 0);
-    const guard = (base: TableMetadata): void => {
-      frozenCheck(lake, base);
-      if (isRingSplit(base) !== split) throw new ModeChanged(`the ring mode changed to ${isRingSplit(base) ? 'split' : 'unified'} before the commit`);
-    };
+    const guard = modeGuard(lake, split);
     const written: string[] = [];
     let state: StateDelta | undefined;
     try {
@@ -519,58 +507,4 @@ export class EventLog {
     if (this.pinned) this.pinned.end();
     else if (this.shared.ownsLake) this.shared.lake.close();
   }
-}
-
-/** Throw Frozen when the node table's metadata carries a freeze whose lease is live. */
-function frozenCheck(lake: Lake, node: TableMetadata): void {
-  const f = ringFreeze(lake, node);
-  if (f?.live) throw new Frozen(`the ring is frozen by lease ${f.raw} (a ring split or unsplit is switching)`);
-}
-
-/** An update that runs `check` on the base before applying `inner`. */
-export function guarded(inner: TableUpdate, check: (base: TableMetadata) => void): TableUpdate {
-  return {
-    apply: async (base, attempt) => {
-      check(base);
-      return inner.apply(base, attempt);
-    },
-    attemptFiles: () => inner.attemptFiles(),
-    sharedFiles: () => inner.sharedFiles(),
-  };
-}
-
-export function batchRows(b: Batch): Record<string, Value>[] {
-  const out: Record<string, Value>[] = new Array(b.numRows);
-  for (let i = 0; i < b.numRows; i++) {
-    const row: Record<string, Value> = {};
-    for (let c = 0; c < b.fields.length; c++) row[b.fields[c]!.name] = b.columns[c]![i] ?? null;
-    out[i] = row;
-  }
-  return out;
-}
-
-/** The rows of `b` for which `keep(row index)` holds, as a new batch (values shared, not copied). */
-function pickRows(b: Batch, keep: (i: number) => boolean): Batch {
-  const idx: number[] = [];
-  for (let i = 0; i < b.numRows; i++) if (keep(i)) idx.push(i);
-  return { fields: b.fields, numRows: idx.length, columns: b.columns.map((col) => idx.map((i) => col[i] ?? null)) };
-}
-
-/** Rows by column name into a batch of the kind's schema, coercing loose values. */
-export function rowsToBatch(schema: Schema, rows: EventRow[], what: string): Batch {
-  const fields: NestedField[] = schema.fields;
-  const columns: Value[][] = fields.map(() => new Array<Value>(rows.length));
-  for (let c = 0; c < fields.length; c++) {
-    const f = fields[c]!;
-    if (!isPrimitive(f.type)) throw new Error(`${what}: column ${f.name} is not primitive`);
-    const t = f.type;
-    const col = columns[c]!;
-    for (let i = 0; i < rows.length; i++) {
-      const v = rows[i]![f.name];
-      const value = v === undefined || v === null ? null : coerceValue(t, v, `${what} row ${i} column ${f.name}`);
-      if (value === null && f.required) throw new Error(`${what} row ${i}: column ${f.name} is required`);
-      col[i] = value;
-    }
-  }
-  return { fields, numRows: rows.length, columns };
 }

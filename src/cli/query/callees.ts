@@ -4,13 +4,12 @@
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { plural } from '../output.ts';
-import { callees } from '../../query/index.ts';
-import { AS_OF, answer, atGen, parseAsOf, place } from './common.ts';
+import { AS_OF, SERVER, answer, atGen, parseAsOf, place } from './common.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--as-of GEN|TIME] [options]',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. mycrate::main' }],
-  options: [AS_OF],
+  options: [AS_OF, SERVER],
   examples: ['mimir callees mycrate::main', 'mimir callees mycrate::Server::run --json'],
   run,
 };
@@ -20,7 +19,7 @@ async function run(args: Args, ctx: Context): Promise<number> {
   const asOf = parseAsOf(args);
   return answer(
     ctx,
-    (log) => callees(log, path, { asOf }),
+    { q: 'callees', path, asOf },
     (r) => r.callees.map((h) => `${h.to?.repo ?? '-'} ${h.to?.krate ?? h.dstKrate ?? '-'} ${h.to?.qpath ?? h.dstPath ?? '-'}  ${place(h.file, h.line)}${h.to ? '' : '  (unresolved)'}`),
     (r) => `${plural(r.callees.length, 'call')} from ${r.targets.length === 1 ? r.targets[0]!.qpath ?? path : path}${r.match === 'none' ? ' (no live item has this path)' : ''} ${atGen(r.generation)}`,
   );

@@ -4,8 +4,8 @@
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { plural } from '../output.ts';
-import { diff, type Changes, type DiffResult, type EdgeHit, type NodeHit } from '../../query/index.ts';
-import { answer, generationOption, nodeLine, place } from './common.ts';
+import type { Changes, DiffResult, EdgeHit, NodeHit } from '../../query/index.ts';
+import { SERVER, answer, generationOption, nodeLine, place } from './common.ts';
 
 export const command: CommandSpec = {
   usage: '--from GEN --to GEN [--repo R] [options]',
@@ -15,6 +15,7 @@ export const command: CommandSpec = {
     { name: 'from', kind: 'value', arg: 'GEN', help: 'the earlier lake generation (required)' },
     { name: 'to', kind: 'value', arg: 'GEN', help: 'the later lake generation (required)' },
     { name: 'repo', kind: 'value', arg: 'R', help: 'only this repo (@universe = the dependency crates)' },
+    SERVER,
   ],
   examples: ['mimir diff --from 12 --to 15', 'mimir diff --from 12 --to 15 --repo acme --json'],
   run,
@@ -38,7 +39,7 @@ async function run(args: Args, ctx: Context): Promise<number> {
   const repo = args.value('repo');
   return answer(
     ctx,
-    (log) => diff(log, { from, to, repo }),
+    { q: 'diff', from, to, repo },
     (r: DiffResult) => [...lines<NodeHit>(r.nodes, nodeLine, 'node'), ...lines<EdgeHit>(r.edges, edgeLine, 'edge')],
     (r) => {
       const n = r.nodes.added.length + r.nodes.changed.length + r.nodes.removed.length + r.edges.added.length + r.edges.changed.length + r.edges.removed.length;

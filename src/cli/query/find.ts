@@ -4,8 +4,7 @@
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { plural } from '../output.ts';
-import { find } from '../../query/index.ts';
-import { AS_OF, answer, atGen, nodeLine, parseAsOf } from './common.ts';
+import { AS_OF, SERVER, answer, atGen, nodeLine, parseAsOf } from './common.ts';
 
 export const command: CommandSpec = {
   usage: 'NAME [--kind K] [--repo R] [--krate K] [--exact] [--as-of GEN|TIME] [options]',
@@ -21,6 +20,7 @@ export const command: CommandSpec = {
     { name: 'krate', kind: 'value', arg: 'K', help: 'only items of this crate (name@version)' },
     { name: 'exact', kind: 'flag', help: 'NAME must equal the name (or path)' },
     AS_OF,
+    SERVER,
   ],
   examples: ['mimir find Regex --kind struct', "mimir find 'new*' --repo @universe", 'mimir find check --exact --json'],
   run,
@@ -28,10 +28,10 @@ export const command: CommandSpec = {
 
 async function run(args: Args, ctx: Context): Promise<number> {
   const name = args.positionals[0]!;
-  const opts = { kind: args.value('kind'), repo: args.value('repo'), krate: args.value('krate'), exact: args.flag('exact'), asOf: parseAsOf(args) };
+  const q = { q: 'find' as const, name, kind: args.value('kind'), repo: args.value('repo'), krate: args.value('krate'), exact: args.flag('exact') || undefined, asOf: parseAsOf(args) };
   return answer(
     ctx,
-    (log) => find(log, name, opts),
+    q,
     (r) => r.hits.map((h) => `${nodeLine(h)}  ${h.kind ?? '-'}`),
     (r) => `${plural(r.hits.length, 'item')} matching "${name}" ${atGen(r.generation)}`,
   );

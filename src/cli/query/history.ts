@@ -4,14 +4,14 @@
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { isoTime, plural } from '../output.ts';
-import { history, type HistoryEvent } from '../../query/index.ts';
-import { AS_OF, answer, atGen, parseAsOf, place } from './common.ts';
+import type { HistoryEvent } from '../../query/index.ts';
+import { AS_OF, SERVER, answer, atGen, parseAsOf, place } from './common.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--as-of GEN|TIME] [options]',
   description: 'Every node id that ever had the path (removed items too), its events and those of its outgoing edges.',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. mycrate::parse' }],
-  options: [AS_OF],
+  options: [AS_OF, SERVER],
   examples: ['mimir history mycrate::parse', 'mimir history mycrate::parse --json'],
   run,
 };
@@ -29,7 +29,7 @@ async function run(args: Args, ctx: Context): Promise<number> {
   const asOf = parseAsOf(args);
   return answer(
     ctx,
-    (log) => history(log, path, { asOf }),
+    { q: 'history', path, asOf },
     (r) => r.events.map(line),
     (r) => `${plural(r.events.length, 'event')} of ${path} (${plural(r.ids.length, 'item')}) ${atGen(r.generation)}`,
   );

@@ -6,7 +6,8 @@
 //   `iceberg_namespace_properties`), laid out as Java's JdbcCatalog (schema V1)
 //   and PyIceberg's SqlCatalog create them, so either can open the lake as is;
 // - Mimir's own tables beside them (all prefixed `mimir_`): the generation
-//   counter, the generation log and the leases of commits in flight. Other
+//   counter, the generation log, the leases of commits in flight and the
+//   commit keys (compare-and-swapped with the table pointers). Other
 //   catalogs ignore tables they do not know.
 //
 // Invariant: the DDL is idempotent (`IF NOT EXISTS`), so two processes creating
@@ -20,6 +21,7 @@ export const T = {
   generations: 'mimir_generations',
   log: 'mimir_commit_log',
   leases: 'mimir_leases',
+  keys: 'mimir_commit_keys',
 } as const;
 
 /** Columns of `iceberg_tables` (the V1 layout; `iceberg_type` may be absent in V0 files). */
@@ -70,6 +72,11 @@ export const STANDARD_DDL: readonly string[] = [
  * - `mimir_commit_log`: one row per table a generation touched. A create logs
  *   (new, NULL), an update (new, old), a drop (NULL, old).
  * - `mimir_leases`: commits in flight; a row is removed when the lease ends.
+ * - `mimir_commit_keys`: a generic key -> value map that a commit may
+ *   compare-and-swap in the same transaction as its table pointers (the log
+ *   keeps `repo:<name>` -> last run id there). A missing row is an absent key.
+ *   Added after the first layout: created on open (IF NOT EXISTS) and read as
+ *   empty where it does not exist yet (a read-only catalog).
  */
 export const MIMIR_DDL: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS ${T.catalog} (
@@ -107,5 +114,12 @@ export const MIMIR_DDL: readonly string[] = [
     started_ms INTEGER NOT NULL,
     expires_ms INTEGER NOT NULL,
     note TEXT
+  )`,
+  `CREATE TABLE IF NOT EXISTS ${T.keys} (
+    catalog_name VARCHAR(255) NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    PRIMARY KEY (catalog_name, key)
   )`,
 ];

@@ -18,6 +18,12 @@
 // serialises them (busy_timeout 10 s) and a stale expected location is a
 // CommitConflictError the writer answers by reloading and retrying.
 //
+// Commit keys: a commit may also compare-and-swap keys of `mimir_commit_keys`
+// in the same transaction (a writer's "the state I derived this from is still
+// current"). A stale key is a KeyConflictError, which is not retried here: the
+// writer must derive its change again. `readKeys` returns keys together with
+// the generation they were read at (one read transaction).
+//
 // Foreign catalogs (a file written by PyIceberg or Java, without `mimir_`
 // tables) open read-only by default and are never altered then; their tables
 // load, and as they have no log, "as of a generation" means "as now".
@@ -112,6 +118,24 @@ export class CommitConflictError extends Error {
   }
 }
 
+/**
+ * A commit key did not hold the value the commit expected: what the writer
+ * derived its change from is stale. Not retried by the table-level retry loop.
+ */
+export class KeyConflictError extends Error {
+  constructor(
+    readonly key: string,
+    readonly expected: string | null,
+    readonly actual: string | null,
+    readonly catalogPath: string,
+  ) {
+    super(
+      `commit key ${key} in ${catalogPath}: expected ${expected === null ? '(absent)' : expected}, found ${actual === null ? '(absent)' : actual} — nothing of this commit was applied`,
+    );
+    this.name = 'KeyConflictError';
+  }
+}
+
 export class NoSuchTableError extends Error {
   constructor(readonly ident: TableIdent, catalogPath: string) {
     super(`no table ${identToString(ident)} in catalog ${catalogPath}`);
@@ -152,6 +176,17 @@ export interface TableChange {
   ident: TableIdent;
   expected: string | null;
   next: string | null;
+}
+
+/**
+ * A commit key's compare-and-swap: the key must hold `expected` (null =
+ * absent); it is then set to `next` (null = removed; undefined = left as is,
+ * an assertion only).
+ */
+export interface KeyChange {
+  key: string;
+  expected: string | null;
+  next?: string | null;
 }
 
 export interface LoadedPointer {
@@ -238,9 +273,11 @@ export class SqlCatalog {
   private readonly hasType: boolean;
   /** Whether the `mimir_` tables exist (false for a foreign catalog opened read-only). */
   private readonly hasMimir: boolean;
+  /** Whether `mimir_commit_keys` exists (absent in a read-only catalog of the first layout). */
+  private readonly hasKeys: boolean;
   private readonly host = hostname();
 
-  private constructor(db: Db, path: string, name: string, readOnly: boolean, hasType: boolean, hasMimir: boolean) {
+  private constructor(db: Db, path: string, name: string, readOnly: boolean, hasType: boolean, hasMimir: boolean, hasKeys: boolean) {
     this.db = db;
     this.path = path;
     this.root = nodePath.dirname(path);
@@ -248,6 +285,7 @@ export class SqlCatalog {
     this.readOnly = readOnly;
     this.hasType = hasType;
     this.hasMimir = hasMimir;
+    this.hasKeys = hasKeys;
   }
 
   /** Open (by default create) the catalog of the lake at `lakeRoot` (`<lakeRoot>/catalog.db`). */
@@ -314,7 +352,7 @@ export class SqlCatalog {
         }
       }
       const hasMimir = tables.has(T.catalog) && tables.has(T.generations) && tables.has(T.log) && tables.has(T.leases);
-      return new SqlCatalog(db, path, name, readOnly, tableCols.has('iceberg_type'), hasMimir);
+      return new SqlCatalog(db, path, name, readOnly, tableCols.has('iceberg_type'), hasMimir, tables.has(T.keys));
     } catch (e) {
       db.close();
       throw e;
@@ -443,8 +481,10 @@ export class SqlCatalog {
    * new generation. Throws CommitConflictError (stale expected location, or the
    * table vanished), AlreadyExistsError (create of an existing table) or
    * NoSuchNamespaceError (create in a missing namespace); then nothing changed.
+   * `keys` are compare-and-swapped in the same transaction, before the tables:
+   * a stale one throws KeyConflictError and nothing changes.
    */
-  commit(changes: TableChange[], note?: string): bigint {
+  commit(changes: TableChange[], note?: string, keys: KeyChange[] = []): bigint {
     this.requireWritable('commit');
     if (changes.length === 0) throw new Error(`commit to ${this.path}: expected at least one table change, found none`);
     const seen = new Set<string>();
@@ -457,7 +497,14 @@ export class SqlCatalog {
         throw new Error(`commit to ${this.path}: change of ${key} has neither expected nor next location`);
       }
     }
+    if (keys.length > 0) this.requireKeys('commit');
+    const seenKeys = new Set<string>();
+    for (const k of keys) {
+      if (seenKeys.has(k.key)) throw new Error(`commit to ${this.path}: key ${k.key} appears twice in one commit`);
+      seenKeys.add(k.key);
+    }
     const run = this.db.transaction((): bigint => {
+      for (const k of keys) this.applyKey(k);
       for (const c of changes) this.applyChange(c);
       const bumped = this.db
         .prepare(
@@ -477,9 +524,48 @@ export class SqlCatalog {
       for (const c of changes) {
         if (c.next !== c.expected) log.run(this.name, gen, nsToString(c.ident.namespace), c.ident.name, c.next, c.expected);
       }
+      const setKey = this.db.prepare(
+        `INSERT INTO ${T.keys} (catalog_name, key, value, generation) VALUES (?, ?, ?, ?)
+         ON CONFLICT (catalog_name, key) DO UPDATE SET value = excluded.value, generation = excluded.generation`,
+      );
+      const delKey = this.db.prepare(`DELETE FROM ${T.keys} WHERE catalog_name = ? AND key = ?`);
+      for (const k of keys) {
+        if (k.next === undefined) continue;
+        if (k.next === null) delKey.run(this.name, k.key);
+        else setKey.run(this.name, k.key, k.next, gen);
+      }
       return gen;
     });
     return run.immediate();
+  }
+
+  private applyKey(k: KeyChange): void {
+    const actual = this.keyValue(k.key);
+    if (actual !== k.expected) throw new KeyConflictError(k.key, k.expected, actual, this.path);
+  }
+
+  private keyValue(key: string): string | null {
+    if (!this.hasKeys) return null;
+    const row = this.db.prepare(`SELECT value FROM ${T.keys} WHERE catalog_name = ? AND key = ?`).get(this.name, key) as
+      | { value: string }
+      | undefined;
+    return row?.value ?? null;
+  }
+
+  /**
+   * The values of `keys` (absent ones are missing from the map) and the
+   * generation, read in one transaction: the keys as they were at that
+   * generation.
+   */
+  readKeys(keys: readonly string[]): { generation: bigint; values: Map<string, string> } {
+    return this.db.transaction(() => {
+      const values = new Map<string, string>();
+      for (const k of keys) {
+        const v = this.keyValue(k);
+        if (v !== null) values.set(k, v);
+      }
+      return { generation: this.pointerGeneration(), values };
+    })();
   }
 
   private applyChange(c: TableChange): void {
@@ -749,6 +835,10 @@ export class SqlCatalog {
 
   private requireWritable(what: string): void {
     if (this.readOnly) throw new Error(`${what}: catalog ${this.path} was opened read-only — nothing written`);
+  }
+
+  private requireKeys(what: string): void {
+    if (!this.hasKeys) throw new Error(`${what}: catalog ${this.path} has no ${T.keys} table (opened read-only or foreign) — nothing written`);
   }
 
   private requireMimir(what: string): void {

@@ -6,6 +6,11 @@
 // reuse the data files and manifests they already wrote) and tries again,
 // with bounded, jittered exponential backoff.
 //
+// Commit keys (`keys`) are compare-and-swapped in the same catalog
+// transaction; a stale key (KeyConflictError) is not retried here: what the
+// caller derived its change from is stale, and only the caller can derive it
+// again. The attempt's files and the shared manifests are removed then.
+//
 // Crash story: nothing is visible until the catalog transaction lands; files
 // of a failed or abandoned attempt are unreferenced and removed here when
 // possible, else by orphan removal later (which never touches files of
@@ -14,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import type { FileIO } from '../io/fileio.ts';
 import type { TableMetadata } from '../spec/types.ts';
 import { parseTableMetadata, serializeTableMetadata } from '../spec/metadata.ts';
-import { CommitConflictError, type SqlCatalog, type TableIdent, identToString } from '../catalog/sql-catalog.ts';
+import { CommitConflictError, type KeyChange, type SqlCatalog, type TableIdent, identToString } from '../catalog/sql-catalog.ts';
 import { crashPoint } from '../testing/crash.ts';
 
 /** One table's change; `apply` may be called once per attempt. */
@@ -120,7 +125,9 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * Commit updates to one or more tables atomically (one catalog transaction),
  * retrying on conflicts.
  */
-export async function commitTables(catalog: SqlCatalog, targets: CommitTarget[], opts: { hooks?: CommitHooks; note?: string } = {}): Promise<Committed> {
+export async function commitTables(
+  catalog: SqlCatalog, targets: CommitTarget[], opts: { hooks?: CommitHooks; note?: string; keys?: KeyChange[] } = {},
+): Promise<Committed> {
   if (targets.length === 0) throw new Error('commitTables: nothing to commit');
   const first = await loadCurrent(catalog, targets[0]!.io, targets[0]!.ident);
   const policy = retryPolicy(first.metadata.properties);
@@ -150,12 +157,13 @@ export async function commitTables(catalog: SqlCatalog, targets: CommitTarget[],
           const loc = nextMetadataLocation(next, base.location);
           await t.io.writeNew(loc, serializeTableMetadata(next));
           written.push({ io: t.io, path: loc });
+          crashPoint('lake:metadata-written');
           changes.push({ ident: t.ident, expected: base.location, next: loc });
           results.push({ ident: t.ident, metadataLocation: loc, metadata: next });
         }
         crashPoint('lake:before-catalog-commit');
         try {
-          const generation = catalog.commit(changes, opts.note);
+          const generation = catalog.commit(changes, opts.note, opts.keys);
           crashPoint('lake:after-catalog-commit');
           landed = true;
           return { generation, tables: results };

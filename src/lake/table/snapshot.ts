@@ -13,6 +13,7 @@ import { encodeManifestList } from '../avro/manifest-list.ts';
 import { readManifestList } from '../scan/plan.ts';
 import { currentSchema } from '../spec/metadata.ts';
 import { ValidationError, type TableUpdate } from './commit.ts';
+import { crashPoint } from '../testing/crash.ts';
 
 /** A positive random 63-bit id. */
 export function newSnapshotId(): bigint {
@@ -89,6 +90,7 @@ export class SnapshotUpdate implements TableUpdate {
     const { bytes, summary } = encodeManifest(entries, { schema, spec, content });
     const path = this.manifestPath(m, attempt);
     await this.io.writeNew(path, bytes);
+    crashPoint('lake:manifest-written');
     (attempt === undefined ? this.shared : this.perAttempt).push(path);
     const { minDataSequenceNumber, ...counts } = summary;
     return {
@@ -192,6 +194,7 @@ export class SnapshotUpdate implements TableUpdate {
     const listPath = `${base.location.replace(/\/+$/, '')}/metadata/snap-${this.snapshotId}-${attempt + 1}-${this.commitId}.avro`;
     const listBytes = encodeManifestList(manifests, { snapshotId: this.snapshotId, parentSnapshotId: parent?.snapshotId, sequenceNumber: seq });
     await this.io.writeNew(listPath, listBytes);
+    crashPoint('lake:manifest-list-written');
     this.perAttempt.push(listPath);
 
     const addedRecords = this.change.added.reduce((s, a) => s + a.file.recordCount, 0n);

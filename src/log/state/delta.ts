@@ -26,7 +26,8 @@ import type { TableUpdate } from '../../lake/table/commit.ts';
 import type { TableIdent } from '../../lake/catalog/sql-catalog.ts';
 import { compareStrings } from '../../lake/spec/values.ts';
 import { crashPoint } from '../../lake/testing/crash.ts';
-import { batchRows, type EventLog } from '../event-log.ts';
+import type { EventLog } from '../event-log.ts';
+import { batchRows } from '../batch.ts';
 import { ident, type Entity, type Kind } from '../schema.ts';
 import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, SORT_COLUMNS, STATE_TABLES, TABLE_ENTITY, stateSchema, type StateTable } from './schema.ts';
 import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, placed, posOf, type Placed, type Row } from './rows.ts';
@@ -111,27 +112,25 @@ export class StateDelta {
   // ---- exact input ----------------------------------------------------------
 
   /** A node is live with these columns (an event row or fields with repo, krate, id) at this position. */
-  async putNode(e: Record<string, unknown>, p: Placed, replaces: boolean): Promise<void> {
+  /** Buffered until `maybeFlush` or `finish` (call `maybeFlush` now and then: it bounds memory). */
+  putNode(e: Record<string, unknown>, p: Placed, replaces: boolean): void {
     const n = nodeRow(e, p);
     this.push(CODE_NODES, n);
     for (const k of keyRows(n)) this.push(CODE_KEYS, k);
     if (replaces) this.deletes.node.add(n.id as string);
-    await this.maybeFlush();
   }
 
-  async putEdge(e: Record<string, unknown>, p: Placed, replaces: boolean): Promise<void> {
+  putEdge(e: Record<string, unknown>, p: Placed, replaces: boolean): void {
     const r = edgeRow(e, p);
     this.push(CODE_EDGES_IN, r);
     this.push(CODE_EDGES_OUT, r);
     if (replaces) this.deletes.edge.add(r.id as string);
-    await this.maybeFlush();
   }
 
-  async putFile(e: Record<string, unknown>, replaces: boolean): Promise<void> {
+  putFile(e: Record<string, unknown>, replaces: boolean): void {
     const r = fileRow(e);
     this.push(CODE_FILES, r);
     if (replaces) this.deletes.file.add(r.id as string);
-    await this.maybeFlush();
   }
 
   /** The id is no longer live. */
@@ -157,8 +156,9 @@ export class StateDelta {
     if (kind === 'file') {
       for (const [id, e] of last) {
         if (e.op === 'remove') this.drop('file', id);
-        else await this.putFile(e, e.op !== 'add');
+        else this.putFile(e, e.op !== 'add');
       }
+      await this.maybeFlush();
       return;
     }
     if (kind === 'pos') {
@@ -175,9 +175,10 @@ export class StateDelta {
               `state delta: a pos remove for live ${entity} ${id} without its ${entity} remove in the same commit; the state tables cannot place it (expected the entity's event beside it); nothing committed`,
             );
           }
-          await this.putState(entity, c, placed(posOf(p), true));
+          this.putState(entity, c, placed(posOf(p), true));
         }
       }
+      await this.maybeFlush();
       return;
     }
     const entity: Entity = kind;
@@ -191,15 +192,16 @@ export class StateDelta {
       const c = cur.get(id);
       // a change keeps a position that came from a live pos row (it still wins)
       const p = c?.moved === true ? placed(positionOfState(c), true) : placed(ownPosition(entity, e), false);
-      if (entity === 'node') await this.putNode(e, p, c !== undefined);
-      else await this.putEdge(e, p, c !== undefined);
+      if (entity === 'node') this.putNode(e, p, c !== undefined);
+      else this.putEdge(e, p, c !== undefined);
     }
+    await this.maybeFlush();
   }
 
   /** Re-put a state row (a node or edge row as the tables hold it) at a new position. */
-  private async putState(entity: Entity, c: Row, p: Placed): Promise<void> {
-    if (entity === 'node') await this.putNode(c, p, true);
-    else await this.putEdge(c, p, true);
+  private putState(entity: Entity, c: Row, p: Placed): void {
+    if (entity === 'node') this.putNode(c, p, true);
+    else this.putEdge(c, p, true);
   }
 
   private async current(entity: Entity, ids: Iterable<string>): Promise<Map<string, Row>> {
@@ -210,7 +212,8 @@ export class StateDelta {
 
   // ---- writing --------------------------------------------------------------
 
-  private async maybeFlush(): Promise<void> {
+  /** Write a sorted file of each table whose buffer is past `flushRows`. */
+  async maybeFlush(): Promise<void> {
     for (const [t, rows] of this.buffers) if (rows.length >= this.flushRows) await this.flushTable(t);
   }
 

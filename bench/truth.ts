@@ -1,0 +1,237 @@
+// `npm run bench:truth`: Mimir's graph measured against the compiler (issue 7).
+//
+// For the crates of scripts/install-debian-crates.sh found in the Debian
+// registry (no others: the rest of the registry is the held-out set), the
+// oracle — rustdoc JSON and MIR with spans, built offline with nightly and
+// cached (bench/truth/oracle.ts) — against the same crates ingested into a
+// scratch lake with Mimir's own ingest. Prints per crate and per kind: item
+// recall and precision (written and macro-generated apart), `def` right and
+// unique on every public path, call sites by syntax (right / wrong target /
+// unresolved / missing), `callers` completeness, calls into other lake crates;
+// each beside issue 7's target with ok/FAIL. A script, not a test.
+//
+// Flags:
+//   --crates a,b      measure only these (their measured dependencies are ingested too)
+//   --json            machine-readable output on stdout
+//   --verbose         per-crate kind and call tables, oracle notes
+//   --misses items|extra|calls|paths   list misses (with --crate REGEX, --limit N, --class C)
+//   --cache DIR       oracle cache (default $MIMIR_TRUTH_CACHE, else .bench/truth of the checkout)
+//   --rebuild         rebuild the oracle of the selected crates
+//   --oracle-only     build the oracle and stop
+//   --lake DIR        ingest into DIR and keep it (default: a temporary lake, removed)
+//   --check N         ask the real `def`/`callers` on N sampled paths to check the emulation (default 12)
+//   --workers N       ingest worker threads (default 2)
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { readCrateDir } from '../src/extract/index.ts';
+import { crateModel, oracleCalls, type CrateModel, type World } from './truth/calls.ts';
+import { checkCalls, checkPaths, matchItems, type CallContext, type Matching } from './truth/compare.ts';
+import { loadDigest } from './truth/digest.ts';
+import { CallersIndex, checkQueries, DefIndex, ingestGraph, type MEdge, type MNode } from './truth/mimir.ts';
+import { buildOracle, measuredCrates, nightlyToolchain, oraclePaths, type CrateDir } from './truth/oracle.ts';
+import { callTable, kindTable, summarize, summaryTable, toJson, type CrateFigures } from './truth/report.ts';
+import { docModel, type DocCrate } from './truth/rustdoc.ts';
+import type { MirBody } from './truth/mir.ts';
+import { CrateSource } from './truth/source.ts';
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+const repoRoot = path.resolve(here, '..');
+const args = process.argv.slice(2);
+const flag = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const has = (name: string) => args.includes(name);
+if (has('--help')) {
+  const text = (await import('node:fs')).readFileSync(new URL(import.meta.url), 'utf8');
+  console.log(text.split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n'));
+  process.exit(0);
+}
+const json = has('--json');
+const verbose = has('--verbose');
+const cache = path.resolve(flag('--cache') ?? process.env['MIMIR_TRUTH_CACHE'] ?? path.join(repoRoot, '.bench', 'truth'));
+const only = flag('--crates')?.split(',').map(norm).filter((s) => s !== '');
+const missesOf = flag('--misses');
+const missCrate = new RegExp(flag('--crate') ?? '.');
+const limit = Number(flag('--limit') ?? 30);
+const missClass = flag('--class');
+const checkN = Number(flag('--check') ?? 12);
+const workers = Number(flag('--workers') ?? 2);
+const log = (s: string) => { if (!json) console.error(s); };
+
+function norm(s: string): string {
+  return s.trim().toLowerCase().replace(/_/g, '-');
+}
+
+const { crates: all, absent } = await measuredCrates(path.join(repoRoot, 'scripts', 'install-debian-crates.sh'));
+if (all.length === 0) {
+  console.log('bench:truth skipped: no crate of scripts/install-debian-crates.sh under /usr/share/cargo/registry (run the script as root first)');
+  process.exit(0);
+}
+let toolchain: string;
+try {
+  toolchain = nightlyToolchain();
+} catch (e) {
+  console.log(`bench:truth skipped: ${(e as Error).message}`);
+  process.exit(0);
+}
+
+// selection, plus the measured crates they depend on (so that calls into them can be checked)
+const byNorm = new Map(all.map((c) => [norm(c.name), c] as const));
+const unknown = (only ?? []).filter((n) => !byNorm.has(n));
+if (unknown.length > 0) {
+  console.error(`bench:truth: --crates names no measured crate: ${unknown.join(', ')} (measured: ${all.map((c) => c.name).join(', ')})`);
+  process.exit(2);
+}
+const selected = only ? all.filter((c) => only.includes(norm(c.name))) : all;
+const world: CrateDir[] = [];
+const pkgOf = new Map<CrateDir, { krate: string; deps: string[] }>();
+for (const c of all) {
+  const { pkg } = await readCrateDir(c.dir);
+  pkgOf.set(c, { krate: pkg ? `${pkg.name}@${pkg.version}` : `${c.name}@${c.version}`, deps: (pkg?.deps ?? []).filter((d) => d.kind !== 'dev').map((d) => norm(d.crateName)) });
+}
+const addWorld = (c: CrateDir) => {
+  if (world.includes(c)) return;
+  world.push(c);
+  for (const d of pkgOf.get(c)!.deps) { const dc = byNorm.get(d); if (dc) addWorld(dc); }
+};
+for (const c of selected) addWorld(c);
+
+// 1. the oracle
+const t0 = performance.now();
+const failed: { crate: string; error: string }[] = [];
+const ok: CrateDir[] = [];
+for (const c of world) {
+  const s = await buildOracle(cache, toolchain, c, { rebuild: has('--rebuild') && selected.includes(c), log });
+  if (s.ok) ok.push(c);
+  else failed.push({ crate: c.dirName, error: s.error });
+}
+const oracleSeconds = (performance.now() - t0) / 1000;
+for (const f of failed) log(`oracle: ${f.crate} skipped: ${f.error}`);
+if (has('--oracle-only')) {
+  console.log(`bench:truth oracle: ${ok.length} crates built or cached in ${cache}/${toolchain}, ${failed.length} failed, ${oracleSeconds.toFixed(1)} s`);
+  process.exit(failed.length > 0 ? 1 : 0);
+}
+
+// 2. models of every crate in the world
+const t1 = performance.now();
+const models = new Map<string, CrateModel>();
+const bodiesOf = new Map<string, MirBody[]>();
+const sources = new Map<string, CrateSource>();
+const dirOf = new Map<string, CrateDir>();
+for (const c of ok) {
+  const d = await loadDigest(oraclePaths(cache, toolchain, c));
+  const src = await CrateSource.open(c.dir);
+  const doc: DocCrate = d.doc;
+  const m = crateModel(doc.name, pkgOf.get(c)!.krate, docModel(doc, src));
+  models.set(doc.name, m);
+  bodiesOf.set(doc.name, d.bodies);
+  sources.set(doc.name, src);
+  dirOf.set(doc.name, c);
+}
+const loadSeconds = (performance.now() - t1) / 1000;
+
+// 3. Mimir: ingest into a scratch lake, read the graph
+const keep = flag('--lake');
+const lakeDir = keep ? path.resolve(keep) : mkdtempSync(path.join(tmpdir(), 'mimir-truth-'));
+log(`bench:truth: ingesting ${ok.length} crates into ${lakeDir}`);
+const { graph, log: eventLog } = await ingestGraph(lakeDir, ok.map((c) => c.dir), { workers });
+for (const p of graph.report.problems.filter((q) => q.kind === 'extract-failed')) log(`ingest: ${p.message}`);
+
+// 4. compare
+const t2 = performance.now();
+const nodesByKrate = new Map<string, MNode[]>();
+for (const n of graph.nodes.values()) {
+  const l = nodesByKrate.get(n.krate);
+  if (l) l.push(n); else nodesByKrate.set(n.krate, [n]);
+}
+const matching = new Map<string, Matching>();
+for (const [name, m] of models) matching.set(name, matchItems(m, nodesByKrate.get(m.krate) ?? [], graph.nodes, sources.get(name)!));
+const defs = new DefIndex(graph.nodes.values());
+const callersIdx = new CallersIndex(graph.calls, defs);
+const callersMemo = new Map<string, Set<string>>();
+const krateOf = new Map([...models].map(([n, m]) => [n, m.krate] as const));
+const figures: CrateFigures[] = [];
+for (const c of selected) {
+  const m = [...models.values()].find((x) => dirOf.get(x.name) === c);
+  if (!m) continue;
+  const w: World = { local: m, crates: models };
+  const calls = oracleCalls(bodiesOf.get(m.name)!, w, sources.get(m.name)!);
+  const edgesAt = new Map<string, MEdge[]>();
+  for (const e of graph.calls) {
+    if (e.krate !== m.krate) continue;
+    const k = `${e.file}:${e.line}`;
+    const l = edgesAt.get(k);
+    if (l) l.push(e); else edgesAt.set(k, [e]);
+  }
+  const ctx: CallContext = { local: m, models, matching, krateOf, nodes: graph.nodes, edgesAt, callers: callersIdx, callersMemo };
+  figures.push({ crate: m.name, krate: m.krate, items: matching.get(m.name)!, paths: checkPaths(m, matching.get(m.name)!, defs), calls: checkCalls(calls, ctx) });
+}
+const compareSeconds = (performance.now() - t2) / 1000;
+
+// 5. the emulated queries against the real ones, on a sample of paths
+const sample: string[] = [];
+if (checkN > 0) {
+  const pool = figures.flatMap((f) => [...models.get(f.crate)!.paths.keys()].filter((_, i) => i % 97 === 0));
+  for (let i = 0; i < pool.length && sample.length < checkN; i += Math.max(1, Math.floor(pool.length / checkN))) sample.push(pool[i]!);
+}
+const check = await checkQueries(eventLog, defs, callersIdx, sample);
+eventLog.close();
+if (!keep) await rm(lakeDir, { recursive: true, force: true });
+
+// 6. print
+const meta = {
+  toolchain, cache, measured: selected.map((c) => c.dirName), world: world.map((c) => c.dirName), absent, failed,
+  seconds: { oracle: oracleSeconds, load: loadSeconds, ingest: graph.ingestSeconds, compare: compareSeconds },
+  queryCheck: check,
+};
+if (json) {
+  console.log(JSON.stringify(toJson(figures, meta), null, 1));
+} else {
+  console.log(`bench:truth — Mimir's graph vs the compiler (rustdoc JSON + MIR, ${toolchain}), default features`);
+  console.log(`crates: ${figures.length} measured${world.length > selected.length ? ` (+${world.length - selected.length} dependencies in the lake)` : ''}; `
+    + `oracle ${oracleSeconds.toFixed(1)} s, load ${loadSeconds.toFixed(1)} s, ingest ${graph.ingestSeconds.toFixed(1)} s, compare ${compareSeconds.toFixed(1)} s`);
+  if (failed.length > 0) console.log(`oracle failed (skipped): ${failed.map((f) => `${f.crate}: ${f.error}`).join('\n  ')}`);
+  if (absent.length > 0) console.log(`not in the registry: ${absent.join(', ')}`);
+  console.log('\nitems W/M = recall of written / macro-generated items; prec = precision; def = `def` right and unique on rustdoc paths and pub-use paths;');
+  console.log('calls ok = in-crate written call sites with the right target; wrong = wrong / (right + wrong); callers = share of call sites `callers` lists\n');
+  console.log(summaryTable(figures.map(summarize)));
+  console.log('\nper kind (all measured crates):');
+  console.log(kindTable(figures));
+  console.log('\ncalls by syntax (all measured crates):');
+  console.log(callTable(figures));
+  if (verbose) {
+    for (const f of figures) {
+      console.log(`\n== ${f.krate}: per kind`);
+      console.log(kindTable([f]));
+      console.log(callTable([f]));
+      const skipped = [...models.get(f.crate)!.doc.skipped].map(([k, v]) => `${k} ${v}`).join(', ');
+      console.log(`not compared: ${skipped}`);
+      if (f.calls.unmapped.length > 0) console.log(`oracle callees not mapped: ${f.calls.unmapped.slice(0, 5).join('; ')}`);
+    }
+  }
+  console.log(`\nquery check: the bench's def/callers agree with the real queries on ${check.checked - check.differ.length} of ${check.checked} sampled paths`);
+  for (const d of check.differ) console.log(`  differs: ${d}`);
+}
+if (missesOf) printMisses(missesOf);
+
+function printMisses(what: string) {
+  for (const f of figures) {
+    if (!missCrate.test(f.crate) && !missCrate.test(f.krate)) continue;
+    let lines: string[] = [];
+    if (what === 'items') lines = f.items.missed.map((m) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin}, in ${m.modPath || '(root)'})`);
+    else if (what === 'extra') lines = f.items.extra.map((m) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin})`);
+    else if (what === 'paths') lines = f.paths.misses.map((m) => `${m.path}  ${m.why}: want ${m.want}; def gives ${m.got.join(' | ') || 'nothing'}`);
+    else if (what === 'calls') {
+      lines = f.calls.misses.filter((m) => !missClass || m.cls === missClass)
+        .map((m) => `${m.file}:${m.line}  ${m.cls} ${m.outcome}: ${m.callee}${m.got ? `  (graph: ${m.got})` : ''}${m.macro ? `  [in ${m.macro}!]` : ''}`);
+    } else {
+      console.error(`--misses expects items, extra, calls or paths, found ${what}`);
+      process.exit(2);
+    }
+    console.log(`\n== ${f.krate}: ${lines.length} ${what} misses${lines.length > limit ? ` (first ${limit})` : ''}`);
+    for (const l of lines.slice(0, limit)) console.log(`  ${l}`);
+  }
+}

@@ -1,0 +1,65 @@
+// `mimir serve [--host H] [--port N] [--timeout D] [--readers N] [--cache-mb N]`:
+// the JSON HTTP API over the lake (src/serve/server.ts) until SIGINT or
+// SIGTERM. Prints the URL on stdout (`--json`: an object) once listening; a
+// host other than loopback gets a warning on stderr. `--access-log` prints a
+// line per request on stderr. Read-only.
+import type { CommandSpec, Context } from './command.ts';
+import { UsageError, type Args } from './args.ts';
+import { parseDuration } from './log/common.ts';
+import { DEFAULT_HOST, DEFAULT_PORT, isLoopback, startServer } from '../serve/server.ts';
+
+export const command: CommandSpec = {
+  usage: '[--host H] [--port N] [--timeout D] [--readers N] [--cache-mb N] [options]',
+  description: [
+    'Answers GET /api/<question>?<parameters> (find, def, refs, callers, callees, history, diff, each with',
+    'asOf) and /api/lake with JSON, read-only, at the lake\'s current generation (picked up as ingests',
+    'commit) or the one asOf names. Point the CLI at it with --server URL or MIMIR_SERVER=URL.',
+  ].join('\n'),
+  positionals: [],
+  options: [
+    { name: 'host', kind: 'value', arg: 'H', help: `interface to listen on (default ${DEFAULT_HOST}; anything but loopback exposes the lake, with a warning)` },
+    { name: 'port', kind: 'value', arg: 'N', help: `port (default ${DEFAULT_PORT}; 0 = any free port)` },
+    { name: 'timeout', kind: 'value', arg: 'D', help: 'time limit of a request, queueing included (default 30s)' },
+    { name: 'readers', kind: 'value', arg: 'N', help: 'answers computed at once (default 4)' },
+    { name: 'cache-mb', kind: 'value', arg: 'N', help: 'answer cache size in MiB (default 64; 0 = none)' },
+    { name: 'access-log', kind: 'flag', help: 'one line per request on stderr (method, target, status, ms, cache)' },
+  ],
+  examples: ['mimir serve --lake ~/lake', 'MIMIR_SERVER=http://127.0.0.1:7700 mimir callers regex::Regex::new', 'curl "http://127.0.0.1:7700/api/def?path=regex::Regex::new"'],
+  run,
+};
+
+async function run(args: Args, ctx: Context): Promise<number> {
+  const host = args.value('host') ?? DEFAULT_HOST;
+  const port = args.count('port') ?? DEFAULT_PORT;
+  if (port > 65535) throw new UsageError(`--port: expected 0 to 65535, found ${port}`, args.commandPath);
+  const timeout = args.value('timeout');
+  const timeoutMs = timeout === undefined ? undefined : parseDuration(timeout, 'timeout', args.commandPath);
+  if (timeoutMs === 0) throw new UsageError('--timeout: expected a duration above 0', args.commandPath);
+  const readers = args.count('readers');
+  if (readers === 0) throw new UsageError('--readers: expected at least 1', args.commandPath);
+  const cacheMb = args.count('cache-mb');
+  if (!isLoopback(host)) {
+    ctx.out.err(`mimir serve: warning: listening on ${host}, not loopback — anyone who can reach this machine on port ${port} can read the whole lake (no authentication, no TLS)`);
+  }
+  const server = await startServer({
+    lakeDir: ctx.lakeDir,
+    host,
+    port,
+    timeoutMs,
+    readers,
+    cacheBytes: cacheMb === undefined ? undefined : cacheMb * 1024 * 1024,
+    onRequest: args.flag('access-log')
+      ? (r) => ctx.out.err(`${r.method} ${r.url} ${r.status} ${r.ms.toFixed(1)}ms${r.cache ? ` ${r.cache}` : ''}${r.generation !== null ? ` g${r.generation}` : ''}`)
+      : undefined,
+  });
+  if (ctx.json) await ctx.out.json({ url: server.url, host: server.host, port: server.port, lake: server.lakeRoot, generation: server.generation() });
+  else await ctx.out.line(`mimir serve: listening on ${server.url} (lake ${server.lakeRoot}, generation ${server.generation()}); stop with Ctrl-C`);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  const s = server.stats();
+  await server.close();
+  ctx.out.err(`mimir serve: stopped (${signal}) after ${s.requests} requests; cache ${s.cache.hits} hits, ${s.cache.misses} misses`);
+  return 0;
+}

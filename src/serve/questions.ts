@@ -1,0 +1,182 @@
+// The graph questions as data, shared by both ways of asking them: the CLI
+// reading the lake itself and `mimir serve` answering over HTTP (with the
+// CLI's client of it). A `Question` names one src/query function and its
+// arguments; `ask` calls that function, so a question gets the same answer
+// whichever way it travels. On the wire a question is a route
+// (`/api/<name>`) and string parameters: `questionParams` writes them and
+// `parseQuestion` reads them back, refusing anything unexpected (an unknown
+// or repeated parameter, a missing one, a malformed value) with a
+// `BadQuestion` that says what was expected and what was found — the
+// server's 400. Pure: no I/O here beyond the query call.
+import type { EventLog } from '../log/event-log.ts';
+import { EDGE_KINDS, callees, callers, def, diff, find, history, refs, type AsOf, type EdgeKind } from '../query/index.ts';
+import type { CalleesResult, DefResult, DiffResult, FindResult, HistoryResult, RefsResult } from '../query/index.ts';
+
+/** A question that names a path (`def`, `refs`, …). */
+interface PathQuestion<N extends string> {
+  q: N;
+  path: string;
+  asOf?: AsOf;
+}
+
+export type Question =
+  | { q: 'find'; name: string; kind?: string; repo?: string; krate?: string; exact?: boolean; asOf?: AsOf }
+  | PathQuestion<'def'>
+  | (PathQuestion<'refs'> & { kind?: EdgeKind })
+  | PathQuestion<'callers'>
+  | PathQuestion<'callees'>
+  | PathQuestion<'history'>
+  | { q: 'diff'; from: bigint; to: bigint; repo?: string };
+
+export type QuestionName = Question['q'];
+
+/** What each question answers with. */
+export interface Answers {
+  find: FindResult;
+  def: DefResult;
+  refs: RefsResult;
+  callers: RefsResult;
+  callees: CalleesResult;
+  history: HistoryResult;
+  diff: DiffResult;
+}
+
+export type Answer = Answers[QuestionName];
+
+/** A malformed question: the message says what was expected and what was found. */
+export class BadQuestion extends Error {}
+
+/** The parameters of each question on the wire, required ones first. */
+export const QUESTION_PARAMS: Record<QuestionName, { required: string[]; optional: string[] }> = {
+  find: { required: ['name'], optional: ['kind', 'repo', 'krate', 'exact', 'asOf'] },
+  def: { required: ['path'], optional: ['asOf'] },
+  refs: { required: ['path'], optional: ['kind', 'asOf'] },
+  callers: { required: ['path'], optional: ['asOf'] },
+  callees: { required: ['path'], optional: ['asOf'] },
+  history: { required: ['path'], optional: ['asOf'] },
+  diff: { required: ['from', 'to'], optional: ['repo'] },
+};
+
+export const QUESTION_NAMES = Object.keys(QUESTION_PARAMS) as QuestionName[];
+
+export const isQuestionName = (s: string): s is QuestionName => Object.hasOwn(QUESTION_PARAMS, s);
+
+/** Ask a question of the log: the src/query function it names, as of its `asOf` (or the log's read generation). */
+export async function ask(log: EventLog, q: Question): Promise<Answer> {
+  switch (q.q) {
+    case 'find':
+      return find(log, q.name, { kind: q.kind, repo: q.repo, krate: q.krate, exact: q.exact, asOf: q.asOf });
+    case 'def':
+      return def(log, q.path, { asOf: q.asOf });
+    case 'refs':
+      return refs(log, q.path, { asOf: q.asOf, edgeKind: q.kind });
+    case 'callers':
+      return callers(log, q.path, { asOf: q.asOf });
+    case 'callees':
+      return callees(log, q.path, { asOf: q.asOf });
+    case 'history':
+      return history(log, q.path, { asOf: q.asOf });
+    case 'diff':
+      return diff(log, { from: q.from, to: q.to, repo: q.repo });
+  }
+}
+
+// ---- values ------------------------------------------------------------------
+
+/** An `asOf` value: digits = a lake generation, else an ISO 8601 date or time. Throws BadQuestion naming `what`. */
+export function parseAsOf(text: string, what = 'asOf'): AsOf {
+  if (/^\d+$/.test(text)) return { generation: BigInt(text) };
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(ms)) throw new BadQuestion(`${what}: expected a generation number or an ISO 8601 time such as 2024-05-01T12:00:00Z, found "${text}"`);
+  return { time: new Date(ms) };
+}
+
+/** An `asOf` as text (the inverse of parseAsOf; times in ISO 8601 UTC to the millisecond). */
+export function asOfText(a: AsOf): string {
+  return 'generation' in a ? String(a.generation) : a.time.toISOString();
+}
+
+/** A generation number (`from`, `to`). */
+export function parseGeneration(text: string, what: string): bigint {
+  if (!/^\d+$/.test(text)) throw new BadQuestion(`${what}: expected a generation number, found "${text}"`);
+  return BigInt(text);
+}
+
+export function parseEdgeKind(text: string, what = 'kind'): EdgeKind {
+  if (!(EDGE_KINDS as readonly string[]).includes(text)) throw new BadQuestion(`${what}: expected one of ${EDGE_KINDS.join(', ')}, found "${text}"`);
+  return text as EdgeKind;
+}
+
+function parseFlag(text: string, what: string): boolean {
+  if (text === 'true' || text === '1' || text === '') return true;
+  if (text === 'false' || text === '0') return false;
+  throw new BadQuestion(`${what}: expected true or false, found "${text}"`);
+}
+
+function nonEmpty(text: string, what: string, example: string): string {
+  if (text.trim() === '') throw new BadQuestion(`${what}: expected ${example}, found an empty string`);
+  return text;
+}
+
+// ---- the wire ------------------------------------------------------------------
+
+/**
+ * Read a question from its route name and parameters (each given once).
+ * Unknown names are the caller's 404; everything else wrong is a BadQuestion.
+ */
+export function parseQuestion(name: QuestionName, params: Iterable<[string, string]>): Question {
+  const spec = QUESTION_PARAMS[name];
+  const known = new Set([...spec.required, ...spec.optional]);
+  const p = new Map<string, string>();
+  for (const [k, v] of params) {
+    if (!known.has(k)) throw new BadQuestion(`unknown parameter "${k}" for ${name} (expected ${[...known].join(', ')})`);
+    if (p.has(k)) throw new BadQuestion(`parameter "${k}" given twice ("${p.get(k)}" and "${v}")`);
+    p.set(k, v);
+  }
+  const missing = spec.required.filter((k) => !p.has(k));
+  if (missing.length > 0) throw new BadQuestion(`${name}: missing parameter ${missing.join(' and ')}`);
+  const opt = <T>(k: string, f: (v: string) => T): T | undefined => (p.has(k) ? f(p.get(k)!) : undefined);
+  const asOf = opt('asOf', (v) => parseAsOf(v));
+  switch (name) {
+    case 'find':
+      return dropUndefined({
+        q: name,
+        name: nonEmpty(p.get('name')!, 'name', 'a NAME'),
+        kind: opt('kind', (v) => v),
+        repo: opt('repo', (v) => v),
+        krate: opt('krate', (v) => v),
+        exact: opt('exact', (v) => parseFlag(v, 'exact')),
+        asOf,
+      });
+    case 'refs':
+      return dropUndefined({ q: name, path: nonEmpty(p.get('path')!, 'path', 'a PATH such as regex::Regex::new'), kind: opt('kind', (v) => parseEdgeKind(v)), asOf });
+    case 'diff':
+      return dropUndefined({ q: name, from: parseGeneration(p.get('from')!, 'from'), to: parseGeneration(p.get('to')!, 'to'), repo: opt('repo', (v) => v) });
+    default:
+      return dropUndefined({ q: name, path: nonEmpty(p.get('path')!, 'path', 'a PATH such as regex::Regex::new'), asOf });
+  }
+}
+
+/** The parameters of a question on the wire (parseQuestion reads them back to an equal question). */
+export function questionParams(q: Question): [string, string][] {
+  const out: [string, string][] = [];
+  const put = (k: string, v: string | boolean | bigint | AsOf | undefined): void => {
+    if (v === undefined || v === false) return;
+    out.push([k, typeof v === 'object' ? asOfText(v) : v === true ? 'true' : String(v)]);
+  };
+  for (const [k, v] of Object.entries(q)) if (k !== 'q') put(k, v as string | boolean | bigint | AsOf | undefined);
+  return out;
+}
+
+/** A canonical text of the question (cache keys): its route and sorted parameters. */
+export function questionKey(q: Question): string {
+  return `${q.q}?${questionParams(q)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .join('&')}`;
+}
+
+function dropUndefined<T extends object>(o: T): T {
+  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
+  return o;
+}

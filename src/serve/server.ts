@@ -1,0 +1,404 @@
+// `mimir serve`: a long-running, read-only JSON HTTP API over one lake, on
+// node:http. Routes: `/api` (what the server answers), `/api/lake` (tables,
+// generations, ring mode, runs) and `/api/<question>` for find, def, refs,
+// callers, callees, history and diff (questions.ts: parameters in the query
+// string, or as a JSON object in a POST body), each with `asOf`.
+//
+// Generations: every request reads at one lake generation — the catalog's
+// pointer generation when the request starts (so new ingests are picked up
+// without a restart), or the one its `asOf` names — through a handle pinned
+// to it for the whole request (pins.ts), so an ingest committing meanwhile is
+// never half seen. Answers are cached by (pointer generation, read
+// generation, question) in a byte-bounded LRU (cache.ts): entries never go
+// stale, new generations make new keys.
+//
+// Limits: at most `readers` answers computed at once, `queue` more waiting;
+// a request has `timeoutMs` in all (503 if it never got a reader, 504 if its
+// answer was not ready; the answer still lands in the cache). URLs above
+// `maxUrlBytes` get 414, bodies above `maxBodyBytes` 413. Errors are JSON
+// `{"error": message, "status": code}`: 400 malformed question, 403 a
+// non-loopback Host on a loopback server (DNS rebinding), 404 unknown route,
+// 405 wrong method, 500 a failed read.
+//
+// Safety: read-only — the log is opened without creating or evolving tables
+// and every read goes through a pinned handle; read leases are the only
+// writes. No request names a file: routes are fixed strings and parameters
+// are matched against column values, so no request can read outside the
+// lake. Binds 127.0.0.1 unless told otherwise (cli/serve.ts warns).
+// Crash story: nothing to recover; a killed server's leases expire.
+import * as http from 'node:http';
+import { existsSync, readFileSync } from 'node:fs';
+import * as nodePath from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AddressInfo } from 'node:net';
+import { Lake } from '../lake/lake.ts';
+import { EventLog } from '../log/event-log.ts';
+import { CODE_NODE_EVENTS, ident, qualified } from '../log/schema.ts';
+import { JsonSyntaxError, parseJson, stringifyJson } from '../lake/spec/json.ts';
+import type { AsOf } from '../query/index.ts';
+import { AnswerCache } from './cache.ts';
+import { Limiter, QueueFull, QueueTimeout } from './limiter.ts';
+import { lakeInfo } from './lake-info.ts';
+import { Pins } from './pins.ts';
+import { BadQuestion, QUESTION_PARAMS, ask, isQuestionName, parseAsOf, parseQuestion, questionKey, type Question } from './questions.ts';
+
+export interface ServeOptions {
+  lakeDir: string;
+  /** Interface to bind (default 127.0.0.1). */
+  host?: string;
+  /** Port (default 7700; 0 = any free port). */
+  port?: number;
+  /** A request's time limit, queueing included (default 30 s). */
+  timeoutMs?: number;
+  /** Answers computed at once (default 4). */
+  readers?: number;
+  /** Requests waiting for a reader beyond those (default 256). */
+  queue?: number;
+  /** Answer cache size (default 64 MiB; 0 = no cache). */
+  cacheBytes?: number;
+  /** Longest request target (default 8 KiB). */
+  maxUrlBytes?: number;
+  /** Largest POST body (default 64 KiB). */
+  maxBodyBytes?: number;
+  /** How long an unused pinned handle (a lease) is kept (default 10 s). */
+  pinIdleMs?: number;
+  /** Called once per request, after the response (an access log). */
+  onRequest?: (r: RequestLog) => void;
+  /** Test hook: awaited inside a request, after its handle is pinned and before it reads. */
+  testAfterPin?: (generation: bigint) => Promise<void>;
+}
+
+export const DEFAULT_PORT = 7700;
+export const DEFAULT_HOST = '127.0.0.1';
+
+export interface RequestLog {
+  method: string;
+  url: string;
+  status: number;
+  ms: number;
+  cache: 'hit' | 'miss' | null;
+  generation: bigint | null;
+}
+
+export interface ServerStats {
+  requests: number;
+  active: number;
+  waiting: number;
+  cache: { entries: number; bytes: number; maxBytes: number; hits: number; misses: number };
+  pinnedGenerations: bigint[];
+}
+
+export interface RunningServer {
+  /** `http://host:port` (IPv6 hosts in brackets). */
+  url: string;
+  host: string;
+  port: number;
+  lakeRoot: string;
+  /** The catalog's pointer generation now. */
+  generation(): bigint;
+  stats(): ServerStats;
+  /** Stop accepting, let requests in flight finish (at most `graceMs`), release every lease, close the lake. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** A request the server refuses, with its HTTP status. */
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+const VERSION = (() => {
+  const here = nodePath.dirname(fileURLToPath(import.meta.url));
+  try {
+    return (JSON.parse(readFileSync(nodePath.join(here, '..', '..', 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+})();
+
+/** Is `host` a loopback name or address (127.0.0.0/8, ::1, localhost)? */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === '::ffff:127.0.0.1';
+}
+
+/** Open the lake read-only and start listening. */
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const root = nodePath.resolve(opts.lakeDir);
+  if (!existsSync(nodePath.join(root, 'catalog.db'))) {
+    throw new Error(`no lake at ${root} (no catalog.db there); give --lake DIR or set MIMIR_LAKE — nothing served`);
+  }
+  const lake = Lake.open(root, { create: false });
+  let log: EventLog;
+  try {
+    if (!lake.tableExists(ident(CODE_NODE_EVENTS))) {
+      throw new Error(`the lake at ${root} has no event log (no table ${qualified(CODE_NODE_EVENTS)}); create it with 'mimir init' — nothing served`);
+    }
+    log = await EventLog.open(lake, { readOnly: true });
+  } catch (e) {
+    lake.close();
+    throw e;
+  }
+  const host = opts.host ?? DEFAULT_HOST;
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const maxUrl = opts.maxUrlBytes ?? 8 * 1024;
+  const maxBody = opts.maxBodyBytes ?? 64 * 1024;
+  const pins = new Pins(log, opts.pinIdleMs);
+  const cache = new AnswerCache(opts.cacheBytes ?? 64 * 1024 * 1024);
+  const limiter = new Limiter(opts.readers ?? 4, opts.queue ?? 256);
+  const computing = new Set<string>();
+  const loopbackOnly = isLoopback(host);
+  let requests = 0;
+
+  /** The generation a read as of `asOf` sees (the pointer generation when absent); a future one is refused. */
+  const readGeneration = (asOf: AsOf | undefined, now: bigint): bigint => {
+    if (asOf === undefined) return now;
+    if ('time' in asOf) return lake.catalog.generationAt(asOf.time.getTime());
+    if (asOf.generation > now) throw new HttpError(400, `generation ${asOf.generation} is in the future (the lake is at ${now})`);
+    return asOf.generation;
+  };
+
+  /** The answer body for `key`: from the cache, or computed by `fn` with a reader, within the deadline. */
+  const answer = async (key: string, deadline: number, fn: () => Promise<unknown>): Promise<{ body: Buffer; hit: boolean }> => {
+    const compute = (): Promise<Buffer> =>
+      limiter.run(async () => {
+        computing.add(key);
+        try {
+          return Buffer.from(stringifyJson(await fn()));
+        } finally {
+          computing.delete(key);
+        }
+      }, deadline);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          computing.has(key)
+            ? new HttpError(504, `the answer was not ready within the time limit (${timeoutMs} ms); it is still being computed and will be cached — retry shortly`)
+            : new HttpError(503, `no reader was free within the time limit (${timeoutMs} ms): ${limiter.active} answers in progress, ${limiter.waiting} waiting; nothing was read — retry later`),
+        );
+      }, Math.max(0, deadline - Date.now()));
+    });
+    try {
+      return await Promise.race([cache.get(key, compute), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<RequestLog> => {
+    const t0 = performance.now();
+    const deadline = Date.now() + timeoutMs;
+    const entry: RequestLog = { method: req.method ?? '?', url: req.url ?? '', status: 200, ms: 0, cache: null, generation: null };
+    try {
+      const target = req.url ?? '/';
+      if (Buffer.byteLength(target) > maxUrl) throw new HttpError(414, `the request target is ${Buffer.byteLength(target)} bytes, above the limit of ${maxUrl}`);
+      if (loopbackOnly && req.headers.host !== undefined && !isLoopback(hostName(req.headers.host))) {
+        throw new HttpError(403, `this server listens on loopback and answers only requests addressed to a loopback name; found Host "${req.headers.host}"`);
+      }
+      let url: URL;
+      try {
+        url = new URL(target, 'http://mimir.invalid');
+      } catch {
+        throw new HttpError(400, `malformed request target "${target.slice(0, 200)}"`);
+      }
+      const route = url.pathname.replace(/\/+$/, '') || '/';
+      const name = route.startsWith('/api/') ? route.slice('/api/'.length) : route === '/api' ? '' : undefined;
+      if (name === undefined || (name !== '' && name !== 'lake' && !isQuestionName(name))) {
+        throw new HttpError(404, `no route ${JSON.stringify(url.pathname)}: expected /api, /api/lake or /api/<question> (${Object.keys(QUESTION_PARAMS).join(', ')})`);
+      }
+      const method = req.method ?? 'GET';
+      const allowed = name === '' ? ['GET', 'HEAD'] : ['GET', 'HEAD', 'POST'];
+      if (!allowed.includes(method)) throw new HttpError(405, `${method} is not allowed on ${route} (allowed: ${allowed.join(', ')})`, { allow: allowed.join(', ') });
+      const params = method === 'POST' ? await bodyParams(req, url, maxBody) : [...url.searchParams];
+      const now = lake.catalog.pointerGeneration();
+      let key: string;
+      let g: bigint;
+      let fn: () => Promise<unknown>;
+      if (name === '') {
+        if (params.length > 0) throw new HttpError(400, `/api takes no parameters, found "${params[0]![0]}"`);
+        const body = Buffer.from(stringifyJson(index(now)));
+        return send(res, entry, 200, body, { 'x-mimir-generation': String(now) }, t0);
+      } else if (name === 'lake') {
+        const p = lakeParams(params);
+        g = readGeneration(p.asOf, now);
+        key = `${now}|${g}|lake?generations=${p.generations}&runs=${p.runs}`;
+        fn = () => pins.with(g, (pinned) => lakeInfo(pinned, p));
+      } else {
+        const q = question(name, params);
+        if (q.q === 'diff') {
+          for (const x of [q.from, q.to]) if (x > now) throw new HttpError(400, `generation ${x} is in the future (the lake is at ${now})`);
+          g = now;
+          fn = () => ask(log, q);
+        } else {
+          g = readGeneration(q.asOf, now);
+          const at: Question = { ...q };
+          delete (at as { asOf?: AsOf }).asOf;
+          fn = () =>
+            pins.with(g, async (pinned) => {
+              await opts.testAfterPin?.(g);
+              return ask(pinned, at);
+            });
+        }
+        const { asOf: _unused, ...rest } = q as Question & { asOf?: AsOf };
+        void _unused;
+        key = `${now}|${g}|${questionKey(rest as Question)}`;
+      }
+      entry.generation = g;
+      const { body, hit } = await answer(key, deadline, fn);
+      entry.cache = hit ? 'hit' : 'miss';
+      return send(res, entry, 200, body, { 'x-mimir-generation': String(g), 'x-mimir-cache': entry.cache }, t0);
+    } catch (e) {
+      const err =
+        e instanceof HttpError
+          ? e
+          : e instanceof BadQuestion
+            ? new HttpError(400, e.message)
+            : e instanceof QueueFull || e instanceof QueueTimeout
+              ? new HttpError(503, e.message)
+              : new HttpError(500, (e as Error)?.message ?? String(e));
+      const body = Buffer.from(stringifyJson({ error: err.message, status: err.status }));
+      return send(res, entry, err.status, body, err.headers, t0);
+    }
+  };
+
+  const index = (now: bigint): unknown => ({
+    name: 'mimir',
+    version: VERSION,
+    lake: root,
+    generation: now,
+    routes: {
+      '/api': 'this index',
+      '/api/lake': { optional: ['asOf', 'generations', 'runs'] },
+      ...Object.fromEntries(Object.entries(QUESTION_PARAMS).map(([k, v]) => [`/api/${k}`, v])),
+    },
+    stats: stats(),
+  });
+
+  const stats = (): ServerStats => ({
+    requests,
+    active: limiter.active,
+    waiting: limiter.waiting,
+    cache: { entries: cache.size, bytes: cache.usedBytes, maxBytes: cache.maxBytes, hits: cache.hits, misses: cache.misses },
+    pinnedGenerations: pins.generations(),
+  });
+
+  const server = http.createServer((req, res) => {
+    requests++;
+    handle(req, res).then(
+      (entry) => opts.onRequest?.(entry),
+      () => undefined,
+    );
+  });
+  server.headersTimeout = Math.min(timeoutMs, 20_000);
+  server.requestTimeout = timeoutMs + 5_000;
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? DEFAULT_PORT, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  }).catch((e: NodeJS.ErrnoException) => {
+    pins.close();
+    log.close();
+    lake.close();
+    throw new Error(`cannot listen on ${host}:${opts.port ?? DEFAULT_PORT}: ${e.code ?? ''} ${e.message} — nothing served`);
+  });
+  const addr = server.address() as AddressInfo;
+  const shownHost = addr.address.includes(':') ? `[${addr.address}]` : addr.address;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shownHost}:${addr.port}`,
+    host: addr.address,
+    port: addr.port,
+    lakeRoot: root,
+    generation: () => lake.catalog.pointerGeneration(),
+    stats,
+    close: (graceMs = 5_000) =>
+      (closing ??= new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          pins.close();
+          log.close();
+          lake.close();
+          resolve();
+        });
+        server.closeIdleConnections();
+      })),
+  };
+}
+
+function hostName(hostHeader: string): string {
+  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1);
+  const colon = hostHeader.lastIndexOf(':');
+  return colon >= 0 ? hostHeader.slice(0, colon) : hostHeader;
+}
+
+function question(name: string, params: [string, string][]): Question {
+  if (!isQuestionName(name)) throw new HttpError(404, `no question ${name}`);
+  return parseQuestion(name, params);
+}
+
+/** `/api/lake` parameters: asOf, generations and runs (counts, default 20, at most 1000). */
+function lakeParams(params: [string, string][]): { asOf?: AsOf; generations: number; runs: number } {
+  const out: { asOf?: AsOf; generations: number; runs: number } = { generations: 20, runs: 20 };
+  const seen = new Set<string>();
+  for (const [k, v] of params) {
+    if (seen.has(k)) throw new BadQuestion(`parameter "${k}" given twice`);
+    seen.add(k);
+    if (k === 'asOf') out.asOf = parseAsOf(v);
+    else if (k === 'generations' || k === 'runs') {
+      if (!/^\d+$/.test(v) || Number(v) > 1000) throw new BadQuestion(`${k}: expected a count from 0 to 1000, found "${v}"`);
+      out[k] = Number(v);
+    } else throw new BadQuestion(`unknown parameter "${k}" for lake (expected asOf, generations, runs)`);
+  }
+  return out;
+}
+
+/** A POST body: a JSON object of parameters (strings, numbers, booleans), at most `max` bytes. */
+async function bodyParams(req: http.IncomingMessage, url: URL, max: number): Promise<[string, string][]> {
+  if ([...url.searchParams].length > 0) throw new HttpError(400, 'give the parameters in the query string (GET) or as a JSON object in the body (POST), not both');
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (declared > max) throw new HttpError(413, `the request body is ${declared} bytes, above the limit of ${max}`, { connection: 'close' });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > max) throw new HttpError(413, `the request body is above the limit of ${max} bytes`, { connection: 'close' });
+    chunks.push(c);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return [];
+  let v: unknown;
+  try {
+    v = parseJson(text);
+  } catch (e) {
+    if (e instanceof JsonSyntaxError) throw new HttpError(400, `the body is not JSON: ${e.message}`);
+    throw e;
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new HttpError(400, 'the body must be a JSON object of parameters, e.g. {"path": "regex::Regex::new"}');
+  return Object.entries(v).map(([k, x]) => {
+    if (typeof x === 'string') return [k, x];
+    if (typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') return [k, String(x)];
+    throw new HttpError(400, `parameter "${k}": expected a string, number or boolean, found ${stringifyJson(x)}`);
+  });
+}
+
+function send(res: http.ServerResponse, entry: RequestLog, status: number, body: Buffer, headers: Record<string, string>, t0: number): RequestLog {
+  entry.status = status;
+  entry.ms = performance.now() - t0;
+  if (!res.headersSent && !res.destroyed) {
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length), 'cache-control': 'no-store', ...headers });
+    res.end(body);
+  }
+  return entry;
+}

@@ -1,0 +1,242 @@
+// The truth bench's comparison logic on real compiler output: rustdoc JSON and
+// MIR of test/fixtures/truth/crate (a crate written for these tests, built
+// with nightly by bench/truth/fixture.ts; the tests need no toolchain).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { repoRoot } from '../helpers.ts';
+import { callOf, parseMir } from '../../bench/truth/mir.ts';
+import { crateModel, oracleCalls, parseCallee, syntaxOf, writtenCall, type CrateModel, type OracleCall } from '../../bench/truth/calls.ts';
+import { checkCalls, matchItems, type CallContext } from '../../bench/truth/compare.ts';
+import { CallersIndex, DefIndex, type MEdge, type MNode } from '../../bench/truth/mimir.ts';
+import { offlineManifest } from '../../bench/truth/oracle.ts';
+import { docModel, publicPaths, slimDoc, type OracleItem } from '../../bench/truth/rustdoc.ts';
+import { blockEnd, CrateSource } from '../../bench/truth/source.ts';
+import { fromMirType, fromRustdoc, renderType } from '../../bench/truth/types.ts';
+
+const dir = path.join(repoRoot, 'test', 'fixtures', 'truth');
+const mirText = readFileSync(path.join(dir, 'truthfix.mir'), 'utf8');
+
+async function fixture(): Promise<{ model: CrateModel; src: CrateSource; calls: OracleCall[] }> {
+  const doc = slimDoc(JSON.parse(readFileSync(path.join(dir, 'truthfix.rustdoc.json'), 'utf8')) as Record<string, unknown>);
+  const src = await CrateSource.open(path.join(dir, 'crate'));
+  const model = crateModel(doc.name, 'truthfix@0.1.0', docModel(doc, src));
+  const calls = oracleCalls(parseMir(mirText), { local: model, crates: new Map([[model.name, model]]) }, src);
+  return { model, src, calls };
+}
+
+function item(model: CrateModel, kind: string, name: string, line?: number): OracleItem {
+  const hit = [...model.doc.items.values()].find((i) => i.kind === kind && i.name === name && (line === undefined || i.line === line));
+  assert.ok(hit, `expected a rustdoc item ${kind} ${name}${line ? ` at line ${line}` : ''}`);
+  return hit;
+}
+
+test('mir: each body keeps its def path, and each call its callee, call span and name-token span', () => {
+  const bodies = parseMir(mirText);
+  const grow = bodies.find((b) => b.path === 'shapes::<impl at src/shapes.rs:15:1: 15:12>::grow');
+  assert.ok(grow, 'the body of Circle::grow');
+  assert.deepEqual(grow.calls.map((c) => c.callee), ['shapes::Circle::new']);
+  assert.deepEqual(grow.calls[0]!.fnSpan, { file: 'src/shapes.rs', line: 25, col: 9, endLine: 25, endCol: 18 });
+  const chain = bodies.find((b) => b.path === 'inner::chain')!;
+  // a chain written over four lines: the call spans start at `c`, the name tokens are on their own lines
+  assert.deepEqual(chain.calls.map((c) => [c.span!.line, c.fnSpan!.line]), [[54, 55], [54, 56], [54, 57]]);
+  assert.ok(bodies.some((b) => b.kind === 'static' && b.path === 'inner::NAME'));
+  assert.ok(bodies.some((b) => b.path === 'total::{closure#0}'));
+});
+
+test('mir: only call statements are calls; a call through a value has no callee', () => {
+  assert.equal(callOf('_5 = const "x";'), null);
+  assert.equal(callOf('switchInt(move _3) -> [0: bb1, otherwise: bb2];'), null);
+  assert.equal(callOf('drop(_1) -> [return: bb2, unwind: bb5];'), null);
+  assert.deepEqual(callOf('_2 = move _5(move _3) -> [return: bb1, unwind continue];'), { callee: null });
+  assert.deepEqual(callOf('_0 = <F as std::ops::FnOnce<(u8,)>>::call_once(move _1, move _2) -> unwind continue;'),
+    { callee: '<F as std::ops::FnOnce<(u8,)>>::call_once' });
+});
+
+test('types: a type printed by MIR and the same type in rustdoc JSON render alike', () => {
+  assert.equal(renderType(fromMirType("&'a mut std::vec::Vec<u8>")), '&mut Vec<u8>');
+  assert.equal(renderType(fromRustdoc({ borrowed_ref: { lifetime: "'a", is_mutable: true, type: { resolved_path: { path: 'Vec', id: 1, args: { angle_bracketed: { args: [{ type: { primitive: 'u8' } }], constraints: [] } } } } } })), '&mut Vec<u8>');
+  assert.equal(renderType(fromMirType("std::option::Option<&'_ [u32; 4]>")), 'Option<&[u32; _]>');
+  assert.equal(renderType(fromMirType("&(dyn std::fmt::Debug + 'c)")), '&dyn Debug');
+  assert.equal(renderType(fromMirType('(u8, std::string::String)')), '(u8, String)');
+});
+
+test('calls: a callee splits into trait call, inherent path or impl member', () => {
+  assert.deepEqual(parseCallee("<shapes::Circle as shapes::Shape>::area"),
+    { k: 'trait', self: 'shapes::Circle', trait: [{ name: 'shapes', args: null }, { name: 'Shape', args: null }], name: 'area' });
+  const from = parseCallee("<value::Ref<'_> as std::convert::From<&str>>::from");
+  assert.ok(from.k === 'trait' && from.trait[2]!.name === 'From' && from.trait[2]!.args === '<&str>');
+  assert.deepEqual(parseCallee("std::option::Option::<&u32>::copied::<T>"),
+    { k: 'path', segs: [{ name: 'std', args: null }, { name: 'option', args: null }, { name: 'Option', args: '<&u32>' }, { name: 'copied', args: '<T>' }] });
+  const at = parseCallee('de::<impl at src/de.rs:3:1: 3:20>::m');
+  assert.ok(at.k === 'path' && at.segs[1]!.name === '<impl at src/de.rs:3:1: 3:20>');
+});
+
+test('calls: written or not, and the syntax of a written call, from the text around the name token', () => {
+  const text = 'let a = self.radius() + x.grow (1) + Circle::new::<u8>(2) + for_each;';
+  assert.equal(writtenCall(text, text.indexOf('radius') + 6), true);
+  assert.equal(writtenCall(text, text.indexOf('grow') + 4), true);
+  assert.equal(writtenCall(text, text.indexOf('Circle::new') + 11), true);
+  assert.equal(writtenCall(text, text.indexOf('for_each') + 8), false);
+  assert.equal(syntaxOf(text, text.indexOf('radius')), 'self-method');
+  assert.equal(syntaxOf(text, text.indexOf('grow')), 'method');
+  assert.equal(syntaxOf(text, text.indexOf('Circle')), 'path');
+  assert.equal(syntaxOf('myself.m()', 'myself.m()'.indexOf('m(')), 'method');
+});
+
+test('rustdoc: items are keyed by module, kind, file and line; derive and macro_rules output are told apart', async () => {
+  const { model } = await fixture();
+  const four = item(model, 'fn', 'four');
+  assert.deepEqual([four.origin, four.file, four.line, four.modPath], ['macro', 'src/lib.rs', 40, 'truthfix']);
+  const derived = [...model.doc.items.values()].filter((i) => i.origin === 'derive');
+  assert.deepEqual(derived.map((i) => `${i.kind} ${i.name} ${i.line}`).sort(), ['impl  10', 'impl  10', 'method clone 10', 'method fmt 10']);
+  assert.deepEqual([item(model, 'module', 'shapes').line, item(model, 'module', 'shapes').file], [1, 'src/shapes.rs']);
+  assert.equal(item(model, 'module', 'inner').line, 42);
+  // an impl's module comes from where it is written (rustdoc does not list impls in modules)
+  assert.equal(item(model, 'method', 'grow').modPath, 'truthfix::shapes');
+  assert.equal(item(model, 'trait_item', 'sides').modPath, 'truthfix::shapes');
+  assert.equal(item(model, 'const', 'LIMIT').modPath, 'truthfix::inner');
+  // inactive cfg (a feature off, cfg(test)) is not in the compiler's view
+  assert.ok(![...model.doc.items.values()].some((i) => i.name === 'only_with_extra' || i.name === 'doubles'));
+  assert.equal(model.doc.skipped.get('struct_field'), 2);
+});
+
+test('rustdoc: public paths are the def paths and every path a pub use (single or glob) makes', async () => {
+  const { model } = await fixture();
+  const p = publicPaths(model.doc);
+  assert.ok(p.defPaths.has('truthfix::inner::describe'));
+  assert.ok(p.defPaths.has('truthfix::shapes::Kind::Round'));
+  assert.deepEqual([...p.reexports.keys()].sort(), ['truthfix::Circle', 'truthfix::Kind', 'truthfix::Kind::Flat', 'truthfix::Kind::Round', 'truthfix::Shape']);
+  assert.deepEqual(p.reexports.get('truthfix::Circle'), [item(model, 'struct', 'Circle').id]);
+});
+
+test('calls: each call of the fixture gets its class, its caller and its target', async () => {
+  const { model, calls } = await fixture();
+  const at = (line: number, name: string, file = 'src/lib.rs') => {
+    const c = calls.find((x) => x.file === file && x.line === line && x.name === name);
+    assert.ok(c, `a call of ${name} at ${file}:${line}`);
+    return c;
+  };
+  const ids = (c: OracleCall) => (c.target.k === 'item' ? [...c.target.ids, ...(c.target.also?.ids ?? [])] : []);
+  const areaImpl = item(model, 'method', 'area', 34).id;
+  const areaDecl = item(model, 'trait_item', 'area').id;
+  assert.equal(at(25, 'new', 'src/shapes.rs').cls, 'path');
+  assert.deepEqual(ids(at(25, 'new', 'src/shapes.rs')), [item(model, 'method', 'new').id]);
+  assert.equal(at(29, 'radius', 'src/shapes.rs').cls, 'self-method');
+  const ufcs = at(29, 'area', 'src/shapes.rs');
+  assert.deepEqual([ufcs.cls, ids(ufcs)], ['path', [areaImpl, areaDecl]]);
+  assert.equal(ufcs.caller, item(model, 'method', 'twice').id);
+  // a receiver bounded by the trait: the trait's declaration
+  assert.deepEqual([at(50, 'area').cls, ids(at(50, 'area'))], ['method', [areaDecl]]);
+  assert.deepEqual([at(50, 'sides').cls, ids(at(50, 'sides'))], ['method', [item(model, 'trait_item', 'sides').id]]);
+  // inside assert!'s arguments; the panic its expansion makes is not written
+  assert.deepEqual([at(23, 'double').cls, at(23, 'double').macro], ['macro-arg', 'assert']);
+  assert.equal(at(23, 'panic').cls, 'macro-expansion');
+  assert.equal(at(19, 'into_iter').cls, 'desugar');
+  assert.equal(at(19, 'next').cls, 'desugar');
+  assert.equal(at(22, 'branch').cls, 'desugar');
+  assert.equal(at(25, 'call').cls, 'indirect');
+  // the body make_getter! generates: the call is written in the macro, the caller is the generated fn
+  assert.deepEqual([at(35, 'double').cls, at(35, 'double').caller], ['macro-body', item(model, 'fn', 'four').id]);
+  assert.ok(calls.filter((c) => c.file === 'src/shapes.rs' && c.line === 10).every((c) => c.cls === 'macro-body'));
+  // a chain over lines: each call on its name token's line
+  assert.deepEqual([55, 56, 57].map((l) => calls.find((c) => c.line === l)!.name), ['clone', 'grow', 'radius']);
+  assert.equal(at(29, 'first').target.k, 'outside');
+});
+
+function node(id: string, kind: string, name: string, qpath: string, file: string, line: number, parent: string | null): MNode {
+  return { id, repo: '@universe', krate: 'truthfix@0.1.0', kind, name, qpath, file, line, endLine: line, parent };
+}
+
+/** A small graph as Mimir might extract the fixture: a cfg'd-out fn kept, the macro's fn at its invocation. */
+function graph(): MNode[] {
+  return [
+    node('root', 'module', 'truthfix', 'truthfix', 'src/lib.rs', 1, null),
+    node('shapes', 'module', 'shapes', 'truthfix::shapes', 'src/shapes.rs', 1, 'root'),
+    node('circle', 'struct', 'Circle', 'truthfix::shapes::Circle', 'src/shapes.rs', 11, 'shapes'),
+    node('impl', 'impl', '', 'truthfix::shapes::impl Circle', 'src/shapes.rs', 15, 'shapes'),
+    node('new', 'method', 'new', 'truthfix::shapes::Circle::new', 'src/shapes.rs', 16, 'impl'),
+    node('grow', 'method', 'grow', 'truthfix::shapes::Circle::grow', 'src/shapes.rs', 24, 'impl'),
+    node('double', 'fn', 'double', 'truthfix::double', 'src/lib.rs', 10, 'root'),
+    node('extra', 'fn', 'only_with_extra', 'truthfix::only_with_extra', 'src/lib.rs', 15, 'root'),
+    node('four', 'fn', 'four', 'truthfix::four', 'src/lib.rs', 40, 'root'),
+    node('total', 'fn', 'total', 'truthfix::total', 'src/lib.rs', 17, 'root'),
+  ];
+}
+
+test('compare: items match on their key as a multiset; what the compiler does not have is a precision miss', async () => {
+  const { model, src } = await fixture();
+  const nodes = graph();
+  const m = matchItems(model, nodes, new Map(nodes.map((n) => [n.id, n])), src);
+  assert.equal(m.toNode.get(item(model, 'struct', 'Circle').id), 'circle');
+  assert.equal(m.toNode.get(item(model, 'fn', 'four').id), 'four');
+  assert.equal(m.toNode.get(item(model, 'method', 'grow').id), 'grow');
+  assert.deepEqual(m.extra.map((e) => e.name), ['truthfix::only_with_extra']);
+  assert.deepEqual(m.precision.get('fn|written'), { n: 2, of: 3 });
+  assert.deepEqual(m.recall.get('fn|macro'), { n: 1, of: 1 });
+  assert.equal(m.recall.get('method|derive')!.n, 0);
+});
+
+test('compare: a call site is right, wrong, unresolved or missing by the edge at its line from its caller', async () => {
+  const { model, src, calls } = await fixture();
+  const nodes = graph();
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const m = matchItems(model, nodes, byId, src);
+  const edge = (id: string, srcId: string, dst: string | null, dstPath: string, file: string, line: number): MEdge =>
+    ({ id, krate: 'truthfix@0.1.0', src: srcId, dst, dstPath, dstKrate: null, file, line });
+  const edges = [
+    edge('e1', 'grow', 'new', 'truthfix::shapes::Circle::new', 'src/shapes.rs', 25), // right
+    edge('e2', 'total', 'four', 'truthfix::four', 'src/lib.rs', 20), // `double(*x)` resolved to another node: wrong
+    edge('e3', 'total', null, 'parse_first', 'src/lib.rs', 22), // unresolved
+  ];
+  const edgesAt = new Map<string, MEdge[]>();
+  for (const e of edges) edgesAt.set(`${e.file}:${e.line}`, [e]);
+  const defs = new DefIndex(nodes);
+  const ctx: CallContext = {
+    local: model, models: new Map([[model.name, model]]), matching: new Map([[model.name, m]]), krateOf: new Map([[model.name, model.krate]]),
+    nodes: byId, edgesAt, callers: new CallersIndex(edges, defs), callersMemo: new Map(),
+  };
+  const pick = calls.filter((c) => (c.file === 'src/shapes.rs' && c.line === 25) || (c.file === 'src/lib.rs' && [20, 22].includes(c.line)));
+  // double at 20 is misnamed by e2 (four): name differs, so it is missing, not wrong
+  const f = checkCalls(pick, ctx);
+  const path = f.inCrate.get('path')!;
+  assert.deepEqual([path.get('right'), path.get('unresolved'), path.get('missing')], [1, 1, 1]);
+  const e2named = edge('e2', 'total', 'four', 'truthfix::double', 'src/lib.rs', 20);
+  edgesAt.set('src/lib.rs:20', [e2named]);
+  const g = checkCalls(pick, ctx);
+  assert.equal(g.inCrate.get('path')!.get('wrong'), 1);
+  // `callers` lists Circle::new's one site (e1); double's site has no edge into it; parse_first has no node
+  assert.deepEqual([f.callers.sites, f.callers.functions], [{ n: 1, of: 3 }, { n: 1, of: 3 }]);
+});
+
+test('mimir: def answers as src/query/def.ts does: exact qpath, then crate plus the longest tail, then a suffix', () => {
+  const nodes = graph();
+  const d = new DefIndex(nodes);
+  assert.deepEqual(d.def('truthfix::shapes::Circle').hits.map((h) => h.id), ['circle']);
+  assert.equal(d.def('truthfix::shapes::Circle').match, 'exact');
+  const re = d.def('truthfix::Circle');
+  assert.deepEqual([re.match, re.hits.map((h) => h.id)], ['suffix', ['circle']]);
+  assert.deepEqual(d.def('Circle::new').hits.map((h) => h.id), ['new']);
+  assert.equal(d.def('other::Circle').match, 'none');
+  assert.deepEqual(d.def('a::b::new').hits, []);
+});
+
+test('oracle: the manifest loses dev-dependencies, test targets and optional dependencies that are not packaged', () => {
+  const toml = [
+    '[package]', 'name = "x"', 'version = "1.0.0"',
+    '[dependencies]', 'a = "1"', 'gone = { version = "1", optional = true }',
+    '[dev-dependencies]', 'b = "1"', '[[test]]', 'name = "t"',
+    '[features]', 'default = ["gone"]', 'extra = ["dep:gone", "gone/std", "a/x"]',
+    '[target."cfg(unix)".dev-dependencies]', 'c = "1"',
+  ].join('\n');
+  const out = offlineManifest(toml, (c) => c !== 'gone');
+  assert.match(out, /\[workspace\]/);
+  assert.doesNotMatch(out, /dev-dependencies|\[\[test\]\]|gone/);
+  assert.match(out, /a\/x/);
+});
+
+test('source: a block ends at its closing brace, whatever strings, chars and comments hold', () => {
+  const text = 'mod m {\n  const S: &str = "}{";\n  // }\n  /* } /* } */ */\n  let c = \'}\'; let l: &\'a u8;\n  let r = r#"}"#;\n}\nfn after() {}';
+  assert.equal(blockEnd(text, 0), text.indexOf('}\nfn after'));
+});

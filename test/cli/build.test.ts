@@ -1,0 +1,133 @@
+// The compiled CLI (what `npm ci` builds through `prepare`): built here into a
+// scratch folder laid out like a checkout (package.json, node_modules, bin/,
+// dist/ and no src/), so the test never touches the repo's own dist/ that
+// other tests may be running. Pins: `--version` and `--help` load only the
+// CLI's own small modules (no SQLite, wasm, Parquet, Avro, tree-sitter);
+// ingest runs its worker threads from the compiled output; a query answers
+// the same as the TypeScript sources; bin/mimir.js runs dist/ only while the
+// build is fresh and falls back to the sources otherwise.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { repoRoot, runTsx, scratch, type ChildRun } from '../helpers.ts';
+
+const work = scratch('mimir-build-');
+after(work.cleanup);
+const pkg = path.join(work.dir, 'pkg');
+const lake = path.join(work.dir, 'lake');
+const ws = path.join(repoRoot, 'test', 'extract', 'fixtures', 'ws');
+
+function run(args: string[], env: Record<string, string> = {}): Promise<ChildRun> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, args, { cwd: work.dir, env: { ...process.env, MIMIR_LAKE: lake, ...env } });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.on('error', reject);
+    p.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+before(async () => {
+  mkdirSync(path.join(pkg, 'bin'), { recursive: true });
+  const b = await runTsx([path.join(repoRoot, 'scripts', 'build.ts'), '--out', path.join(pkg, 'dist')]);
+  assert.equal(b.code, 0, `build failed: ${b.stdout}${b.stderr}`);
+  copyFileSync(path.join(repoRoot, 'package.json'), path.join(pkg, 'package.json'));
+  copyFileSync(path.join(repoRoot, 'bin', 'mimir.js'), path.join(pkg, 'bin', 'mimir.js'));
+  symlinkSync(path.join(repoRoot, 'node_modules'), path.join(pkg, 'node_modules'));
+});
+
+/** Every module URL the process resolved, through a module-resolution hook that appends to a file. */
+async function loadedModules(args: string[]): Promise<{ run: ChildRun; urls: string[] }> {
+  const trace = path.join(work.dir, `trace-${Math.random().toString(36).slice(2)}.txt`);
+  writeFileSync(trace, '');
+  const hooks = path.join(work.dir, 'trace-hooks.mjs');
+  writeFileSync(
+    hooks,
+    [
+      "import { appendFileSync } from 'node:fs';",
+      'let file;',
+      'export function initialize(data) { file = data.file; }',
+      'export async function resolve(spec, ctx, next) { const r = await next(spec, ctx); appendFileSync(file, r.url + "\\n"); return r; }',
+    ].join('\n'),
+  );
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { file: ${JSON.stringify(trace)} } });`;
+  const r = await run(['--import', `data:text/javascript,${encodeURIComponent(register)}`, path.join(pkg, 'bin', 'mimir.js'), ...args]);
+  const urls = readFileSync(trace, 'utf8').split('\n').filter((l) => l !== '');
+  return { run: r, urls };
+}
+
+/** The modules of the build (dist/…) and of packages (node_modules/…) among the URLs. */
+function ours(urls: string[]): { dist: string[]; packages: string[] } {
+  const dist = new Set<string>();
+  const packages = new Set<string>();
+  for (const u of urls) {
+    const m = /\/dist\/(.+\.js)$/.exec(u);
+    if (m && u.includes(pkg)) dist.add(m[1]!);
+    const n = /\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u);
+    if (n) packages.add(n[1]!);
+  }
+  return { dist: [...dist].sort(), packages: [...packages].sort() };
+}
+
+const SMALL = ['cli/args.js', 'cli/command.js', 'cli/commands.js', 'cli/main.js', 'cli/output.js', 'lake/spec/json.js'];
+
+test('build: mimir --version and --help load only the CLI\'s own small modules (no SQLite, wasm, Parquet)', async () => {
+  const version = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version as string;
+  const v = await loadedModules(['--version']);
+  assert.equal(v.run.code, 0, v.run.stderr);
+  assert.equal(v.run.stdout, `${version}\n`);
+  assert.deepEqual(ours(v.urls), { dist: SMALL, packages: [] });
+  const h = await loadedModules(['--help']);
+  assert.equal(h.run.code, 0, h.run.stderr);
+  assert.match(h.run.stdout, /^mimir — /);
+  assert.deepEqual(ours(h.urls), { dist: SMALL, packages: [] });
+});
+
+test('build: the compiled CLI ingests with worker threads and answers as the TypeScript sources do', async () => {
+  const bin = path.join(pkg, 'bin', 'mimir.js');
+  const ing = await loadedModules(['ingest', ws, '--repo', 'demo', '--with-deps']);
+  assert.equal(ing.run.code, 0, ing.run.stderr);
+  assert.match(ing.run.stdout, /^ingest demo run \S+: 2 crates, .* 0 problems/m);
+  const { dist } = ours(ing.urls);
+  assert.ok(dist.includes('ingest/worker.js'), `the worker thread ran dist/ingest/worker.js (loaded: ${dist.join(', ')})`);
+  assert.ok(!ing.urls.some((u) => u.includes('/tsx/')), 'tsx is not loaded by the compiled CLI');
+  const compiled = await run([bin, 'callers', 'minidep::helper']);
+  const sources = await runTsx([path.join(repoRoot, 'src', 'cli', 'main.ts'), 'callers', 'minidep::helper'], { env: { MIMIR_LAKE: lake } });
+  assert.equal(compiled.code, 0, compiled.stderr);
+  assert.equal(compiled.stdout.split('\n').filter((l) => l !== '').length, 3);
+  assert.equal(compiled.stdout, sources.stdout);
+  assert.equal(compiled.stderr, sources.stderr);
+});
+
+test('build: bin/mimir.js runs the sources when a file under src/ is newer than the build, dist/ otherwise', async () => {
+  // a checkout whose src/ is the repo's (a symlink) and whose build stamp is moved around
+  const co = path.join(work.dir, 'checkout');
+  mkdirSync(path.join(co, 'bin'), { recursive: true });
+  copyFileSync(path.join(repoRoot, 'bin', 'mimir.js'), path.join(co, 'bin', 'mimir.js'));
+  copyFileSync(path.join(repoRoot, 'package.json'), path.join(co, 'package.json'));
+  symlinkSync(path.join(repoRoot, 'node_modules'), path.join(co, 'node_modules'));
+  symlinkSync(path.join(repoRoot, 'src'), path.join(co, 'src'));
+  symlinkSync(path.join(pkg, 'dist'), path.join(co, 'dist'));
+  const stamp = path.join(pkg, 'dist', 'BUILD');
+  const saved = readFileSync(stamp, 'utf8');
+  const debug = { MIMIR_DEBUG: '1' };
+  try {
+    writeFileSync(stamp, JSON.stringify({ startedMs: Date.now() + 3_600_000 }));
+    const fresh = await run([path.join(co, 'bin', 'mimir.js'), '--version'], debug);
+    assert.equal(fresh.code, 0);
+    assert.equal(fresh.stderr, '', 'a fresh build runs quietly');
+    writeFileSync(stamp, JSON.stringify({ startedMs: 0 }));
+    utimesSync(stamp, new Date(0), new Date(0));
+    const stale = await run([path.join(co, 'bin', 'mimir.js'), '--version'], debug);
+    assert.equal(stale.code, 0);
+    assert.match(stale.stderr, /^mimir: running the TypeScript sources through tsx \(src\/\S+\.ts is newer than the build;/);
+    assert.equal(stale.stdout, fresh.stdout);
+  } finally {
+    writeFileSync(stamp, saved);
+  }
+});

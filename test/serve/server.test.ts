@@ -1,0 +1,155 @@
+// `mimir serve`'s HTTP surface, on a real lake (test/query/sample.ts) served
+// in this process: answers and their generation header, new generations
+// picked up without a restart, /api/lake, and every refusal — 400 with a
+// message for malformed questions and bodies, 404 for unknown routes and
+// path-traversal attempts (no request names a file), 405, 413, 414, 403 for a
+// non-loopback Host — each a JSON `{error, status}`.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { scratch } from '../helpers.ts';
+import { parseJson, type Json } from '../../src/lake/spec/json.ts';
+import { EventLog } from '../../src/log/event-log.ts';
+import { startServer, type RunningServer } from '../../src/serve/server.ts';
+import { node, sampleLake, type Sample } from '../query/sample.ts';
+import { request, type Reply } from './http.ts';
+
+type Obj = { [k: string]: Json };
+const work = scratch('mimir-serve-');
+const lake = path.join(work.dir, 'lake');
+let s: Omit<Sample, 'log'>;
+let server: RunningServer;
+
+before(async () => {
+  const { log, ...gens } = await sampleLake(lake);
+  log.close();
+  s = gens;
+  server = await startServer({ lakeDir: lake, port: 0, maxBodyBytes: 1024, maxUrlBytes: 2048 });
+});
+after(async () => {
+  await server?.close();
+  work.cleanup();
+});
+
+const get = (target: string, opts?: Parameters<typeof request>[2]): Promise<Reply> => request(server.url, target, opts);
+const body = (r: Reply): Obj => parseJson(r.text) as Obj;
+
+function refused(r: Reply, status: number, message: RegExp): void {
+  assert.equal(r.status, status, `expected ${status}, found ${r.status}: ${r.text}`);
+  assert.match(r.headers['content-type'] ?? '', /^application\/json/);
+  const b = body(r);
+  assert.equal(b.status, status);
+  assert.match(b.error as string, message);
+}
+
+test('serve: a question answers with JSON at the current generation, named in X-Mimir-Generation; asOf reads the past', async () => {
+  const r = await get('/api/def?path=alpha::helper&asOf=' + s.added);
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.headers['x-mimir-generation'], String(s.added));
+  const b = body(r);
+  assert.equal(BigInt(b.generation as number), s.added);
+  assert.deepEqual((b.hits as Obj[]).map((h) => [h.qpath, h.line]), [['alpha::helper', 20]]);
+  const now = body(await get('/api/def?path=alpha::helper'));
+  assert.equal(BigInt(now.generation as number), s.removed);
+  assert.deepEqual(now.hits, []);
+  const post = await get('/api/def', { method: 'POST', body: JSON.stringify({ path: 'alpha::helper', asOf: Number(s.changed) }) });
+  assert.equal(post.status, 200, post.text);
+  assert.deepEqual((body(post).hits as Obj[]).map((h) => h.line), [30]);
+});
+
+test('serve: a new generation is picked up without a restart; the cache answers a repeat from the same generation', async () => {
+  const first = await get('/api/find?name=fresh_item&exact=true');
+  assert.deepEqual(body(first).hits, []);
+  const again = await get('/api/find?exact=true&name=fresh_item');
+  assert.equal(again.headers['x-mimir-cache'], 'hit');
+  assert.equal(again.text, first.text);
+  const log = await EventLog.open(lake);
+  try {
+    await log.append('node', [node('gamma', 'gamma@0.1.0', 'g-fresh', 'gamma::fresh_item', { file: 'src/lib.rs', line: 7 })]);
+  } finally {
+    log.close();
+  }
+  const after = await get('/api/find?name=fresh_item&exact=true');
+  assert.equal(after.headers['x-mimir-cache'], 'miss');
+  assert.ok(BigInt(after.headers['x-mimir-generation'] as string) > BigInt(first.headers['x-mimir-generation'] as string));
+  assert.deepEqual((body(after).hits as Obj[]).map((h) => h.qpath), ['gamma::fresh_item']);
+});
+
+test('serve: /api/lake lists tables, generations, ring mode and runs at one generation; /api describes the routes', async () => {
+  const r = await get(`/api/lake?asOf=${s.changed}&generations=3&runs=5`);
+  assert.equal(r.status, 200, r.text);
+  const b = body(r);
+  assert.equal(BigInt(b.generation as number), s.changed);
+  assert.equal(b.ringMode, 'split');
+  const tables = (b.tables as Obj[]).map((t) => t.table);
+  assert.ok(tables.includes('mimir.code_node_events') && tables.includes('mimir.code_edge_events_ring'), tables.join(', '));
+  const gens = (b.generations as Obj[]).map((g) => BigInt(g.generation as number));
+  assert.equal(gens.length, 3);
+  assert.equal(gens[0], s.changed, 'newest first, none after the generation read');
+  assert.ok(Array.isArray(b.runs));
+  const idx = body(await get('/api'));
+  assert.ok('/api/callers' in (idx.routes as Obj) && '/api/lake' in (idx.routes as Obj));
+});
+
+test('serve: malformed questions get 400 with a message that says what was expected and found', async () => {
+  refused(await get('/api/def'), 400, /def: missing parameter path/);
+  refused(await get('/api/def?path='), 400, /path: expected a PATH .* found an empty string/);
+  refused(await get('/api/def?path=a&path=b'), 400, /parameter "path" given twice/);
+  refused(await get('/api/def?path=a&color=red'), 400, /unknown parameter "color" for def \(expected path, asOf\)/);
+  refused(await get('/api/find?name=x&asOf=yesterday'), 400, /asOf: expected a generation number or an ISO 8601 time .* found "yesterday"/);
+  refused(await get('/api/def?path=x&asOf=999999'), 400, /generation 999999 is in the future \(the lake is at \d+\)/);
+  refused(await get('/api/refs?path=x&kind=nope'), 400, /kind: expected one of contains, .* found "nope"/);
+  refused(await get('/api/diff?from=1'), 400, /diff: missing parameter to/);
+  refused(await get('/api/diff?from=a&to=2'), 400, /from: expected a generation number, found "a"/);
+  refused(await get('/api/find?name=x&exact=maybe'), 400, /exact: expected true or false, found "maybe"/);
+  refused(await get('/api/lake?runs=-1'), 400, /runs: expected a count from 0 to 1000/);
+  refused(await get('/api/def', { method: 'POST', body: '{"path": ' }), 400, /the body is not JSON: invalid JSON at offset/);
+  refused(await get('/api/def', { method: 'POST', body: '["x"]' }), 400, /the body must be a JSON object of parameters/);
+  refused(await get('/api/def', { method: 'POST', body: '{"path": {"a": 1}}' }), 400, /parameter "path": expected a string, number or boolean/);
+  refused(await get('/api/def?path=x', { method: 'POST', body: '{"path": "x"}' }), 400, /not both/);
+});
+
+test('serve: unknown routes 404, wrong methods 405 with Allow, oversized bodies 413 and targets 414', async () => {
+  for (const t of ['/', '/index.html', '/api/nope', '/api/def/extra', '/apidef', '/API/def']) refused(await get(t), 404, /no route/);
+  const del = await get('/api/def?path=x', { method: 'DELETE' });
+  refused(del, 405, /DELETE is not allowed on \/api\/def \(allowed: GET, HEAD, POST\)/);
+  assert.equal(del.headers.allow, 'GET, HEAD, POST');
+  refused(await get('/api', { method: 'POST', body: '{}' }), 405, /POST is not allowed on \/api/);
+  refused(await get('/api/def', { method: 'POST', body: JSON.stringify({ path: 'x'.repeat(2000) }) }), 413, /above the limit of 1024/);
+  refused(await get(`/api/def?path=${'x'.repeat(3000)}`), 414, /above the limit of 2048/);
+});
+
+test('serve: no request reads a file outside the lake (path traversal gets 404; paths are names, not files)', async () => {
+  const secret = path.join(work.dir, 'secret.txt');
+  writeFileSync(secret, 'TOP-SECRET-CONTENT\n');
+  const rel = path.relative(lake, secret);
+  const attempts = [
+    `/../secret.txt`,
+    `/api/../../secret.txt`,
+    `/api/lake/../../secret.txt`,
+    `/%2e%2e/%2e%2e/secret.txt`,
+    `/api/%2e%2e%2f%2e%2e%2fsecret.txt`,
+    `/api/def/..%2f..%2f${encodeURIComponent(rel)}`,
+    `/api/${encodeURIComponent(secret)}`,
+    `/api/..;/secret.txt`,
+    `//${secret}`,
+    `/etc/passwd`,
+  ];
+  for (const t of attempts) {
+    const r = await get(t);
+    assert.equal(r.status, 404, `${t}: ${r.status} ${r.text}`);
+    assert.doesNotMatch(r.text, /TOP-SECRET|root:/);
+  }
+  for (const t of [`/api/def?path=${encodeURIComponent(rel)}`, `/api/find?name=${encodeURIComponent(secret)}`, `/api/history?path=${encodeURIComponent('../../../../etc/passwd')}`]) {
+    const r = await get(t);
+    assert.equal(r.status, 200, `${t}: ${r.text}`);
+    assert.doesNotMatch(r.text, /TOP-SECRET|root:/);
+  }
+  refused(await get(`/api/lake?asOf=${encodeURIComponent(rel)}`), 400, /asOf: expected a generation number/);
+});
+
+test('serve: a loopback server refuses a request addressed to another host name (403: DNS rebinding)', async () => {
+  refused(await get('/api/def?path=x', { headers: { host: 'evil.example:80' } }), 403, /answers only requests addressed to a loopback name; found Host "evil.example:80"/);
+  assert.equal((await get('/api/def?path=x', { headers: { host: `localhost:${server.port}` } })).status, 200);
+});
