@@ -108,6 +108,12 @@ export interface OpenOptions {
   /** Ring mode of a new lake (default split). Refused if the lake exists with the other mode. */
   init?: RingMode;
   /**
+   * A new lake gets the serving state tables (default true); false makes an
+   * event log only (`mimir state rebuild` adds them later). No effect on an
+   * existing lake.
+   */
+  stateTables?: boolean;
+  /**
    * Read only (`mimir serve`): the tables are not created or evolved on open,
    * and every write of this handle is refused; pins (read leases) still work.
    */
@@ -143,7 +149,7 @@ export class EventLog {
       readOnly: opts.readOnly === true,
     });
     try {
-      if (!opts.readOnly) await log.ensureTables(opts.init);
+      if (!opts.readOnly) await log.ensureTables(opts.init, opts.stateTables !== false);
     } catch (e) {
       if (owns) l.close();
       throw e;
@@ -156,7 +162,7 @@ export class EventLog {
    * created last: a crash midway leaves no node table and the next open
    * finishes the job (idempotent).
    */
-  private async ensureTables(init: RingMode | undefined): Promise<void> {
+  private async ensureTables(init: RingMode | undefined, stateTables: boolean): Promise<void> {
     const { lake } = this.shared;
     const nodeIdent = ident(CODE_NODE_EVENTS);
     if (lake.tableExists(nodeIdent)) {
@@ -183,7 +189,7 @@ export class EventLog {
     }
     // a new lake gets its (empty) state tables before the node table marks it
     // made; an older lake gets them from `mimir state rebuild` (they need a fold)
-    if (fresh) await createStateTables(this);
+    if (fresh && stateTables) await createStateTables(this);
     const node: { schema: Schema; props: Record<string, string> } = { schema: kindSchema('node'), props: mode === 'split' ? { [PROP_RING]: RING_SPLIT } : {} };
     if (!lake.tableExists(nodeIdent)) {
       try {

@@ -54,7 +54,7 @@ test('split: a ring table holding exactly the ring rows is skipped', () =>
     const r = await splitRing(log);
     assert.equal(r.copied, 0n);
     assert.equal(r.recopied, 0);
-    assert.equal(r.verified, 90n);
+    assert.equal(r.verified, 120n);
     assert.equal(r.switched, true);
     const after = await Promise.all(SOURCE_KINDS.map(async (k) => (await log.table(ringTableName(k)))!.metadata.snapshots.length));
     assert.deepEqual(after, ringSnaps, 'no ring table written');
@@ -70,8 +70,8 @@ test('split: a ring table holding some rows is emptied and copied again', () =>
     await t.append([rowsToBatch(kindSchema('node'), ring('node', 5), 'test')]);
     const r = await splitRing(log, { chunkRows: 1000 });
     assert.equal(r.recopied, 1);
-    assert.equal(r.copied, 90n);
-    assert.equal(r.verified, 90n);
+    assert.equal(r.copied, 120n);
+    assert.equal(r.verified, 120n);
     const nodeRing = (await log.table(ringTableName('node')))!;
     const ops = nodeRing.metadata.snapshots.map((s) => s.summary.operation);
     assert.deepEqual(ops, ['append', 'delete', 'append'], 'emptied in one commit, then copied');
@@ -83,7 +83,7 @@ test('split: the copy streams in chunks of chunkRows (commits per chunk)', () =>
   withLake(async (root) => {
     const log = await buildUnified(root, 30, 10, 3);
     const r = await splitRing(log, { chunkRows: 7 });
-    assert.equal(r.copied, 90n);
+    assert.equal(r.copied, 120n);
     for (const k of SOURCE_KINDS) {
       const t = (await log.table(ringTableName(k)))!;
       const counts = t.metadata.snapshots.map((s) => Number(s.summary['mimir.ring-copy']));
@@ -185,17 +185,17 @@ test('split: report fields and one-line form', () =>
   withLake(async (root) => {
     const log = await buildUnified(root, 12, 3, 2);
     const r = await splitRing(log, { chunkRows: 5 });
-    assert.equal(r.copied, 36n);
-    assert.equal(r.verified, 36n);
+    assert.equal(r.copied, 48n);
+    assert.equal(r.verified, 48n);
     assert.equal(r.recopied, 0);
     assert.equal(r.switched, true);
     assert.equal(r.caughtUp, 0n);
     assert.ok(Number.isInteger(r.ms) && r.ms >= 0);
-    assert.equal(formatSplitReport(r), `ring split: copied 36 row(s) (recopied 0 table(s)), 36 ring row(s) verified, switched in ${r.ms} ms`);
+    assert.equal(formatSplitReport(r), `ring split: copied 48 row(s) (recopied 0 table(s)), 48 ring row(s) verified, switched in ${r.ms} ms`);
     assert.match(formatSplitReport(r), LINE);
     const j = JSON.parse(reportJson(r)) as Record<string, unknown>;
-    assert.equal(j.copied, 36);
-    assert.match(reportJson(r), /"copied":36,/);
+    assert.equal(j.copied, 48);
+    assert.match(reportJson(r), /"copied":48,/);
     log.close();
   }));
 
