@@ -21,7 +21,7 @@ export interface DefResult {
 
 export async function def(log: EventLog, path: string, opts: QueryOptions = {}): Promise<DefResult> {
   checkPath(path, 'def');
-  return readAt(log, opts.asOf, (r) => resolvePath(r, path));
+  return readAt(log, opts.asOf, (r) => resolvePath(r, path), opts.from);
 }
 
 export function checkPath(path: string, what: string): void {

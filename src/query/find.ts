@@ -61,5 +61,5 @@ export async function find(log: EventLog, name: string, opts: FindOptions = {}):
     const hits = [...state.values()].filter(keep).map(nodeHit);
     hits.sort(byPlace((h) => h.qpath ?? ''));
     return { generation: r.generation, hits };
-  });
+  }, opts.from);
 }

@@ -66,7 +66,7 @@ export async function history(log: EventLog, path: string, opts: QueryOptions = 
         a.pos - b.pos,
     );
     return { generation: r.generation, ids: [...ids].sort(), events: events.map((x) => x.e) };
-  });
+  }, opts.from);
 }
 
 const cmpBig = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -20,6 +20,13 @@ export type AsOf = { generation: bigint } | { time: Date };
 
 export interface QueryOptions {
   asOf?: AsOf;
+  /**
+   * Where answers come from: `state` (default) = the serving state tables
+   * when the lake has them at the generation asked, else the log; `log` =
+   * always fold the event log (slower; the same answers — for checks and
+   * benchmarks).
+   */
+  from?: 'state' | 'log';
 }
 
 /** An event row by column name, as the lake returns it. */
@@ -38,15 +45,16 @@ export interface ReadAt {
 }
 
 /** Run `fn` on a handle fixed to `asOf` (a pinned handle, closed afterwards) or to the handle's generation now. */
-export async function readAt<T>(log: EventLog, asOf: AsOf | undefined, fn: (r: ReadAt) => Promise<T>): Promise<T> {
+export async function readAt<T>(log: EventLog, asOf: AsOf | undefined, fn: (r: ReadAt) => Promise<T>, from: QueryOptions['from'] = 'state'): Promise<T> {
+  const view = (l: EventLog, g: bigint): Promise<StateView | undefined> => (from === 'log' ? Promise.resolve(undefined) : StateView.open(l, g));
   if (asOf === undefined) {
     const generation = log.readGeneration();
-    return fn({ log, generation, view: await StateView.open(log, generation) });
+    return fn({ log, generation, view: await view(log, generation) });
   }
   const pinned = log.pin('generation' in asOf ? { generation: asOf.generation } : { asOf: asOf.time });
   try {
     const generation = pinned.readGeneration();
-    return await fn({ log: pinned, generation, view: await StateView.open(pinned, generation) });
+    return await fn({ log: pinned, generation, view: await view(pinned, generation) });
   } finally {
     pinned.close();
   }

@@ -78,7 +78,7 @@ export async function refs(log: EventLog, path: string, opts: RefsOptions = {}):
     const hits = edges.map((e): RefHit => ({ ...e, from: e.src ? (from.get(e.src) ?? null) : null }));
     hits.sort(byPlace((h) => h.file ?? ''));
     return { generation: r.generation, match: target.match, targets: target.hits, refs: hits };
-  });
+  }, opts.from);
 }
 
 /** Call sites of the item: refs of kind `calls`, each with the calling node. */
@@ -101,7 +101,7 @@ export async function callees(log: EventLog, path: string, opts: QueryOptions = 
     const hits = edges.map((e): CalleeHit => ({ ...e, to: e.dst ? (to.get(e.dst) ?? null) : null }));
     hits.sort(byPlace((h) => h.file ?? ''));
     return { generation: r.generation, match: target.match, targets: target.hits, callees: hits };
-  });
+  }, opts.from);
 }
 
 /**

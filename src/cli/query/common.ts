@@ -11,6 +11,7 @@ import { SERVER_OPTION, type Context } from '../command.ts';
 import type { AsOf, NodeHit } from '../../query/index.ts';
 import { BadQuestion, ask, parseAsOf as parseAsOfText, type Answers, type Question, type QuestionName } from '../../serve/questions.ts';
 import { openLog } from '../log/common.ts';
+import { hasStateTables } from '../../log/state/view.ts';
 
 export const AS_OF: OptionSpec = { name: 'as-of', kind: 'value', arg: 'GEN|TIME', help: 'answer as of a lake generation (a number) or a time (ISO 8601, e.g. 2024-05-01T12:00:00Z)' };
 
@@ -71,7 +72,12 @@ export async function answer<N extends QuestionName>(
 async function askLocal<N extends QuestionName>(ctx: Context, q: Question & { q: N }): Promise<Answers[N]> {
   const open = await openLog(ctx);
   try {
-    return (await ask(open.log, q)) as Answers[N];
+    // MIMIR_ANSWER_FROM=log folds the event log instead of reading the state tables (benchmarks, checks)
+    const from = ctx.env.MIMIR_ANSWER_FROM === 'log' ? 'log' : 'state';
+    if (from === 'state' && q.q !== 'history' && q.q !== 'diff' && !hasStateTables(open.log)) {
+      ctx.out.err(`note: the lake at ${open.lake.root} has no serving state tables (it predates them): answers fold the event log, which is slow; build them once with 'mimir state rebuild'`);
+    }
+    return (await ask(open.log, q, from)) as Answers[N];
   } finally {
     open.close();
   }

@@ -59,11 +59,7 @@ export async function createStateTables(log: EventLog): Promise<boolean> {
   return created;
 }
 
-export function hasStateTables(log: EventLog, generation?: bigint): boolean {
-  if (generation === undefined) return STATE_TABLES.every((t) => log.lake.tableExists(ident(t)));
-  const at = log.lake.catalog.pointersAt(generation);
-  return STATE_TABLES.every((t) => at.has(identToString(ident(t))));
-}
+export { hasStateTables } from './view.ts';
 
 export async function rebuildState(log: EventLog, opts: RebuildOptions = {}): Promise<RebuildReport> {
   if (log.isPinned) throw new Error('a pinned read handle cannot rebuild the state tables');

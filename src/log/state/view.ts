@@ -18,6 +18,13 @@ export type Row = Record<string, Value>;
 /** Above this many values an IN list is split into several scans' worth of lists (each prunes on its own range). */
 const IN_CHUNK = 4000;
 
+/** Does the lake have every state table (now, or at `generation`)? */
+export function hasStateTables(log: EventLog, generation?: bigint): boolean {
+  if (generation === undefined) return STATE_TABLES.every((t) => log.lake.tableExists(ident(t)));
+  const at = log.lake.catalog.pointersAt(generation);
+  return STATE_TABLES.every((t) => at.has(qualified(t)));
+}
+
 export class StateView {
   private readonly loaded = new Map<StateTable, Promise<Table>>();
 
