@@ -23,9 +23,21 @@ type Op = 'ingest' | 'append' | 'maintain' | 'rebuild';
 /** Points killed per operation at most, spread over all it reaches (every kind of point is among them). */
 const PER_OP = 12;
 
-function spread<T>(xs: T[], n: number): T[] {
-  if (xs.length <= n) return xs;
-  return Array.from({ length: n }, (_, i) => xs[Math.floor((i * xs.length) / n)]!);
+/** The first time each named point is reached (every kind of point), plus others spread over the rest, `n` in all at least. */
+function spread(xs: string[], n: number): string[] {
+  const out = new Set<string>();
+  const names = new Set<string>();
+  for (const x of xs) {
+    const name = x.split('#')[0]!;
+    if (!names.has(name)) {
+      names.add(name);
+      out.add(x);
+    }
+  }
+  const rest = xs.filter((x) => !out.has(x));
+  const extra = Math.max(0, n - out.size);
+  for (let i = 0; i < extra && i < rest.length; i++) out.add(rest[Math.floor((i * rest.length) / extra)]!);
+  return xs.filter((x) => out.has(x));
 }
 
 function child(root: string, ws: string, op: Op, env: Record<string, string>): ReturnType<typeof spawnSync> {

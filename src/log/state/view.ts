@@ -50,10 +50,18 @@ export class StateView {
     for (const name of STATE_TABLES) {
       const loc = current ? catalog.loadTable(ident(name))?.metadataLocation : at!.get(qualified(name));
       if (!loc) return undefined;
-      if (!current && !(await log.lake.io.exists(loc))) return undefined;
       locations.set(name, loc);
     }
-    return new StateView(log, g, locations);
+    const view = new StateView(log, g, locations);
+    if (!current) {
+      // the past: its metadata, or the snapshot it names, may have been expired by gc
+      for (const name of STATE_TABLES) {
+        if (!(await log.lake.io.exists(locations.get(name)!))) return undefined;
+        const snap = (await view.table(name)).currentSnapshot();
+        if (snap && !(await log.lake.io.exists(snap.manifestList))) return undefined;
+      }
+    }
+    return view;
   }
 
   /** A table as of the view's generation (read-only unless the view is of the current generation). */
