@@ -14,22 +14,25 @@
 //   --crates a,b      measure only these (their measured dependencies are ingested too)
 //   --json            machine-readable output on stdout
 //   --verbose         per-crate kind and call tables, oracle notes
-//   --misses items|extra|calls|paths   list misses (with --crate REGEX, --limit N, --class C)
-//   --cache DIR       oracle cache (default $MIMIR_TRUTH_CACHE, else .bench/truth of the checkout)
+//   --misses items|extra|calls|paths   list misses: items the graph lacks, nodes the compiler
+//                     does not have, call sites, paths (with --crate REGEX, --limit N, and --class C:
+//                     a call class such as method, or an item origin such as written)
+//   --cache DIR       oracle cache (default $MIMIR_TRUTH_CACHE, else $XDG_CACHE_HOME or ~/.cache, /mimir/truth)
 //   --rebuild         rebuild the oracle of the selected crates
 //   --oracle-only     build the oracle and stop
 //   --lake DIR        ingest into DIR and keep it (default: a temporary lake, removed)
 //   --check N         ask the real `def`/`callers` on N sampled paths to check the emulation (default 12)
+//   --real-queries    answer every `def` and `callers` with the real queries (slow: ~0.2 s each today)
 //   --workers N       ingest worker threads (default 2)
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { readCrateDir } from '../src/extract/index.ts';
-import { crateModel, oracleCalls, type CrateModel, type World } from './truth/calls.ts';
-import { checkCalls, checkPaths, matchItems, type CallContext, type Matching } from './truth/compare.ts';
+import { crateModel, oracleCalls, type CrateModel, type OracleCall } from './truth/calls.ts';
+import { checkCalls, checkPaths, matchItems, type CallContext, type CallMiss, type ItemMiss, type Matching, type PathMiss } from './truth/compare.ts';
 import { loadDigest } from './truth/digest.ts';
-import { CallersIndex, checkQueries, DefIndex, ingestGraph, type MEdge, type MNode } from './truth/mimir.ts';
+import { CallersIndex, checkQueries, DefIndex, emulated, ingestGraph, realAnswers, recording, type Answers, type MEdge, type MNode } from './truth/mimir.ts';
 import { buildOracle, measuredCrates, nightlyToolchain, oraclePaths, type CrateDir } from './truth/oracle.ts';
 import { callTable, kindTable, summarize, summaryTable, toJson, type CrateFigures } from './truth/report.ts';
 import { docModel, type DocCrate } from './truth/rustdoc.ts';
@@ -51,9 +54,15 @@ if (has('--help')) {
 }
 const json = has('--json');
 const verbose = has('--verbose');
-const cache = path.resolve(flag('--cache') ?? process.env['MIMIR_TRUTH_CACHE'] ?? path.join(repoRoot, '.bench', 'truth'));
+// one cache for every checkout of the user (the oracle depends on the toolchain and the registry, not on Mimir)
+const cache = path.resolve(flag('--cache') ?? process.env['MIMIR_TRUTH_CACHE']
+  ?? path.join(process.env['XDG_CACHE_HOME'] ?? path.join(homedir(), '.cache'), 'mimir', 'truth'));
 const only = flag('--crates')?.split(',').map(norm).filter((s) => s !== '');
 const missesOf = flag('--misses');
+if (missesOf !== undefined && !['items', 'extra', 'calls', 'paths'].includes(missesOf)) {
+  console.error(`bench:truth: --misses expects items, extra, calls or paths, found ${missesOf}`);
+  process.exit(2);
+}
 const missCrate = new RegExp(flag('--crate') ?? '.');
 const limit = Number(flag('--limit') ?? 30);
 const missClass = flag('--class');
@@ -151,33 +160,53 @@ const matching = new Map<string, Matching>();
 for (const [name, m] of models) matching.set(name, matchItems(m, nodesByKrate.get(m.krate) ?? [], graph.nodes, sources.get(name)!));
 const defs = new DefIndex(graph.nodes.values());
 const callersIdx = new CallersIndex(graph.calls, defs);
-const callersMemo = new Map<string, Set<string>>();
 const krateOf = new Map([...models].map(([n, m]) => [n, m.krate] as const));
-const figures: CrateFigures[] = [];
+const callsOf = new Map<string, OracleCall[]>();
+const edgesOf = new Map<string, { at: Map<string, MEdge[]>; from: Map<string, MEdge[]> }>();
 for (const c of selected) {
   const m = [...models.values()].find((x) => dirOf.get(x.name) === c);
   if (!m) continue;
-  const w: World = { local: m, crates: models };
-  const calls = oracleCalls(bodiesOf.get(m.name)!, w, sources.get(m.name)!);
-  const edgesAt = new Map<string, MEdge[]>();
+  callsOf.set(m.name, oracleCalls(bodiesOf.get(m.name)!, { local: m, crates: models }, sources.get(m.name)!));
+  const at = new Map<string, MEdge[]>();
+  const from = new Map<string, MEdge[]>();
+  const add = (map: Map<string, MEdge[]>, k: string, e: MEdge) => { const l = map.get(k); if (l) l.push(e); else map.set(k, [e]); };
   for (const e of graph.calls) {
     if (e.krate !== m.krate) continue;
-    const k = `${e.file}:${e.line}`;
-    const l = edgesAt.get(k);
-    if (l) l.push(e); else edgesAt.set(k, [e]);
+    add(at, `${e.file}:${e.line}`, e);
+    add(from, e.src, e);
   }
-  const ctx: CallContext = { local: m, models, matching, krateOf, nodes: graph.nodes, edgesAt, callers: callersIdx, callersMemo };
-  figures.push({ crate: m.name, krate: m.krate, items: matching.get(m.name)!, paths: checkPaths(m, matching.get(m.name)!, defs), calls: checkCalls(calls, ctx) });
+  edgesOf.set(m.name, { at, from });
+}
+const score = (answers: Answers): CrateFigures[] => {
+  const callersMemo = new Map<string, Set<string>>();
+  return [...callsOf].map(([name, calls]) => {
+    const m = models.get(name)!;
+    const ctx: CallContext = { local: m, models, matching, krateOf, nodes: graph.nodes, edgesAt: edgesOf.get(name)!.at, edgesFrom: edgesOf.get(name)!.from, callers: answers, callersMemo };
+    return { crate: m.name, krate: m.krate, items: matching.get(m.name)!, paths: checkPaths(m, matching.get(m.name)!, answers), calls: checkCalls(calls, ctx) };
+  });
+};
+let figures: CrateFigures[];
+let answersBy = 'emulated';
+if (has('--real-queries')) {
+  // first pass: which paths the comparison asks; then every one of them through the real queries
+  const rec = recording(emulated(defs, callersIdx));
+  score(rec);
+  log(`bench:truth: asking the real def (${rec.defPaths.size} paths) and callers (${rec.callerPaths.size} paths)`);
+  const real = await realAnswers(eventLog, rec.defPaths, rec.callerPaths, (d, t) => { if (d % 500 === 0) log(`  ${d}/${t}`); });
+  figures = score(real);
+  answersBy = 'real queries';
+} else {
+  figures = score(emulated(defs, callersIdx));
 }
 const compareSeconds = (performance.now() - t2) / 1000;
 
 // 5. the emulated queries against the real ones, on a sample of paths
 const sample: string[] = [];
-if (checkN > 0) {
+if (checkN > 0 && answersBy === 'emulated') {
   const pool = figures.flatMap((f) => [...models.get(f.crate)!.paths.keys()].filter((_, i) => i % 97 === 0));
   for (let i = 0; i < pool.length && sample.length < checkN; i += Math.max(1, Math.floor(pool.length / checkN))) sample.push(pool[i]!);
 }
-const check = await checkQueries(eventLog, defs, callersIdx, sample);
+const check = await checkQueries(eventLog, emulated(defs, callersIdx), sample);
 eventLog.close();
 if (!keep) await rm(lakeDir, { recursive: true, force: true });
 
@@ -185,10 +214,12 @@ if (!keep) await rm(lakeDir, { recursive: true, force: true });
 const meta = {
   toolchain, cache, measured: selected.map((c) => c.dirName), world: world.map((c) => c.dirName), absent, failed,
   seconds: { oracle: oracleSeconds, load: loadSeconds, ingest: graph.ingestSeconds, compare: compareSeconds },
+  answers: answersBy,
   queryCheck: check,
 };
 if (json) {
-  console.log(JSON.stringify(toJson(figures, meta), null, 1));
+  const extra = missesOf ? { misses: { kind: missesOf, crates: misses(missesOf).map(({ krate, total, entries }) => ({ krate, total, entries })) } } : {};
+  console.log(JSON.stringify(toJson(figures, { ...meta, ...extra }), null, 1));
 } else {
   console.log(`bench:truth — Mimir's graph vs the compiler (rustdoc JSON + MIR, ${toolchain}), default features`);
   console.log(`crates: ${figures.length} measured${world.length > selected.length ? ` (+${world.length - selected.length} dependencies in the lake)` : ''}; `
@@ -212,26 +243,43 @@ if (json) {
       if (f.calls.unmapped.length > 0) console.log(`oracle callees not mapped: ${f.calls.unmapped.slice(0, 5).join('; ')}`);
     }
   }
-  console.log(`\nquery check: the bench's def/callers agree with the real queries on ${check.checked - check.differ.length} of ${check.checked} sampled paths`);
-  for (const d of check.differ) console.log(`  differs: ${d}`);
+  if (answersBy === 'emulated' && check.checked > 0) {
+    console.log(`\nquery check: the bench's def/callers agree with the real queries on ${check.checked - check.differ.length} of ${check.checked} sampled paths`);
+    if (check.differ.length > 0) console.log('WARNING: the emulated def/callers no longer match src/query: update bench/truth/mimir.ts, or run with --real-queries');
+    for (const d of check.differ) console.log(`  differs: ${d}`);
+  } else if (answersBy !== 'emulated') {
+    console.log('\ndef and callers answered by the real queries');
+  }
 }
-if (missesOf) printMisses(missesOf);
+if (missesOf && !json) for (const m of misses(missesOf)) {
+  console.log(`\n== ${m.krate}: ${m.total} ${missesOf} misses${m.total > limit ? ` (first ${limit})` : ''}`);
+  for (const l of m.lines) console.log(`  ${l}`);
+}
 
-function printMisses(what: string) {
+/** The misses asked for, per crate: the first `limit` as text lines and as objects. */
+function misses(what: string): { krate: string; total: number; lines: string[]; entries: object[] }[] {
+  const out: { krate: string; total: number; lines: string[]; entries: object[] }[] = [];
+  const order = (o: string) => ['written', 'macro', 'derive'].indexOf(o);
+  const byOrigin = <T extends { origin: string }>(l: T[]) => [...l].sort((a, b) => order(a.origin) - order(b.origin));
   for (const f of figures) {
     if (!missCrate.test(f.crate) && !missCrate.test(f.krate)) continue;
-    let lines: string[] = [];
-    if (what === 'items') lines = f.items.missed.map((m) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin}, in ${m.modPath || '(root)'})`);
-    else if (what === 'extra') lines = f.items.extra.map((m) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin})`);
-    else if (what === 'paths') lines = f.paths.misses.map((m) => `${m.path}  ${m.why}: want ${m.want}; def gives ${m.got.join(' | ') || 'nothing'}`);
-    else if (what === 'calls') {
-      lines = f.calls.misses.filter((m) => !missClass || m.cls === missClass)
-        .map((m) => `${m.file}:${m.line}  ${m.cls} ${m.outcome}: ${m.callee}${m.got ? `  (graph: ${m.got})` : ''}${m.macro ? `  [in ${m.macro}!]` : ''}`);
+    let entries: object[];
+    let text: (e: never) => string;
+    if (what === 'items') {
+      entries = byOrigin(f.items.missed).filter((m) => !missClass || m.origin === missClass);
+      text = (m: ItemMiss) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin}, in ${m.modPath || '(root)'})`;
+    } else if (what === 'extra') {
+      entries = byOrigin(f.items.extra).filter((m) => !missClass || m.origin === missClass);
+      text = (m: ItemMiss) => `${m.file}:${m.line}  ${m.kind} ${m.name}  (${m.origin})`;
+    } else if (what === 'paths') {
+      entries = f.paths.misses;
+      text = (m: PathMiss) => `${m.path}  ${m.why}: want ${m.want}; def gives ${m.got.join(' | ') || 'nothing'}`;
     } else {
-      console.error(`--misses expects items, extra, calls or paths, found ${what}`);
-      process.exit(2);
+      entries = f.calls.misses.filter((m) => !missClass || m.cls === missClass);
+      text = (m: CallMiss) => `${m.file}:${m.line}  ${m.cls} ${m.outcome}: ${m.callee}${m.got ? `  (graph: ${m.got})` : ''}${m.macro ? `  [in ${m.macro}!]` : ''}`;
     }
-    console.log(`\n== ${f.krate}: ${lines.length} ${what} misses${lines.length > limit ? ` (first ${limit})` : ''}`);
-    for (const l of lines.slice(0, limit)) console.log(`  ${l}`);
+    const first = entries.slice(0, limit);
+    out.push({ krate: f.krate, total: entries.length, lines: first.map((e) => text(e as never)), entries: first });
   }
+  return out;
 }

@@ -5,10 +5,11 @@
 // memory by the rules of src/query/def.ts and src/query/refs.ts (a real `def`
 // or `callers` costs a lake scan, ~200 ms, too slow for every public path of
 // 57 crates). `checkQueries` asks the real queries on a sample and reports any
-// disagreement, so the emulation cannot drift silently from the queries.
-import { pathNames } from '../../src/query/refs.ts';
-import { callers as realCallers } from '../../src/query/refs.ts';
+// disagreement, so the emulation cannot drift silently from the queries;
+// `realAnswers` asks them all (bench --real-queries), for when they change.
+import { callers as realCallers, pathNames, type RefHit } from '../../src/query/refs.ts';
 import { def as realDef } from '../../src/query/def.ts';
+import type { NodeHit } from '../../src/query/read.ts';
 import { universeAdd, type IngestReport } from '../../src/ingest/index.ts';
 import { EventLog } from '../../src/log/event-log.ts';
 import type { Value } from '../../src/lake/spec/types.ts';
@@ -24,6 +25,8 @@ export interface MNode {
   line: number;
   endLine: number;
   parent: string | null;
+  /** The `origin` column: null = written in the source, `macro:<name>` = generated (absent in older lakes: null). */
+  origin: string | null;
 }
 
 export interface MEdge {
@@ -60,6 +63,7 @@ export async function ingestGraph(lakeDir: string, dirs: string[], opts: { worke
     nodes.set(id, {
       id, repo: s(r['repo']), krate: s(r['krate']), kind: s(r['kind']), name: s(r['name']), qpath: s(r['qpath']),
       file: s(r['file']), line: n(r['line_start']), endLine: n(r['line_end']), parent: typeof r['parent'] === 'string' ? r['parent'] : null,
+      origin: typeof r['origin'] === 'string' ? r['origin'] : null,
     });
   }
   const calls: MEdge[] = [];
@@ -158,22 +162,79 @@ function push<K, V>(m: Map<K, V[]>, k: K, v: V) {
   else m.set(k, [v]);
 }
 
+/** What the comparison asks Mimir: `def PATH` and `callers PATH`. */
+export interface Answers {
+  def(path: string): DefAnswer;
+  callers(path: string): MEdge[];
+}
+
+/** The in-memory answers (DefIndex, CallersIndex). */
+export function emulated(defs: DefIndex, callersIdx: CallersIndex): Answers {
+  return { def: (p) => defs.def(p), callers: (p) => callersIdx.callers(p) };
+}
+
+/** Answers `inner` gives, noting every path asked (for a second pass with the real queries). */
+export function recording(inner: Answers): Answers & { defPaths: Set<string>; callerPaths: Set<string> } {
+  const defPaths = new Set<string>();
+  const callerPaths = new Set<string>();
+  return {
+    defPaths, callerPaths,
+    def: (p) => { defPaths.add(p); return inner.def(p); },
+    callers: (p) => { callerPaths.add(p); return inner.callers(p); },
+  };
+}
+
+const fromHit = (h: NodeHit): MNode => ({
+  id: h.id, repo: h.repo, krate: h.krate, kind: h.kind ?? '', name: h.name ?? '', qpath: h.qpath ?? '',
+  file: h.file ?? '', line: h.line ?? 0, endLine: h.lineEnd ?? 0, parent: h.parent, origin: null,
+});
+
+const fromRef = (r: RefHit): MEdge => ({
+  id: r.id, krate: r.krate, src: r.src ?? '', dst: r.dst, dstPath: r.dstPath ?? '', dstKrate: r.dstKrate, file: r.file ?? '', line: r.line ?? 0,
+});
+
+/**
+ * The real `def` and `callers` on every path given (about 0.2 s each on a
+ * lake read through the event tables), as Answers; `onProgress` after each.
+ */
+export async function realAnswers(log: EventLog, defPaths: Iterable<string>, callerPaths: Iterable<string>, onProgress?: (done: number, total: number) => void): Promise<Answers> {
+  const defs = new Map<string, DefAnswer>();
+  const calls = new Map<string, MEdge[]>();
+  const dp = [...defPaths];
+  const cp = [...callerPaths];
+  let done = 0;
+  for (const p of dp) {
+    const r = await realDef(log, p);
+    defs.set(p, { match: r.match, hits: r.hits.map(fromHit) });
+    onProgress?.(++done, dp.length + cp.length);
+  }
+  for (const p of cp) {
+    calls.set(p, (await realCallers(log, p)).refs.map(fromRef));
+    onProgress?.(++done, dp.length + cp.length);
+  }
+  return {
+    def: (p) => defs.get(p) ?? { match: 'none', hits: [] },
+    callers: (p) => calls.get(p) ?? [],
+  };
+}
+
 /**
  * Ask the real `def` and `callers` on `paths` and compare with the emulation:
  * the paths whose answers differ (as sets of node ids / edge ids).
  */
-export async function checkQueries(log: EventLog, defs: DefIndex, callersIdx: CallersIndex, paths: string[]): Promise<{ checked: number; differ: string[] }> {
+export async function checkQueries(log: EventLog, mine: Answers, paths: string[]): Promise<{ checked: number; differ: string[] }> {
   const differ: string[] = [];
   for (const p of paths) {
     const real = await realDef(log, p);
-    const mine = defs.def(p);
+    const d = mine.def(p);
     const a = real.hits.map((h) => h.id).sort().join(',');
-    const b = mine.hits.map((h) => h.id).sort().join(',');
-    if (a !== b || real.match !== mine.match) { differ.push(`def ${p}: query ${real.match} [${a}], bench ${mine.match} [${b}]`); continue; }
+    const b = d.hits.map((h) => h.id).sort().join(',');
+    if (a !== b || real.match !== d.match) { differ.push(`def ${p}: query ${real.match} [${a}], bench ${d.match} [${b}]`); continue; }
     const rc = await realCallers(log, p);
     const x = rc.refs.map((r) => r.id).sort().join(',');
-    const y = callersIdx.callers(p).map((e) => e.id).sort().join(',');
-    if (x !== y) differ.push(`callers ${p}: query ${rc.refs.length} edges, bench ${callersIdx.callers(p).length}`);
+    const mc = mine.callers(p);
+    const y = mc.map((e) => e.id).sort().join(',');
+    if (x !== y) differ.push(`callers ${p}: query ${rc.refs.length} edges, bench ${mc.length}`);
   }
   return { checked: paths.length, differ };
 }

@@ -3,7 +3,7 @@
 // offline with the nightly toolchain from a writable copy of the Debian
 // registry folder, then digested into small JSON files the comparison reads.
 //
-// Cache layout (outside git; default `.bench/truth/` of the checkout):
+// Cache layout (outside git; default `~/.cache/mimir/truth`, shared by every checkout):
 //   <cache>/<toolchain>/<crate-dir>/status.json      ok or the reason it failed
 //   <cache>/<toolchain>/<crate-dir>/rustdoc.json.gz  rustdoc's output, as written
 //   <cache>/<toolchain>/<crate-dir>/mir.txt.gz       MIR text, as written

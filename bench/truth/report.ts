@@ -161,6 +161,7 @@ export function callTable(crates: CrateFigures[]): string {
   for (const cls of classes) for (const [o, v] of merged((c) => c.calls.inCrate.get(cls))) all.set(o, (all.get(o) ?? 0) + v);
   row('in-crate', all);
   row('into lake', merged((c) => c.calls.intoLake));
+  row('macro-body*', merged((c) => c.calls.generated));
   const t = table(['written calls', 'sites', ...OUTCOMES], rows);
   const count = (get: (c: CrateFigures) => Map<string, number>) => {
     const m = new Map<string, number>();
@@ -169,6 +170,7 @@ export function callTable(crates: CrateFigures[]): string {
   };
   return [
     t,
+    '* calls in bodies a macro invocation generated, the edge anywhere in the invocation (not in the in-crate figure)',
     `not scored: written calls into std/core/alloc or unmeasured crates: ${count((c) => c.calls.outside)}`,
     `            calls not written: ${count((c) => c.calls.notWritten)}`,
     `            excluded: ${count((c) => c.calls.excluded)}`,
@@ -188,7 +190,7 @@ export function toJson(crates: CrateFigures[], extra: Record<string, unknown>): 
       paths: { defPaths: c.paths.defPaths, reexports: c.paths.reexports },
       calls: {
         inCrate: Object.fromEntries([...c.calls.inCrate].map(([k, v]) => [k, obj(v)])),
-        intoLake: obj(c.calls.intoLake), outside: obj(c.calls.outside), notWritten: obj(c.calls.notWritten),
+        intoLake: obj(c.calls.intoLake), generated: obj(c.calls.generated), outside: obj(c.calls.outside), notWritten: obj(c.calls.notWritten),
         excluded: obj(c.calls.excluded), callers: c.calls.callers,
       },
     })),

@@ -14,9 +14,11 @@
 // (auto traits, blanket copies) and items without a span.
 //
 // Origin: rustdoc gives an item expanded from a macro the span of the
-// outermost invocation (`ast_struct! { … }`); such an item is `macro`. An
-// item whose span points into a `#[derive(…)]` list is `derive`. Every other
-// item with a span in the crate is `written`; a span outside the crate's
+// outermost invocation (`ast_struct! { … }`); such an item is `macro`, and
+// is matched anywhere within the invocation's lines; so is a member (variant,
+// impl or trait item) of a `macro` item, whatever its own span. An item whose
+// span points into a `#[derive(…)]` list is `derive`. Every other item with a
+// span in the crate is `written`; a span outside the crate's
 // folder (another crate's macro) is `external` and not compared.
 import type { TypeAst } from './types.ts';
 import { fromRustdoc, rustdocArgs } from './types.ts';
@@ -144,8 +146,10 @@ export interface OracleItem {
   docKind: string;
   name: string;
   file: string;
-  /** Start line as compared (1 for a file module). */
+  /** Start line as compared: the span's (a file module's starts after the file's leading comments). */
   line: number;
+  /** Another start line that is as right: 1 for a file module (where the file starts). */
+  altLine?: number;
   /** Last line of the span: a `macro` item matches anywhere in its invocation. */
   endLine: number;
   /** Def path of the module the item is written in (`serde_json::de`); '' for the crate root. */
@@ -252,10 +256,22 @@ export function docModel(doc: DocCrate, source: SourceText): DocModel {
     const fileModule = kind === 'module' && (isRoot || isFileModule(it, mod === null ? null : byId.get(mod) ?? null));
     items.set(it.id, {
       id: it.id, kind, docKind: it.kind, name, file: span.file,
-      line: fileModule ? 1 : span.line, endLine: fileModule ? 1 : span.endLine,
+      line: span.line, endLine: fileModule ? span.line : span.endLine,
+      ...(fileModule && span.line !== 1 ? { altLine: 1 } : {}),
       modPath: mod === null ? '' : modPath.get(mod) ?? doc.name,
       origin, defPath: null,
     });
+  }
+
+  // A member of an enum, impl or trait that a macro invocation generated is generated too, even
+  // when its own span is real (tokens passed through `$($t)*`): it matches anywhere in the invocation.
+  for (const it of items.values()) {
+    const p = parent.get(it.id);
+    const pi = p === undefined ? undefined : items.get(p);
+    if (!pi || pi.kind === 'module' || pi.origin !== 'macro' || it.origin !== 'written') continue;
+    it.origin = 'macro';
+    it.line = Math.min(it.line, pi.line);
+    it.endLine = Math.max(it.endLine, pi.endLine);
   }
 
   // def paths: modules and module-level items from the tree, variants and trait items below them,
@@ -273,7 +289,7 @@ export function docModel(doc: DocCrate, source: SourceText): DocModel {
     if (rel) addDef(rel, mid);
     for (const c of byId.get(mid)?.children ?? []) {
       const ci = byId.get(c);
-      if (!ci || !ci.name || ci.kind === 'use' || ci.kind === 'module') continue;
+      if (!ci || !ci.name || ci.kind === 'use' || ci.kind === 'extern_crate' || ci.kind === 'module') continue;
       const cp = rel ? `${rel}::${ci.name}` : ci.name;
       addDef(cp, c);
       if (ci.kind === 'enum' || ci.kind === 'trait') {

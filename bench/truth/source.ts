@@ -82,6 +82,15 @@ export class CrateSource {
     return sf;
   }
 
+  /** The text of a 1-based line (no newline), or null. */
+  line(file: string, line: number): string | null {
+    const f = this.read(file);
+    const start = f?.lineStarts[line - 1];
+    if (!f || start === undefined) return null;
+    const end = f.text.indexOf('\n', start);
+    return f.text.slice(start, end < 0 ? undefined : end);
+  }
+
   /** Last line of the inline module whose `mod` starts at `line`: where its braces close. Null when unreadable. */
   moduleEnd(file: string, line: number): number | null {
     const f = this.read(file);

@@ -8,6 +8,8 @@ import type { Output } from './output.ts';
 export interface Context {
   /** Lake folder: --lake, else $MIMIR_LAKE, else ./mimir-lake (absolute). */
   lakeDir: string;
+  /** --catalog-name, else $MIMIR_CATALOG_NAME (undefined: the lake's setting, else 'mimir'). */
+  catalogName?: string;
   /**
    * A running `mimir serve` the questions go to: --server, else $MIMIR_SERVER
    * unless --lake was given; undefined = read the lake directly.
@@ -41,7 +43,8 @@ export const SERVER_OPTION: OptionSpec = {
 
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS: OptionSpec[] = [
-  { name: 'lake', kind: 'value', arg: 'DIR', help: 'lake folder (default $MIMIR_LAKE, else ./mimir-lake)' },
+  { name: 'lake', kind: 'value', arg: 'DIR', help: 'lake folder, or a SQLite catalog file (default $MIMIR_LAKE, else ./mimir-lake)' },
+  { name: 'catalog-name', kind: 'value', arg: 'NAME', help: "catalog name in the catalog file (default $MIMIR_CATALOG_NAME, the lake's mimir.toml, else mimir)" },
   { name: 'json', kind: 'flag', help: 'machine-readable JSON on stdout' },
   { name: 'help', short: 'h', kind: 'flag', help: 'show this help' },
 ];

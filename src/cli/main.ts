@@ -132,6 +132,7 @@ export async function main(argv: string[], out = new Output()): Promise<number> 
     if (explicitLake !== undefined && explicitServer !== undefined) throw new UsageError('give --lake (read the lake directly) or --server (ask a running mimir serve), not both', path);
     const ctx: Context = {
       lakeDir: nodePath.resolve(explicitLake ?? process.env.MIMIR_LAKE ?? 'mimir-lake'),
+      catalogName: args.value('catalog-name') ?? (process.env.MIMIR_CATALOG_NAME || undefined),
       server: asks ? (explicitServer ?? (explicitLake === undefined && process.env.MIMIR_SERVER ? process.env.MIMIR_SERVER : undefined)) : undefined,
       json: json || args.flag('json'),
       out,

@@ -5,7 +5,7 @@
 // line per request on stderr. Read-only.
 import type { CommandSpec, Context } from './command.ts';
 import { UsageError, type Args } from './args.ts';
-import { parseDuration } from './log/common.ts';
+import { openExistingLake, parseDuration } from './log/common.ts';
 import { DEFAULT_HOST, DEFAULT_PORT, isLoopback, startServer } from '../serve/server.ts';
 
 export const command: CommandSpec = {
@@ -42,7 +42,7 @@ async function run(args: Args, ctx: Context): Promise<number> {
     ctx.out.err(`mimir serve: warning: listening on ${host}, not loopback — anyone who can reach this machine on port ${port} can read the whole lake (no authentication, no TLS)`);
   }
   const server = await startServer({
-    lakeDir: ctx.lakeDir,
+    lake: openExistingLake(ctx),
     host,
     port,
     timeoutMs,

@@ -28,6 +28,8 @@ export interface Dependency {
   kind: 'normal' | 'dev' | 'build';
   /** Absolute dir of a path dependency, else null. */
   path: string | null;
+  /** `optional = true`: only there when a feature enables it. */
+  optional: boolean;
 }
 
 export interface Package {
@@ -38,6 +40,17 @@ export interface Package {
   dir: string;
   targets: Target[];
   deps: Dependency[];
+  /** The `[features]` table: feature -> what it enables (`feat`, `dep:x`, `x/feat`, `x?/feat`). */
+  features: Record<string, string[]>;
+  /** The build script relative to the package dir (`build.rs` when present), or null. */
+  buildScript: string | null;
+}
+
+/** Which features to enable, as `cargo build --features … [--all-features] [--no-default-features]`. */
+export interface FeatureSelection {
+  features?: readonly string[];
+  allFeatures?: boolean;
+  noDefaultFeatures?: boolean;
 }
 
 export interface Workspace {
@@ -207,6 +220,8 @@ async function packageOf(
     dir,
     targets: await targetsOf(dir, name, doc, pkg),
     deps: [],
+    features: featuresTable(doc['features']),
+    buildScript: await buildScriptOf(dir, pkg),
   };
   const wsDeps = workspace && isTable(workspace['dependencies']) ? workspace['dependencies'] : {};
   const sections: [string, Dependency['kind']][] = [['dependencies', 'normal'], ['dev-dependencies', 'dev'], ['build-dependencies', 'build']];
@@ -229,10 +244,71 @@ async function packageOf(
       const crateName = (isTable(s) ? str(s['package']) : null) ?? localName;
       const req = typeof s === 'string' ? s : isTable(s) ? str(s['version']) : null;
       const depPath = isTable(s) && str(s['path']) ? path.resolve(dir, str(s['path'])!) : null;
-      out.deps.push({ localName, crateName, req, resolved: pickVersion(lock.get(crateName) ?? [], req), kind, path: depPath });
+      const optional = isTable(s) && s['optional'] === true;
+      out.deps.push({ localName, crateName, req, resolved: pickVersion(lock.get(crateName) ?? [], req), kind, path: depPath, optional });
     }
   }
   return out;
+}
+
+function featuresTable(v: unknown): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  if (!isTable(v)) return out;
+  for (const [k, list] of Object.entries(v)) {
+    out[k] = Array.isArray(list) ? list.map((x) => str(x)).filter((x): x is string => x !== null) : [];
+  }
+  return out;
+}
+
+async function buildScriptOf(dir: string, pkg: Table): Promise<string | null> {
+  const b = pkg['build'];
+  if (b === false) return null;
+  if (typeof b === 'string') return b;
+  return (await exists(path.join(dir, 'build.rs'))) ? 'build.rs' : null;
+}
+
+/**
+ * The features a selection enables, expanded through `[features]` as cargo
+ * does: `default` unless `noDefaultFeatures`; a feature enables what it
+ * lists; `dep:x` and `x/f` enable optional dependency `x` (and its implicit
+ * feature `x`, which exists when no `dep:x` is written anywhere); `x?/f`
+ * enables nothing by itself. Feature names of dependencies (`x/f`) concern
+ * `x`'s own build and are not returned. Sorted.
+ */
+export function activeFeatures(pkg: Pick<Package, 'features' | 'deps'>, sel: FeatureSelection = {}): string[] {
+  const table = pkg.features;
+  const optional = new Set(pkg.deps.filter((d) => d.optional && d.kind !== 'dev').map((d) => d.localName));
+  const explicitDep = new Set<string>();
+  for (const list of Object.values(table)) for (const e of list) if (e.startsWith('dep:')) explicitDep.add(e.slice(4));
+  const implicit = new Set([...optional].filter((d) => !explicitDep.has(d) && !(d in table)));
+  const on = new Set<string>();
+  const queue: string[] = [];
+  const enable = (f: string) => {
+    if (on.has(f)) return;
+    if (!(f in table) && !implicit.has(f)) return; // unknown feature: cargo would refuse; ignored here
+    on.add(f);
+    queue.push(f);
+  };
+  if (!sel.noDefaultFeatures && 'default' in table) enable('default');
+  for (const f of sel.features ?? []) enable(f);
+  if (sel.allFeatures) {
+    for (const f of Object.keys(table)) enable(f);
+    for (const d of implicit) enable(d);
+  }
+  while (queue.length > 0) {
+    const f = queue.shift()!;
+    for (const e of table[f] ?? []) {
+      if (e.startsWith('dep:')) continue; // enables the dependency, not a feature
+      const slash = e.indexOf('/');
+      if (slash >= 0) {
+        const dep = e.slice(0, slash);
+        if (!dep.endsWith('?')) enable(dep);
+        continue;
+      }
+      enable(e);
+    }
+  }
+  return [...on].sort();
 }
 
 async function exists(p: string): Promise<boolean> {

@@ -1,6 +1,10 @@
 // The module tree of one crate target: from its root file, follow `mod foo;`
 // to `foo.rs` or `foo/mod.rs` (or `#[path = "…"]`), parse each file, and place
-// every item under its module.
+// every item under its module. cfg is applied as files are read (an inactive
+// `mod` is never followed, an inactive twin never read), and item-position
+// macro invocations are handed to the expander in textual order (each
+// `macro_rules!` met is defined first), so a `mod x;` an expansion produces
+// is followed like a written one.
 //
 // Invariant: never throws for bad input. A file that is missing, unreadable,
 // a link loop, not UTF-8, binary (NUL bytes) or over the size limit gets a
@@ -10,7 +14,30 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import type { RustParser } from './parser.ts';
-import type { FileFact, FileStatus, Item, ParsedFile, Problem, ProblemKind } from './types.ts';
+import { applyCfg, type Cfg } from './resolve/cfg.ts';
+import type { FileFact, FileStatus, Item, MacroCall, ParsedFile, Problem, ProblemKind, UseDecl } from './types.ts';
+
+/** What an item-position macro invocation expanded to (its items' `file` set by the caller). */
+export interface Expansion {
+  items: Item[];
+  uses: UseDecl[];
+  macroCalls: MacroCall[];
+}
+
+/**
+ * Macro expansion as the module tree sees it (src/extract/macros implements
+ * it). Calls arrive in textual order: every `macro_rules!` before a call in
+ * the tree walk has been defined. `context` is where the call sits: among
+ * items of a module, of an impl, or of a trait (items returned must be of the
+ * kinds that context gives: `method` in an impl, `trait_item` in a trait).
+ */
+export interface ItemExpander {
+  define(item: Item, modulePath: string): void;
+  expandItems(call: MacroCall, modulePath: string, context: 'module' | 'impl' | 'trait'): Expansion | null;
+}
+
+/** Expansions nested deeper than this (a macro expanding to its own call) stop, with a problem. */
+const MAX_EXPANSION_DEPTH = 32;
 
 export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
 
@@ -24,6 +51,9 @@ export interface ModuleTreeInput {
   readFile(absPath: string): Promise<Buffer>;
   parser: RustParser;
   maxFileBytes?: number;
+  /** The configuration items are filtered by. */
+  cfg: Cfg;
+  expander?: ItemExpander;
 }
 
 export interface ModuleTree {
@@ -82,7 +112,7 @@ export async function loadModuleTree(input: ModuleTreeInput): Promise<ModuleTree
   const problems: Problem[] = [];
   const root: Item = {
     kind: 'module', name: input.name, visibility: 'pub', signature: `crate ${input.name}`,
-    lineStart: 1, lineEnd: 1, file: input.target, children: [], uses: [], refs: [], generics: [],
+    lineStart: 1, lineEnd: 1, col: 1, file: input.target, children: [], uses: [], refs: [], generics: [],
   };
 
   type Read = { parsed: ParsedFile | null; status: FileStatus | 'absent' };
@@ -119,25 +149,80 @@ export async function loadModuleTree(input: ModuleTreeInput): Promise<ModuleTree
     return { parsed, status: parsed.status };
   };
 
-  const fill = (module: Item, parsed: ParsedFile) => {
+  /** A file's contents into its module; false when the file's own `#![cfg]` makes the module inactive. */
+  const fill = (module: Item, parsed: ParsedFile): boolean => {
+    if (!input.cfg.attrs(parsed.innerCfg).active) return false;
     module.children = parsed.items;
     module.uses = parsed.uses;
-    module.refs = parsed.refs;
+    if (parsed.macroCalls.length > 0) module.macroCalls = parsed.macroCalls;
     if (parsed.externCrates.length > 0) module.externCrates = parsed.externCrates;
     module.lineEnd = Math.max(module.lineEnd, parsed.lineCount);
+    applyCfg(input.cfg, module);
+    return true;
   };
 
-  // Walk a file's items: set `file`, load external modules (depth first).
-  const visit = async (items: Item[], file: string, dirOwner: boolean, inline: string[], ancestors: string[]) => {
-    for (const item of items) {
+  /** macro_rules! items already handed to the expander (expansions define theirs early). */
+  const defined = new Set<Item>();
+  const define = (item: Item, modPath: string) => {
+    if (defined.has(item) || !input.expander) return;
+    defined.add(item);
+    input.expander.define(item, modPath);
+  };
+
+  /**
+   * The items one invocation expands to, nested invocations in the expansion
+   * expanded too, cfg applied, `file` set, its macros defined; its `use`s go
+   * to `container`. Empty when the expander cannot expand it.
+   */
+  const expand = (call: MacroCall, container: Item, modPath: string, context: 'module' | 'impl' | 'trait', file: string, depth: number): Item[] => {
+    const ex = input.expander?.expandItems(call, modPath, context) ?? null;
+    if (!ex) return [];
+    if (depth > MAX_EXPANSION_DEPTH) {
+      problems.push({ path: file, kind: 'parse-errors', message: `${file}:${call.line}: ${call.path}! expands deeper than ${MAX_EXPANSION_DEPTH} levels; not expanded further` });
+      return [];
+    }
+    const holder: Item = {
+      kind: 'module', name: '', visibility: '', signature: '', lineStart: call.line, lineEnd: call.line, col: call.col, file,
+      children: ex.items, uses: ex.uses, refs: [], generics: [], macroCalls: ex.macroCalls,
+    };
+    applyCfg(input.cfg, holder);
+    setFile(holder.children, file);
+    container.uses.push(...holder.uses);
+    const out: Item[] = [];
+    for (const item of holder.children) {
+      out.push(item);
+      if (item.kind === 'macro') define(item, modPath);
+    }
+    for (const nested of holder.macroCalls ?? []) out.push(...expand(nested, container, modPath, context, file, depth + 1));
+    return out;
+  };
+
+  // Walk a module's items in textual order: set `file`, define macros, expand
+  // item-position invocations, load external modules (depth first).
+  const visit = async (module: Item, modPath: string, file: string, dirOwner: boolean, inline: string[], ancestors: string[]) => {
+    const calls = module.macroCalls ?? [];
+    let c = 0;
+    const expandUpTo = async (line: number) => {
+      for (; c < calls.length && calls[c]!.line <= line; c++) {
+        const items = expand(calls[c]!, module, modPath, 'module', file, 1);
+        module.children.push(...items);
+        for (const item of items) await place(item);
+      }
+    };
+    const place = async (item: Item) => {
       item.file = file;
+      if (item.kind === 'macro') define(item, modPath);
       if (item.kind !== 'module' || !item.mod) {
         setFile(item.children, file);
-        continue;
+        if (item.kind === 'impl' || item.kind === 'trait') {
+          for (const call of item.macroCalls ?? []) item.children.push(...expand(call, item, modPath, item.kind, file, 1));
+        }
+        return;
       }
+      const childPath = `${modPath}::${item.name}`;
       if (!item.mod.external) {
-        await visit(item.children, file, dirOwner, [...inline, item.name], ancestors);
-        continue;
+        await visit(item, childPath, file, dirOwner, [...inline, item.name], ancestors);
+        return;
       }
       const candidates = moduleCandidates(file, dirOwner, inline, item.name, item.mod.pathAttr);
       let loaded = false;
@@ -155,24 +240,37 @@ export async function loadModuleTree(input: ModuleTreeInput): Promise<ModuleTree
         loaded = true;
         if (!r.parsed) break;
         item.file = rel;
-        item.lineStart = 1;
+        item.lineStart = r.parsed.firstLine;
         item.lineEnd = 1;
-        fill(item, r.parsed);
+        item.col = r.parsed.firstCol;
+        if (!fill(item, r.parsed)) {
+          inactive.add(item);
+          break;
+        }
         const owner = item.mod.pathAttr !== null || path.posix.basename(rel) === 'mod.rs';
-        await visit(item.children, rel, owner, [], [...ancestors, rel]);
+        await visit(item, childPath, rel, owner, [], [...ancestors, rel]);
       }
       if (!loaded) {
         const shown = candidates.join(' or ');
         files.push({ path: candidates[0]!, hash: '', size: 0, parseStatus: 'missing' });
         problems.push({ path: candidates[0]!, kind: 'missing', message: `mod ${item.name} in ${file}: found neither ${shown}` });
       }
+    };
+    for (const item of [...module.children]) {
+      await expandUpTo(item.lineStart - 1);
+      await place(item);
     }
+    await expandUpTo(Infinity);
+    if (inactive.size > 0) module.children = module.children.filter((x) => !inactive.has(x));
   };
+  /** File modules whose own `#![cfg]` is false: removed from their parent. */
+  const inactive = new Set<Item>();
 
   const r = await readOne(input.target, true);
-  if (r.parsed) {
-    fill(root, r.parsed);
-    await visit(root.children, input.target, true, [], [input.target]);
+  if (r.parsed && fill(root, r.parsed)) {
+    root.lineStart = r.parsed.firstLine;
+    root.col = r.parsed.firstCol;
+    await visit(root, input.name, input.target, true, [], [input.target]);
   }
   return { root, files, problems };
 }

@@ -18,7 +18,9 @@ import { hash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { Language, Parser, type Node } from 'web-tree-sitter';
-import type { Item, NodeKind, ParsedFile, Ref, UseDecl } from './types.ts';
+import { BodyReader, attrText } from './body.ts';
+import { Syntax, collapse } from './syntax.ts';
+import type { Item, NodeKind, ParsedFile, UseDecl } from './types.ts';
 
 export interface RustParser {
   parse(text: string): ParsedFile;
@@ -83,10 +85,6 @@ function chunked(text: string): (index: number) => string | undefined {
   };
 }
 
-function collapse(s: string): string {
-  return s.replace(/\s+/g, ' ').trim();
-}
-
 /** Where an item sits decides the kind of its fns and consts. */
 type Scope = 'module' | 'impl' | 'trait' | 'extern';
 
@@ -95,24 +93,45 @@ export function bodyHashOf(text: string): string {
   return hash('sha256', text, 'hex').slice(0, 16);
 }
 
+/** `///`, `//!`, `/**`, `/*!` (but not `////` or `/***`): doc comments, which are attributes. */
+function isDocComment(text: string): boolean {
+  return /^\/\/[/!](?!\/)/.test(text) || /^\/\*[*!](?![*/])/.test(text);
+}
+
 class FileReader {
   /** UTF-16 span of each item's syntax node, for its body hash. */
   private readonly spans = new Map<Item, [number, number]>();
+  private readonly syn: Syntax;
+  private readonly body: BodyReader;
 
-  constructor(private readonly src: string) {}
+  constructor(private readonly src: string) {
+    this.syn = new Syntax(src);
+    this.body = new BodyReader(this.syn, (node, line, out) => this.flattenUse(node, [], '', line, out));
+  }
 
   read(root: Node): ParsedFile {
     const out: ParsedFile = {
-      status: 'ok', errorCount: 0, firstErrorLine: 0, items: [], uses: [], refs: [], externCrates: [],
-      lineCount: root.endPosition.row + 1,
+      status: 'ok', errorCount: 0, firstErrorLine: 0, items: [], uses: [], macroCalls: [], externCrates: [], innerCfg: [],
+      lineCount: root.endPosition.row + 1, firstLine: 1, firstCol: 1,
     };
+    for (const c of root.namedChildren) {
+      if (!c || ((c.type === 'line_comment' || c.type === 'block_comment') && !isDocComment(this.text(c)))) continue;
+      out.firstLine = c.startPosition.row + 1;
+      out.firstCol = c.startPosition.column + 1;
+      break;
+    }
     if (root.hasError) this.countErrors(root, out);
     const holder = this.blank('module', '', root);
     this.readItems(root, 'module', holder);
     out.items = holder.children;
     out.uses = holder.uses;
     out.externCrates = holder.externCrates ?? [];
-    out.refs = holder.refs;
+    out.macroCalls = holder.macroCalls ?? [];
+    for (const c of root.namedChildren) {
+      if (c?.type !== 'inner_attribute_item') continue;
+      const text = attrText(this.syn, c);
+      if (text.startsWith('cfg(') || text.startsWith('cfg_attr(')) out.innerCfg.push(text);
+    }
     this.hashBodies(out.items);
     return out;
   }
@@ -164,7 +183,7 @@ class FileReader {
   private blank(kind: NodeKind, name: string, node: Node): Item {
     return {
       kind, name, visibility: '', signature: '', file: '',
-      lineStart: node.startPosition.row + 1, lineEnd: node.endPosition.row + 1,
+      lineStart: node.startPosition.row + 1, lineEnd: node.endPosition.row + 1, col: node.startPosition.column + 1,
       children: [], uses: [], refs: [], generics: [],
     };
   }
@@ -183,7 +202,26 @@ class FileReader {
     }
   }
 
+  /** The `cfg`/`cfg_attr` attributes among `attrs`, as texts (undefined when none). */
+  private cfgOf(attrs: Node[]): string[] | undefined {
+    let out: string[] | undefined;
+    for (const a of attrs) {
+      const name = this.attrName(a);
+      if (name === 'cfg' || name === 'cfg_attr') (out ??= []).push(attrText(this.syn, a));
+    }
+    return out;
+  }
+
   private readItem(node: Node, scope: Scope, attrs: Node[], into: Item): Item | null {
+    const item = this.readItemKind(node, scope, attrs, into);
+    if (item) {
+      const cfg = this.cfgOf(attrs);
+      if (cfg) item.cfg = cfg;
+    }
+    return item;
+  }
+
+  private readItemKind(node: Node, scope: Scope, attrs: Node[], into: Item): Item | null {
     switch (node.type) {
       case 'function_item':
       case 'function_signature_item':
@@ -201,22 +239,27 @@ class FileReader {
       case 'static_item': {
         const kind: NodeKind = scope === 'trait' ? 'trait_item' : node.type === 'const_item' ? 'const' : 'static';
         const item = this.header(node, kind, node.childForFieldName('value'));
-        this.typeRefs(node.childForFieldName('type'), item.refs, item.generics);
+        const type = node.childForFieldName('type');
+        this.typeRefs(type, item.refs, item.generics);
+        if (type) item.ty = this.syn.typeOf(type);
         const value = node.childForFieldName('value');
-        if (value) this.bodyRefs(value, item);
+        if (value) this.body.read(value, item, false);
         return item;
       }
       case 'type_item':
       case 'associated_type': {
         const item = this.header(node, scope === 'trait' ? 'trait_item' : 'type', null);
         this.generics(node, item);
-        this.typeRefs(node.childForFieldName('type'), item.refs, item.generics);
+        const type = node.childForFieldName('type');
+        this.typeRefs(type, item.refs, item.generics);
+        if (type) item.ty = this.syn.typeOf(type);
         return item;
       }
       case 'macro_definition': {
         const item = this.header(node, 'macro', null);
         item.signature = `macro_rules! ${item.name}`;
         item.macroExport = attrs.some((a) => this.attrName(a) === 'macro_export');
+        item.macroText = this.text(node);
         return item;
       }
       case 'mod_item': {
@@ -224,31 +267,50 @@ class FileReader {
         const item = this.header(node, 'module', body);
         const pathAttr = attrs.map((a) => this.attrValue(a, 'path')).find((v) => v !== null) ?? null;
         item.mod = { external: !body, pathAttr };
+        if (attrs.some((a) => this.attrName(a) === 'macro_use')) item.macroUse = true;
         if (body) this.readItems(body, 'module', item);
         return item;
       }
       case 'use_declaration': {
         const vis = this.visibility(node);
         const arg = node.childForFieldName('argument');
-        if (arg) this.flattenUse(arg, [], vis, node.startPosition.row + 1, into.uses);
+        const cfg = this.cfgOf(attrs);
+        if (arg) {
+          const from = into.uses.length;
+          this.flattenUse(arg, [], vis, node.startPosition.row + 1, into.uses);
+          if (cfg) for (let i = from; i < into.uses.length; i++) into.uses[i]!.cfg = cfg;
+        }
         return null;
       }
       case 'extern_crate_declaration': {
         const name = node.childForFieldName('name');
         const alias = node.childForFieldName('alias');
         if (name) {
-          (into.externCrates ??= []).push({ name: this.text(name), alias: this.text(alias ?? name) });
+          const e: NonNullable<Item['externCrates']>[number] = { name: this.text(name), alias: this.text(alias ?? name) };
+          const cfg = this.cfgOf(attrs);
+          if (cfg) e.cfg = cfg;
+          if (attrs.some((a) => this.attrName(a) === 'macro_use')) e.macroUse = true;
+          (into.externCrates ??= []).push(e);
         }
         return null;
       }
       case 'foreign_mod_item': {
         const body = node.childForFieldName('body');
-        if (body) this.readItems(body, 'extern', into);
+        if (!body) return null;
+        // the block's cfg applies to each of its items
+        const cfg = this.cfgOf(attrs);
+        const holder = this.blank('module', '', body);
+        this.readItems(body, 'extern', holder);
+        for (const c of holder.children) {
+          if (cfg) c.cfg = [...cfg, ...(c.cfg ?? [])];
+          into.children.push(c);
+        }
         return null;
       }
-      case 'macro_invocation':
-        this.macroRef(node, into.refs);
+      case 'macro_invocation': {
+        if (scope === 'module' || scope === 'impl' || scope === 'trait') this.macroCall(node, attrs, into);
         return null;
+      }
       case 'ERROR':
         // Error recovery may wrap well-formed items: keep those.
         this.readItems(node, scope, into);
@@ -258,9 +320,25 @@ class FileReader {
     }
   }
 
+  /** An item-position macro invocation: recorded for expansion, and as a call of the macro. */
+  private macroCall(node: Node, attrs: Node[], into: Item): void {
+    const m = node.childForFieldName('macro');
+    if (!m) return;
+    const name = m.type === 'scoped_identifier' ? m.childForFieldName('name') ?? m : m;
+    const tt = node.namedChildren.find((c) => c?.type === 'token_tree') ?? null;
+    const call: NonNullable<Item['macroCalls']>[number] = {
+      path: this.syn.pathText(m), text: tt ? this.text(tt) : '', line: name.startPosition.row + 1, col: name.startPosition.column + 1,
+      startIndex: node.startIndex,
+    };
+    const cfg = this.cfgOf(attrs);
+    if (cfg) call.cfg = cfg;
+    (into.macroCalls ??= []).push(call);
+  }
+
   private header(node: Node, kind: NodeKind, body: Node | null): Item {
     const nameNode = node.childForFieldName('name');
     const item = this.blank(kind, nameNode ? this.text(nameNode) : '', node);
+    if (nameNode) item.col = nameNode.startPosition.column + 1;
     this.spans.set(item, [node.startIndex, node.endIndex]);
     item.visibility = this.visibility(node);
     const end = body ? body.startIndex : node.endIndex;
@@ -279,17 +357,9 @@ class FileReader {
 
   private generics(node: Node, item: Item, extra: string[] = []) {
     item.generics.push(...extra);
-    const tp = node.childForFieldName('type_parameters');
-    if (!tp) return;
-    for (const p of tp.namedChildren) {
-      if (!p) continue;
-      if (p.type === 'type_parameter' || p.type === 'const_parameter') {
-        const n = p.childForFieldName('name');
-        if (n) item.generics.push(this.text(n));
-      } else if (p.type === 'type_identifier') {
-        item.generics.push(this.text(p));
-      }
-    }
+    const params = this.syn.genericParams(node);
+    for (const p of params) if (!item.generics.includes(p.name)) item.generics.push(p.name);
+    if (params.some((p) => p.bounds.length > 0)) item.bounds = params.filter((p) => p.bounds.length > 0);
   }
 
   private fn(node: Node, scope: Scope): Item {
@@ -297,10 +367,54 @@ class FileReader {
     const body = node.childForFieldName('body');
     const item = this.header(node, kind, body);
     this.generics(node, item);
-    this.typeRefs(node.childForFieldName('parameters'), item.refs, item.generics);
-    this.typeRefs(node.childForFieldName('return_type'), item.refs, item.generics);
-    if (body) this.bodyRefs(body, item, true);
+    const params = node.childForFieldName('parameters');
+    this.typeRefs(params, item.refs, item.generics);
+    const ret = node.childForFieldName('return_type');
+    this.typeRefs(ret, item.refs, item.generics);
+    item.ret = ret ? this.syn.typeOf(ret) : null;
+    item.params = [];
+    item.selfParam = null;
+    for (const p of params?.namedChildren ?? []) {
+      if (!p) continue;
+      if (p.type === 'self_parameter') {
+        const t = this.text(p);
+        item.selfParam = t.startsWith('&') ? (/\bmut\b/.test(t) ? 'mut' : 'ref') : 'value';
+      } else if (p.type === 'parameter') {
+        const pat = p.childForFieldName('pattern');
+        const ty = this.syn.typeOf(p.childForFieldName('type'));
+        let name: string | null = null;
+        if (pat?.type === 'identifier') name = this.text(pat);
+        else if (pat?.type === 'mut_pattern') {
+          const inner = pat.namedChildren.find((c) => c?.type === 'identifier');
+          if (inner) name = this.text(inner);
+        }
+        item.params.push({ name, ty });
+        if (name) (item.bindings ??= []).push({ name, at: p.startIndex, ty });
+      }
+    }
+    if (body) this.body.read(body, item, true);
     return item;
+  }
+
+  private fieldsOf(body: Node | null): NonNullable<Item['fields']> {
+    const out: NonNullable<Item['fields']> = [];
+    if (!body) return out;
+    if (body.type === 'field_declaration_list') {
+      for (const f of body.namedChildren) {
+        if (!f || f.type !== 'field_declaration') continue;
+        const n = f.childForFieldName('name');
+        if (n) out.push({ name: this.text(n), ty: this.syn.typeOf(f.childForFieldName('type')), visibility: this.visibility(f) });
+      }
+    } else if (body.type === 'ordered_field_declaration_list') {
+      let vis = '';
+      for (const c of body.namedChildren) {
+        if (!c || c.type.endsWith('comment') || c.type === 'attribute_item') continue;
+        if (c.type === 'visibility_modifier') { vis = collapse(this.text(c)); continue; }
+        out.push({ name: String(out.length), ty: this.syn.typeOf(c), visibility: vis });
+        vis = '';
+      }
+    }
+    return out;
   }
 
   private struct(node: Node, kind: 'struct' | 'union'): Item {
@@ -308,6 +422,7 @@ class FileReader {
     const item = this.header(node, kind, body && body.type === 'field_declaration_list' ? body : null);
     this.generics(node, item);
     this.typeRefs(body, item.refs, item.generics);
+    item.fields = this.fieldsOf(body);
     return item;
   }
 
@@ -315,11 +430,19 @@ class FileReader {
     const body = node.childForFieldName('body');
     const item = this.header(node, 'enum', body);
     this.generics(node, item);
+    let attrs: Node[] = [];
     for (const v of body?.namedChildren ?? []) {
-      if (!v || v.type !== 'enum_variant') continue;
+      if (!v) continue;
+      if (v.type === 'attribute_item') { attrs.push(v); continue; }
+      if (v.type !== 'enum_variant') continue;
       const variant = this.header(v, 'variant', null);
       variant.generics = item.generics;
-      this.typeRefs(v.childForFieldName('body'), variant.refs, item.generics);
+      const vbody = v.childForFieldName('body');
+      this.typeRefs(vbody, variant.refs, item.generics);
+      variant.fields = this.fieldsOf(vbody);
+      const cfg = this.cfgOf(attrs);
+      if (cfg) variant.cfg = cfg;
+      attrs = [];
       item.children.push(variant);
     }
     return item;
@@ -329,10 +452,18 @@ class FileReader {
     const body = node.childForFieldName('body');
     const item = this.header(node, 'trait', body);
     this.generics(node, item, ['Self']);
-    this.typeRefs(node.childForFieldName('bounds'), item.refs, item.generics);
+    const bounds = node.childForFieldName('bounds');
+    this.typeRefs(bounds, item.refs, item.generics);
+    if (bounds) item.supertraits = this.syn.boundsOf(bounds);
     if (body) this.readItems(body, 'trait', item);
-    for (const c of item.children) c.generics.push(...item.generics);
+    for (const c of item.children) this.inherit(c, item);
     return item;
+  }
+
+  /** Members see the generics (and bounds) of their impl or trait. */
+  private inherit(member: Item, owner: Item): void {
+    for (const g of owner.generics) if (!member.generics.includes(g)) member.generics.push(g);
+    if (owner.bounds) member.bounds = [...(member.bounds ?? []), ...owner.bounds];
   }
 
   private implItem(node: Node): Item {
@@ -343,75 +474,31 @@ class FileReader {
     const type = node.childForFieldName('type');
     item.impl = {
       trait: trait ? collapse(this.text(trait)) : null,
-      traitPath: trait ? this.typePath(trait) : null,
+      traitPath: trait ? this.syn.typePath(trait) : null,
       selfType: type ? collapse(this.text(type)) : '',
-      selfTypePath: type ? this.typePath(type) : '',
+      selfTypePath: type ? this.syn.typePath(type) : '',
+      selfTy: this.syn.typeOf(type),
+      traitTy: trait ? this.syn.typeOf(trait) : null,
     };
     if (body) this.readItems(body, 'impl', item);
-    for (const c of item.children) c.generics.push(...item.generics);
+    for (const c of item.children) this.inherit(c, item);
     return item;
   }
 
-  /** The path of a type without its generic arguments (`a::B<T>` -> `a::B`, `&mut X` -> `X`). */
-  private typePath(node: Node): string {
-    switch (node.type) {
-      case 'generic_type': {
-        const t = node.childForFieldName('type');
-        return t ? this.typePath(t) : collapse(this.text(node));
-      }
-      case 'reference_type':
-      case 'pointer_type': {
-        const t = node.childForFieldName('type');
-        return t ? this.typePath(t) : collapse(this.text(node));
-      }
-      case 'type_identifier':
-      case 'scoped_type_identifier':
-      case 'scoped_identifier':
-      case 'identifier':
-        return this.pathText(node);
-      default:
-        return collapse(this.text(node));
-    }
-  }
-
-  /** A path node as `a::b::c`, generic arguments dropped. */
-  private pathText(node: Node): string {
-    switch (node.type) {
-      case 'scoped_identifier':
-      case 'scoped_type_identifier':
-      case 'scoped_use_list': {
-        const p = node.childForFieldName('path');
-        const n = node.childForFieldName('name');
-        const head = p ? this.pathText(p) : '';
-        const tail = n ? this.text(n) : '';
-        return head ? `${head}::${tail}` : tail;
-      }
-      case 'generic_type': {
-        const t = node.childForFieldName('type');
-        return t ? this.pathText(t) : collapse(this.text(node));
-      }
-      case 'generic_function': {
-        const f = node.childForFieldName('function');
-        return f ? this.pathText(f) : collapse(this.text(node));
-      }
-      default:
-        return this.text(node).replace(/\s+/g, '');
-    }
-  }
-
   /** Type names mentioned in a signature part; generic parameters and primitives skipped. */
-  private typeRefs(node: Node | null, out: Ref[], generics: string[]) {
+  private typeRefs(node: Node | null, out: Item['refs'], generics: string[]) {
     if (!node) return;
     switch (node.type) {
       case 'type_identifier': {
         const name = this.text(node);
-        if (!generics.includes(name)) out.push({ kind: 'type_ref', target: name, line: node.startPosition.row + 1 });
+        if (!generics.includes(name)) out.push({ kind: 'type_ref', target: name, line: node.startPosition.row + 1, col: node.startPosition.column + 1 });
         return;
       }
       case 'scoped_type_identifier': {
-        const target = this.pathText(node);
+        const target = this.syn.pathText(node);
         const first = target.split('::')[0] ?? '';
-        if (!generics.includes(first)) out.push({ kind: 'type_ref', target, line: node.startPosition.row + 1 });
+        const name = node.childForFieldName('name') ?? node;
+        if (!generics.includes(first)) out.push({ kind: 'type_ref', target, line: name.startPosition.row + 1, col: name.startPosition.column + 1 });
         // generic args inside path segments are rare; not descended
         return;
       }
@@ -423,47 +510,6 @@ class FileReader {
     }
   }
 
-  /**
-   * Calls, method calls and macro invocations in a body (closures and nested
-   * items included); with `uses`, its `use` declarations too (one tree walk).
-   */
-  private bodyRefs(body: Node, item: Item, uses = false) {
-    const types = uses ? ['call_expression', 'macro_invocation', 'use_declaration'] : ['call_expression', 'macro_invocation'];
-    for (const n of body.descendantsOfType(types)) {
-      if (!n) continue;
-      if (n.type === 'macro_invocation') { this.macroRef(n, item.refs); continue; }
-      if (n.type === 'use_declaration') {
-        const arg = n.childForFieldName('argument');
-        if (arg) this.flattenUse(arg, [], '', n.startPosition.row + 1, item.uses);
-        continue;
-      }
-      const f = n.childForFieldName('function');
-      if (!f) continue;
-      const line = n.startPosition.row + 1;
-      let target: string | null = null;
-      const callee = f.type === 'generic_function' ? f.childForFieldName('function') ?? f : f;
-      switch (callee.type) {
-        case 'identifier':
-        case 'scoped_identifier':
-          target = this.pathText(callee);
-          break;
-        case 'field_expression': {
-          const field = callee.childForFieldName('field');
-          if (field) target = `.${this.text(field)}`;
-          break;
-        }
-        default:
-          break;
-      }
-      if (target) item.refs.push({ kind: 'calls', target, line });
-    }
-  }
-
-  private macroRef(node: Node, out: Ref[]) {
-    const m = node.childForFieldName('macro');
-    if (m) out.push({ kind: 'calls', target: `${this.pathText(m)}!`, line: node.startPosition.row + 1 });
-  }
-
   private flattenUse(node: Node, prefix: string[], visibility: string, line: number, out: UseDecl[]) {
     const join = (segs: string[]) => segs.filter((s) => s !== '').join('::');
     switch (node.type) {
@@ -471,20 +517,20 @@ class FileReader {
         const p = node.childForFieldName('path');
         const a = node.childForFieldName('alias');
         if (!p) return;
-        const segs = [...prefix, ...this.pathText(p).split('::')];
+        const segs = [...prefix, ...this.syn.pathText(p).split('::')];
         out.push({ path: join(segs), alias: a ? this.text(a) : segs[segs.length - 1]!, glob: false, line, visibility });
         return;
       }
       case 'use_wildcard': {
         const inner = node.namedChildren.find((c) => c && c.type !== 'line_comment' && c.type !== 'block_comment');
-        const segs = inner ? [...prefix, ...this.pathText(inner).split('::')] : prefix;
+        const segs = inner ? [...prefix, ...this.syn.pathText(inner).split('::')] : prefix;
         out.push({ path: join(segs), alias: null, glob: true, line, visibility });
         return;
       }
       case 'scoped_use_list': {
         const p = node.childForFieldName('path');
         const list = node.childForFieldName('list');
-        const segs = p ? [...prefix, ...this.pathText(p).split('::')] : prefix;
+        const segs = p ? [...prefix, ...this.syn.pathText(p).split('::')] : prefix;
         if (list) this.flattenUse(list, segs, visibility, line, out);
         return;
       }
@@ -499,7 +545,7 @@ class FileReader {
       case 'block_comment':
         return;
       default: {
-        const segs = [...prefix, ...this.pathText(node).split('::')];
+        const segs = [...prefix, ...this.syn.pathText(node).split('::')];
         out.push({ path: join(segs), alias: segs[segs.length - 1]!, glob: false, line, visibility });
       }
     }

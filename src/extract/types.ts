@@ -28,21 +28,105 @@ export interface Problem {
 export interface UseDecl {
   /** The imported path as written, segments joined by `::` (for a glob: the module path). */
   path: string;
-  /** The name it is bound to (`e` above), or null for a glob. */
+  /** The name it is bound to (`e` above; `_` for `as _`), or null for a glob. */
   alias: string | null;
   glob: boolean;
   line: number;
   visibility: string;
+  /** `cfg`/`cfg_attr` attributes on the declaration (see Item.cfg). */
+  cfg?: string[];
+}
+
+/**
+ * A type as written, paths not yet resolved: what name resolution renders
+ * and inference reads. Lifetimes are dropped; `impl A` and `dyn A` are both `dyn`.
+ */
+export type TypeRef =
+  | { k: 'path'; path: string; args: TypeRef[]; assoc?: { name: string; ty: TypeRef }[] }
+  | { k: 'ref'; mut: boolean; of: TypeRef }
+  | { k: 'ptr'; of: TypeRef }
+  | { k: 'slice'; of: TypeRef }
+  | { k: 'tuple'; of: TypeRef[] }
+  | { k: 'dyn'; bounds: TypeRef[] }
+  | { k: 'prim'; name: string }
+  /** `<T as Trait>::Name` or `T::Name` (trait null). */
+  | { k: 'qself'; self: TypeRef; trait: TypeRef | null; name: string }
+  | { k: 'other'; text: string };
+
+/** A generic parameter with its trait bounds (from `<T: A>` and `where T: B`). */
+export interface GenericParam {
+  name: string;
+  bounds: TypeRef[];
+}
+
+/**
+ * An expression as far as method resolution needs it (a receiver, a `let`
+ * initialiser): paths, calls, method calls, fields, `?`, derefs, literals.
+ * Anything else is `unknown` with its syntax kind.
+ */
+export type Expr =
+  | { k: 'path'; path: string }
+  | { k: 'call'; f: string; targs?: TypeRef[]; a0?: Expr }
+  | { k: 'mcall'; recv: Expr; name: string; targs?: TypeRef[] }
+  | { k: 'field'; recv: Expr; name: string }
+  | { k: 'try'; of: Expr }
+  | { k: 'deref'; of: Expr }
+  | { k: 'index'; of: Expr }
+  | { k: 'struct'; path: string }
+  | { k: 'lit'; prim: string }
+  | { k: 'cast'; ty: TypeRef }
+  | { k: 'macro'; name: string }
+  | { k: 'unknown'; what: string };
+
+/**
+ * A local name in a body: `let` (with its type and/or initialiser),
+ * parameters, closure parameters, `for` and `if let`/`while let`/`match`
+ * patterns. `via` says how the name's type follows from `init`'s:
+ * `value` = the same; `some` = the payload of Option/Result (`Some(x)`,
+ * `Ok(x)`); `iter` = the item of iterating it; `elem:N` = the N-th tuple element.
+ */
+export interface Binding {
+  name: string;
+  /** UTF-16 offset in the file from which the name is visible. */
+  at: number;
+  ty?: TypeRef;
+  init?: Expr;
+  via?: 'value' | 'some' | 'iter' | `elem:${number}`;
 }
 
 /**
  * A reference from inside an item. `target` is the path as written: `foo`,
  * `a::b::c`, `Type::method`, `.m` for a method call, `name!` for a macro.
+ * `line`/`col` are the name token's (`m` in `a.b().m()`, `f` in `a::f()`).
  */
 export interface Ref {
   kind: 'calls' | 'type_ref';
   target: string;
   line: number;
+  /** 1-based column (UTF-16 code units) of the name token; 0 when unknown. */
+  col: number;
+  /** Method calls: the receiver. */
+  recv?: Expr;
+  /** `<T as Trait>::f(…)` / `<T>::f(…)`: the qualified self type and trait. */
+  qself?: { self: TypeRef; trait: TypeRef | null };
+  /** UTF-16 offset of the call in its file (bindings before it are in scope). */
+  at?: number;
+  /** null/absent = written; `macro-arg` = inside an expression macro's arguments. */
+  origin?: string;
+}
+
+/** An item-position macro invocation (`foo! { … }` / `foo!(…);` among items). */
+export interface MacroCall {
+  /** The macro's path as written, without `!`. */
+  path: string;
+  /** The token tree's text, delimiters included. */
+  text: string;
+  line: number;
+  col: number;
+  /** UTF-16 offset of the invocation in its file. */
+  startIndex: number;
+  /** `cfg`/`cfg_attr` attributes on the invocation. */
+  cfg?: string[];
 }
 
 /** One item as the parser sees it (a file is a list of these). */
@@ -54,6 +138,8 @@ export interface Item {
   signature: string;
   lineStart: number;
   lineEnd: number;
+  /** 1-based column of the name token (of `impl` for impls); 0 when unknown. */
+  col: number;
   /** File the item lives in, relative to the crate dir ('' until modules.ts places it). */
   file: string;
   /** Members: inline or file module items, impl/trait members, enum variants. */
@@ -63,16 +149,45 @@ export interface Item {
   refs: Ref[];
   /** Type parameter names declared on the item (never resolved as paths). */
   generics: string[];
+  /** Type parameters with their bounds (own ones; members also see their impl's/trait's). */
+  bounds?: GenericParam[];
+  /**
+   * Outer `#[cfg(…)]` and `#[cfg_attr(…)]` attributes, each as the text
+   * inside `#[…]`; resolve/cfg.ts evaluates them.
+   */
+  cfg?: string[];
   /** For `mod`: `external` = `mod foo;` (body in another file); `pathAttr` = `#[path = "…"]`. */
   mod?: { external: boolean; pathAttr: string | null };
   /** For impls: trait and self type as written (whitespace collapsed), and their paths without generic arguments. */
-  impl?: { trait: string | null; traitPath: string | null; selfType: string; selfTypePath: string };
+  impl?: { trait: string | null; traitPath: string | null; selfType: string; selfTypePath: string; selfTy: TypeRef; traitTy: TypeRef | null };
   /** `#[macro_export]` on a macro_rules!. */
   macroExport?: boolean;
+  /** `#[macro_use]` on a `mod` (its macros stay visible after it). */
+  macroUse?: boolean;
+  /** A `macro_rules!` definition's whole text (for the expander and for dependants). */
+  macroText?: string;
   /** `extern crate x as y;` in a module: alias → crate name. */
-  externCrates?: { name: string; alias: string }[];
+  externCrates?: { name: string; alias: string; cfg?: string[]; macroUse?: boolean }[];
+  /** Item-position macro invocations directly in this scope. */
+  macroCalls?: MacroCall[];
   /** Hash of the item's own text, child items cut out (parser.ts); absent for a crate root module. */
   bodyHash?: string;
+  /** Struct/union/variant fields (tuple fields named `0`, `1`, …). */
+  fields?: { name: string; ty: TypeRef; visibility: string }[];
+  /** Functions: parameters (name null for a pattern), `self` kind, declared return type (null = `()`). */
+  params?: { name: string | null; ty: TypeRef }[];
+  selfParam?: 'value' | 'ref' | 'mut' | null;
+  ret?: TypeRef | null;
+  /** Type aliases and associated types (`type Target = X;`); consts and statics: their type. */
+  ty?: TypeRef;
+  /** Traits: supertraits. */
+  supertraits?: TypeRef[];
+  /** Bodies: local names with their types or initialisers, in source order. */
+  bindings?: Binding[];
+  /** Bodies: [start, end, cfg attributes] of statements carrying `#[cfg]`. */
+  cfgSpans?: [number, number, string[]][];
+  /** null/absent = written in the source; `macro:<name>` = generated by that macro. */
+  origin?: string;
 }
 
 export interface ParsedFile {
@@ -83,9 +198,14 @@ export interface ParsedFile {
   firstErrorLine: number;
   items: Item[];
   uses: UseDecl[];
-  /** Module-level macro invocations (item-producing macros), as refs of the file's module. */
-  refs: Ref[];
-  externCrates: { name: string; alias: string }[];
+  /** Module-level macro invocations (item-producing macros). */
+  macroCalls: MacroCall[];
+  externCrates: { name: string; alias: string; cfg?: string[]; macroUse?: boolean }[];
+  /** Inner `#![cfg(…)]` attributes of the file (they apply to its module). */
+  innerCfg: string[];
+  /** Line and column (1-based) of the file's first token that is not a plain comment (where rustc's span of a file module starts). */
+  firstLine: number;
+  firstCol: number;
   lineCount: number;
 }
 
@@ -109,6 +229,14 @@ export interface NodeFact {
   visibility: string;
   signature: string;
   parent: string | null;
+  /** 1-based column of the name token (0 unknown). */
+  col: number;
+  /** null = written in the source; `macro:<name>` = generated by that macro_rules!. */
+  origin: string | null;
+  /** The item's public paths (as rustdoc computes them), sorted; empty when none. */
+  publicPaths: string[];
+  /** Compact JSON of what other crates need to resolve into this item (resolve/summary.ts), or null. */
+  typeInfo: string | null;
   /**
    * sha256 hex (16 chars) of the item's exact text without its child items
    * (see parser.ts), so a body edit that moves no line is still a change.
@@ -126,6 +254,14 @@ export interface EdgeFact {
   kind: EdgeKind;
   file: string;
   line: number;
+  /** 1-based column of the target's name token (0 unknown). */
+  col: number;
+  /** Why `dst` is null (null when resolved). */
+  unresolvedReason: string | null;
+  /** null = written; `macro-arg` = inside an expression macro's arguments; `macro:<name>` = generated. */
+  origin: string | null;
+  /** Calls: `static`, or `dynamic` for a call through a trait bound / trait object; null otherwise. */
+  dispatch: 'static' | 'dynamic' | null;
 }
 
 export interface CrateGraph {

@@ -6,3 +6,5 @@ export {
 export { defaultSearchDirs, expandCrateDirs, findCrate, parseCrateDirName } from './locate.ts';
 export { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
 export { FIELDS, MANIFEST_PATH, MANIFEST_STATUS, fileId } from './rows.ts';
+export { ingestGit, type GitIngestOptions, type GitIngestReport } from './git-ingest.ts';
+export { GitError } from './git.ts';

@@ -33,7 +33,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import {
-  pickVersion, readCrateDir, readWorkspace, type CrateGraph, type FileStatus, type Package, type ProblemKind,
+  activeFeatures, pickVersion, readCrateDir, readWorkspace, type CrateGraph, type FeatureSelection, type FileStatus, type Package,
+  type ProblemKind,
 } from '../extract/index.ts';
 import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { Batch, Value } from '../lake/spec/types.ts';
@@ -41,7 +42,7 @@ import { rowsToBatch, type EventLog, type EventRow } from '../log/event-log.ts';
 import { RunConflict, type Run } from '../log/run.ts';
 import { StateDelta } from '../log/state/delta.ts';
 import { placed } from '../log/state/rows.ts';
-import { UNIVERSE_REPO, kindSchema, type Kind } from '../log/schema.ts';
+import { UNIVERSE_REPO, kindSchema, runNote, type Kind } from '../log/schema.ts';
 import { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
 import { defaultSearchDirs, expandCrateDirs, findCrate, parseCrateDirName } from './locate.ts';
 import {
@@ -61,6 +62,8 @@ export interface IngestOptions {
   /** Repo name (default: the workspace folder's name). */
   repo?: string;
   rev?: string;
+  /** The git commit this run indexes (git-native ingest): recorded on the run row; its id becomes `rev`. */
+  commit?: { sha: string; timeMs: number; subject: string; refs: string[] };
   /** Also add the Cargo.lock dependency crates found locally to the universe. */
   withDeps?: boolean;
   /** Any problem fails the run before anything is written. */
@@ -76,6 +79,14 @@ export interface IngestOptions {
   maxFileBytes?: number;
   /** Where `withDeps` looks for crates (default: vendor/, ~/.cargo/registry/src/*, /usr/share/cargo/registry). */
   searchDirs?: string[];
+  /**
+   * Features of the ingested crates, as cargo's `--features`,
+   * `--all-features`, `--no-default-features` (default: each crate's default
+   * features). Universe crates added with `withDeps` get their default features.
+   */
+  features?: string[];
+  allFeatures?: boolean;
+  noDefaultFeatures?: boolean;
 }
 
 export interface UniverseOptions extends Omit<IngestOptions, 'repo' | 'withDeps' | 'searchDirs'> {
@@ -135,6 +146,10 @@ interface CrateSpec {
   rootDir: string;
   targets: string[];
   deps: [string, { krate: string; repo?: string }][];
+  edition: string;
+  /** Active features, expanded through `[features]`. */
+  features: string[];
+  buildScript: string | null;
 }
 
 const DEFAULT_BATCH = 50_000;
@@ -168,7 +183,7 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
     const krate = `${pkg.name}@${pkg.version}`;
     if (seen.has(krate)) continue;
     seen.add(krate);
-    specs.push(specOf(pkg, krate, repo, ws.packages, (name, req) => pickVersion(ws.lock.get(name) ?? [], req)));
+    specs.push(specOf(pkg, krate, repo, ws.packages, (name, req) => pickVersion(ws.lock.get(name) ?? [], req), opts));
   }
   const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, removeMissing: true, started });
   if (opts.withDeps) {
@@ -185,7 +200,8 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
         else notFound.push(`${name}@${v}`);
       }
     }
-    const depReport = await universeAdd(log, found, { ...opts, lock: ws.lock });
+    const { features: _f, allFeatures: _a, noDefaultFeatures: _n, ...depOpts } = opts;
+    const depReport = await universeAdd(log, found, { ...depOpts, lock: ws.lock });
     report.deps = { report: depReport, notFound };
   }
   return report;
@@ -231,13 +247,14 @@ export async function universeAdd(log: EventLog, paths: string[], opts: Universe
     const krate = `${pkg.name}@${pkg.version}`;
     if (seen.has(krate)) continue;
     seen.add(krate);
-    specs.push(specOf(pkg, krate, UNIVERSE_REPO, [], lockPick));
+    specs.push(specOf(pkg, krate, UNIVERSE_REPO, [], lockPick, opts));
   }
   return runCrates(log, UNIVERSE_REPO, specs, problems, { ...opts, removeMissing: false, started, skipPresent: true });
 }
 
 function specOf(
   pkg: Package, krate: string, repo: string, members: Package[], pick: (name: string, req: string | null) => string | null,
+  sel: FeatureSelection,
 ): CrateSpec {
   const deps = new Map<string, { krate: string; repo?: string }>();
   // normal dependencies first: a name that is also a dev-dependency keeps the normal one
@@ -255,6 +272,7 @@ function specOf(
   return {
     krate, rootDir: pkg.dir, targets: pkg.targets.map((t) => t.path),
     deps: [...deps].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    edition: pkg.edition, features: activeFeatures(pkg, sel), buildScript: pkg.buildScript,
   };
 }
 
@@ -275,7 +293,12 @@ async function manifestFact(spec: CrateSpec, maxFileBytes: number | undefined): 
   } catch {
     // a crate without a readable manifest still has a fingerprint
   }
-  const hash = sha256(JSON.stringify({ manifest: sha256(bytes), krate: spec.krate, targets: spec.targets, deps: spec.deps, maxFileBytes: maxFileBytes ?? null }));
+  let build = '';
+  if (spec.buildScript) build = sha256(await readFile(path.join(spec.rootDir, spec.buildScript)).catch(() => Buffer.alloc(0)));
+  const hash = sha256(JSON.stringify({
+    manifest: sha256(bytes), krate: spec.krate, targets: spec.targets, deps: spec.deps, maxFileBytes: maxFileBytes ?? null,
+    edition: spec.edition, features: spec.features, build,
+  }));
   return { path: MANIFEST_PATH, hash, size: BigInt(bytes.length), parse_status: MANIFEST_STATUS };
 }
 
@@ -388,7 +411,9 @@ async function runCrates(
   const runId = newRunId(opts.started);
   const keys = repo === UNIVERSE_REPO ? specs.map((s) => universeKey(s.krate)) : [repoKey(repo)];
   for (let attempt = 1; ; attempt++) {
-    const run = await log.beginRun({ repo, run: runId, keys, note: `ingest ${repo} run ${runId}` });
+    const rev = opts.commit?.sha ?? opts.rev ?? null;
+    const note = runNote({ what: repo === UNIVERSE_REPO ? 'universe' : 'ingest', repo, rev, run: runId });
+    const run = await log.beginRun({ repo, run: runId, keys, note });
     // the serving state tables change in the run's commit (when the lake has them)
     const state = await StateDelta.open(run.view, { base: run.generation });
     try {
@@ -403,7 +428,7 @@ async function runCrates(
         run.track(state.paths());
         for (const t of targets) run.addTarget({ ident: t.ident, update: t.update });
       }
-      const landedRun = await run.commit(runRow(report, opts.started), { keys: set });
+      const landedRun = await run.commit(runRow(report, opts.started, opts.commit), { keys: set });
       report.generation = landedRun.generation;
       return report;
     } catch (e) {
@@ -432,7 +457,7 @@ async function diffAndWrite(
   const ts = BigInt(opts.started) * 1000n;
   const landed: string[] = [];
   const report: IngestReport = {
-    run: runId, repo, rev: opts.rev ?? null, crates: specs.length, unchangedCrates: 0, presentCrates: 0, removedCrates: 0,
+    run: runId, repo, rev: opts.commit?.sha ?? opts.rev ?? null, crates: specs.length, unchangedCrates: 0, presentCrates: 0, removedCrates: 0,
     files: 0, parsed: 0, skippedUnchanged: 0, bytes: 0, events: { add: 0, change: 0, remove: 0 }, problems, ms: 0,
     attempts: 0, generation: 0n,
   };
@@ -474,7 +499,10 @@ async function diffAndWrite(
     }
     plans.push({
       spec, manifest,
-      job: { repo, krate: spec.krate, rootDir: spec.rootDir, targets: spec.targets, deps: spec.deps, maxFileBytes: opts.maxFileBytes },
+      job: {
+        repo, krate: spec.krate, rootDir: spec.rootDir, targets: spec.targets, deps: spec.deps, maxFileBytes: opts.maxFileBytes,
+        edition: spec.edition, features: spec.features, buildScript: spec.buildScript,
+      },
     });
   }
   const removed = opts.removeMissing ? [...fileState.keys()].filter((k) => !specs.some((s) => s.krate === k)).sort() : [];
@@ -681,7 +709,7 @@ function stateSink(state: StateDelta | undefined, ctx: RowContext): DeltaSink['s
 }
 
 /** The run's `ingest_runs` row (landed in the run's commit). */
-function runRow(report: IngestReport, started: number): EventRow {
+function runRow(report: IngestReport, started: number, commit: IngestOptions['commit']): EventRow {
   const { deps: _deps, generation: _generation, ...rest } = report;
   const summary = JSON.stringify({ ...rest, problems: report.problems.slice(0, 1000), problemCount: report.problems.length });
   const ev = report.events;
@@ -689,6 +717,11 @@ function runRow(report: IngestReport, started: number): EventRow {
     run: report.run, repo: report.repo, rev: report.rev, started: BigInt(started) * 1000n, finished: BigInt(Date.now()) * 1000n,
     status: report.problems.length > 0 ? 'problems' : 'ok', events: BigInt(ev.add + ev.change + ev.remove), summary,
   };
+  if (commit) {
+    row['rev_time'] = BigInt(commit.timeMs) * 1000n;
+    row['subject'] = commit.subject;
+    row['refs'] = commit.refs.length > 0 ? commit.refs.join('\n') : null;
+  }
   return row;
 }
 

@@ -6,7 +6,7 @@
 // extraction threw or its worker died (the worker is then replaced). Read-only.
 import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
-import { extractCrate, loadRust, type CrateGraph, type RustParser } from '../extract/index.ts';
+import { extractCrate, loadRust, type CrateGraph, type ExtractInput, type RustParser } from '../extract/index.ts';
 import type { Batch } from '../lake/spec/types.ts';
 import { addBatch, edgeFields, nodeFields, type Fields, type RowContext } from './rows.ts';
 
@@ -18,6 +18,10 @@ export interface ExtractJob {
   targets: string[];
   deps: [string, { krate: string; repo?: string }][];
   maxFileBytes?: number;
+  /** The package's edition, its active features (expanded) and build script (see extract's ExtractInput). */
+  edition: string;
+  features: string[];
+  buildScript: string | null;
   /**
    * The lake has no event of this crate: build its node and edge rows here
    * (all `add`, stamped with this run, as columnar batches of the kinds'
@@ -36,6 +40,15 @@ export interface ExtractResult {
   batches?: { node: Batch; edge: Batch };
   /** Time the extraction took in its thread. */
   ms: number;
+}
+
+/** What extract gets for a job (in the thread that runs it). */
+export function extractInput(job: ExtractJob, parser: RustParser): ExtractInput {
+  return {
+    repo: job.repo, krate: job.krate, rootDir: job.rootDir, targets: job.targets, deps: new Map(job.deps),
+    readFile: (p) => readFile(p), parser, limits: { maxFileBytes: job.maxFileBytes },
+    edition: job.edition, features: job.features, buildScript: job.buildScript,
+  };
 }
 
 /** The result of a job from its graph (in the thread that extracted it). */
@@ -161,10 +174,7 @@ export class ExtractPool {
   private async runHere(job: ExtractJob): Promise<ExtractResult> {
     this.local ??= loadRust();
     const t0 = performance.now();
-    const graph = await extractCrate({
-      repo: job.repo, krate: job.krate, rootDir: job.rootDir, targets: job.targets, deps: new Map(job.deps),
-      readFile: (p) => readFile(p), parser: await this.local, limits: { maxFileBytes: job.maxFileBytes },
-    });
+    const graph = await extractCrate(extractInput(job, await this.local));
     return jobResult(job, graph, performance.now() - t0);
   }
 

@@ -30,8 +30,8 @@ type RowKind = Exclude<Kind, 'pos'>;
 
 /** The semantic columns of a node, an edge, a file: a difference in any is a `change` event. */
 export const SEMANTIC: Record<RowKind, readonly string[]> = {
-  node: ['kind', 'name', 'qpath', 'visibility', 'signature', 'parent', 'body_hash'],
-  edge: ['src', 'dst', 'dst_path', 'dst_krate', 'edge_kind'],
+  node: ['kind', 'name', 'qpath', 'visibility', 'signature', 'parent', 'body_hash', 'origin', 'public_paths', 'type_info'],
+  edge: ['src', 'dst', 'dst_path', 'dst_krate', 'edge_kind', 'unresolved_reason', 'origin', 'dispatch'],
   file: ['path', 'hash', 'size', 'parse_status'],
 };
 
@@ -59,22 +59,18 @@ export function fileId(repo: string, krate: string, p: string): string {
 
 export type Fields = Record<string, string | number | bigint | null>;
 
-/** A fact's optional numeric field (columns extract may not give yet). */
-function optInt(x: object, key: string): number | null {
-  const v = (x as Record<string, unknown>)[key];
-  return typeof v === 'number' ? v : null;
-}
-
 export function nodeFields(n: NodeFact): Fields {
   return {
     kind: n.kind, name: n.name, qpath: n.qpath, file: n.file, line_start: n.lineStart, line_end: n.lineEnd,
-    visibility: n.visibility, signature: n.signature, parent: n.parent, body_hash: n.bodyHash, col: optInt(n, 'col'),
+    visibility: n.visibility, signature: n.signature, parent: n.parent, body_hash: n.bodyHash,
+    col: n.col, origin: n.origin, public_paths: n.publicPaths.length > 0 ? n.publicPaths.join('\n') : null, type_info: n.typeInfo,
   };
 }
 
 export function edgeFields(e: EdgeFact): Fields {
   return {
-    src: e.src, dst: e.dst, dst_path: e.dstPath, dst_krate: e.dstKrate, edge_kind: e.kind, file: e.file, line: e.line, col: optInt(e, 'col'),
+    src: e.src, dst: e.dst, dst_path: e.dstPath, dst_krate: e.dstKrate, edge_kind: e.kind, file: e.file, line: e.line,
+    col: e.col, unresolved_reason: e.unresolvedReason, origin: e.origin, dispatch: e.dispatch,
   };
 }
 

@@ -2,10 +2,9 @@
 // extracts one crate per message and posts its graph back. Read-only: it
 // touches the crate's files and nothing else; a crash of the thread fails the
 // jobs in flight (the pool reports them), never the lake.
-import { readFile } from 'node:fs/promises';
 import { parentPort } from 'node:worker_threads';
 import { extractCrate, loadRust } from '../extract/index.ts';
-import { jobResult, type ExtractJob, type ExtractReply } from './pool.ts';
+import { extractInput, jobResult, type ExtractJob, type ExtractReply } from './pool.ts';
 
 const port = parentPort;
 if (!port) throw new Error('src/ingest/worker.ts: expected to run in a worker thread, found the main thread');
@@ -18,11 +17,7 @@ port.on('message', (msg: { seq: number; job: ExtractJob }) => {
     const t0 = performance.now();
     let reply: ExtractReply;
     try {
-      const graph = await extractCrate({
-        repo: msg.job.repo, krate: msg.job.krate, rootDir: msg.job.rootDir, targets: msg.job.targets,
-        deps: new Map(msg.job.deps), readFile: (p) => readFile(p), parser: await parser,
-        limits: { maxFileBytes: msg.job.maxFileBytes },
-      });
+      const graph = await extractCrate(extractInput(msg.job, await parser));
       reply = { seq: msg.seq, ok: true, result: jobResult(msg.job, graph, performance.now() - t0) };
     } catch (e) {
       reply = { seq: msg.seq, ok: false, error: e instanceof Error ? e.stack ?? e.message : String(e), ms: performance.now() - t0 };

@@ -6,9 +6,10 @@
 // process leaves its files alone.
 import * as nodePath from 'node:path';
 import { LocalFileIO, prefixResolver, relativeResolver, type FileIO } from './io/fileio.ts';
-import { fileLocation, relativeBaseOf } from './io/paths.ts';
+import { fileLocation, isRelativePath, relativeBaseOf } from './io/paths.ts';
+import { readLakeSettings } from './settings.ts';
 import { SqlCatalog, identToString, type KeyChange, type TableIdent } from './catalog/sql-catalog.ts';
-import type { PartitionField, Schema, SortOrder } from './spec/types.ts';
+import type { PartitionField, Schema, SortOrder, TableMetadata } from './spec/types.ts';
 import { newTableMetadata, serializeTableMetadata } from './spec/metadata.ts';
 import { Table } from './table/table.ts';
 import { commitTables, readMetadata, type CommitHooks, type CommitTarget, type Committed } from './table/commit.ts';
@@ -29,6 +30,17 @@ export interface LoadOptions {
   asOfMs?: number;
 }
 
+export interface LakeOpenOptions {
+  /** Create the folder and catalog when missing; default true (ignored when readOnly). */
+  create?: boolean;
+  /** Open the catalog without writing anything to it (reads only; writes are refused). */
+  readOnly?: boolean;
+  /** The catalog's name (`catalog_name`); default: the lake's setting (mimir.toml), else 'mimir'. PyIceberg's default is 'default'. */
+  catalogName?: string;
+  /** The SQLite catalog file, when it is not `<root>/catalog.db` (a PyIceberg or Java catalog). */
+  catalogFile?: string;
+}
+
 export class Lake {
   readonly io: FileIO;
   readonly hooks: CommitHooks;
@@ -43,9 +55,12 @@ export class Lake {
     this.hooks = { begin: (releaseBase) => this.lease(releaseBase, 'commit') };
   }
 
-  static open(root: string, opts: { create?: boolean } = {}): Lake {
+  static open(root: string, opts: LakeOpenOptions = {}): Lake {
     const abs = nodePath.resolve(root);
-    return new Lake(abs, SqlCatalog.open(abs, { create: opts.create !== false }));
+    const name = opts.catalogName ?? readLakeSettings(abs).catalogName;
+    const catalogOpts = { create: opts.create !== false, readOnly: opts.readOnly === true, ...(name ? { name } : {}) };
+    const catalog = opts.catalogFile ? SqlCatalog.openFile(opts.catalogFile, catalogOpts) : SqlCatalog.open(abs, catalogOpts);
+    return new Lake(abs, catalog);
   }
 
   close(): void {
@@ -112,11 +127,25 @@ export class Lake {
     if (generation !== undefined) {
       const loc = this.catalog.pointersAt(generation).get(identToString(ident));
       if (!loc) throw new Error(`table ${identToString(ident)} did not exist at lake generation ${generation}`);
-      return new Table(this.io, loc, await readMetadata(this.io, loc), this.catalog, ident, `pinned to lake generation ${generation}`);
+      return new Table(this.io, loc, await this.readTableMetadata(loc), this.catalog, ident, `pinned to lake generation ${generation}`);
     }
     const p = this.catalog.loadTable(ident);
-    if (!p) throw new Error(`table ${identToString(ident)} does not exist in ${this.catalog.path}`);
-    return new Table(this.io, p.metadataLocation, await readMetadata(this.io, p.metadataLocation), this.catalog, ident, undefined, this.hooks);
+    if (!p) throw new Error(`table ${identToString(ident)} does not exist in ${this.catalog.path} (catalog name '${this.catalog.name}')`);
+    const readOnly = this.catalog.readOnly ? `catalog ${this.catalog.path} was opened read-only` : undefined;
+    return new Table(this.io, p.metadataLocation, await this.readTableMetadata(p.metadataLocation), this.catalog, ident, readOnly, this.hooks);
+  }
+
+  /** A table's metadata file; a relative location that is nowhere to be found says where it was looked for. */
+  private async readTableMetadata(loc: string): Promise<TableMetadata> {
+    try {
+      return await readMetadata(this.io, loc);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !isRelativePath(loc)) throw e;
+      throw new Error(
+        `metadata location ${loc} (from ${this.catalog.path}) is relative and is neither under the working directory ${process.cwd()} ` +
+          `nor under the lake root ${this.root}; run from the folder it is relative to, as PyIceberg would — nothing read`,
+      );
+    }
   }
 
   async dropTable(ident: TableIdent): Promise<void> {

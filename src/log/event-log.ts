@@ -198,28 +198,29 @@ export class EventLog {
         if (!lake.tableExists(nodeIdent)) throw e;
       }
     }
-    for (const k of SOURCE_KINDS) for (const name of [ringTableName(k), tableName(k)]) await this.evolveTable(name, k);
+    for (const k of SOURCE_KINDS) for (const name of [ringTableName(k), tableName(k)]) await this.evolveTable(name, kindSchema(k), k);
+    await this.evolveTable(INGEST_RUNS, INGEST_RUNS_SCHEMA, INGEST_RUNS);
   }
 
   /**
-   * Schema evolution of an event table made before some of its kind's
-   * columns existed (`body_hash`, then the columns docs/design.md reserves):
-   * add the missing trailing columns, each with the id `schema.ts` fixes and
-   * nothing else. A table's present columns must be a prefix of the kind's
-   * (same ids, names and types); anything else is refused, never renumbered.
+   * Schema evolution of a log table made before some of its columns existed
+   * (`body_hash`, the columns docs/design.md reserves, the run's commit
+   * columns): add the missing trailing columns, each with the id `schema.ts`
+   * fixes and nothing else. A table's present columns must be a prefix of
+   * `schema`'s (same ids, names and types); anything else is refused, never
+   * renumbered.
    * Checked again inside the commit, so two processes opening the same old
    * lake add them once.
    */
-  private async evolveTable(name: string, kind: Kind): Promise<void> {
+  private async evolveTable(name: string, schema: Schema, what: string): Promise<void> {
     const { lake } = this.shared;
-    const want = kindSchema(kind).fields;
+    const want = schema.fields;
     const where = `table ${qualified(name)} of the lake at ${lake.root}`;
     const missing = (m: TableMetadata): NestedField[] => {
-      const schema = m.schemas.find((s) => s.schemaId === m.currentSchemaId);
-      const have = schema?.fields ?? [];
+      const have = m.schemas.find((s) => s.schemaId === m.currentSchemaId)?.fields ?? [];
       for (const [i, h] of have.entries()) {
         const w = want[i];
-        if (!w) throw new Error(`${where}: unexpected column ${h.name} (field ${h.id}) after the ${want.length} columns of the ${kind} schema`);
+        if (!w) throw new Error(`${where}: unexpected column ${h.name} (field ${h.id}) after the ${want.length} columns of the ${what} schema`);
         if (w.id !== h.id || w.name !== h.name || w.type.type !== h.type.type) {
           throw new Error(`${where}: expected column ${w.name} as field ${w.id} of type ${w.type.type}, found ${h.name} as field ${h.id} of type ${h.type.type}`);
         }

@@ -161,8 +161,34 @@ export const INGEST_RUNS_SCHEMA: Schema = {
     str(6, 'status'),
     long(7, 'events'),
     str(8, 'summary'),
+    // added later (EventLog.ensureTables evolves old lakes): the git commit a run
+    // indexed (`rev` holds its full id), its committer time and subject, and the
+    // tags and branches pointing at it when it was ingested (`\n`-joined)
+    { id: 9, name: 'rev_time', required: false, type: { type: 'timestamptz' } },
+    str(10, 'subject'),
+    str(11, 'refs'),
   ],
 };
+
+/** What a run's generation note says; `parseRunNote` reads it back (the only two places that spell it). */
+export interface RunNote {
+  /** `ingest` (a repo), `universe` (a universe add), `remove` (a repo removed). */
+  what: 'ingest' | 'universe' | 'remove';
+  repo: string;
+  rev: string | null;
+  run: string;
+}
+
+/** `ingest semver@4649aa97… run 20261201T…-ab12cd34`, the note of a run's generation. */
+export function runNote(n: RunNote): string {
+  return `${n.what} ${n.repo}${n.rev ? `@${n.rev}` : ''} run ${n.run}`;
+}
+
+export function parseRunNote(note: string | null): RunNote | undefined {
+  const m = note === null ? null : /^(ingest|universe|remove) (\S+?)(?:@(\S+))? run (\S+)$/.exec(note);
+  if (!m) return undefined;
+  return { what: m[1] as RunNote['what'], repo: m[2]!, rev: m[3] ?? null, run: m[4]! };
+}
 
 /** Table properties every event table is created with. */
 export const EVENT_TABLE_PROPERTIES: Record<string, string> = {

@@ -18,7 +18,7 @@ import { eq, inList } from '../lake/expr/expr.ts';
 import { identToString } from '../lake/catalog/sql-catalog.ts';
 import type { Table } from '../lake/table/table.ts';
 import { batchRows } from '../log/event-log.ts';
-import { COL_ID, COL_KRATE, COL_OP, COL_REPO, COL_TS, ringTableName, tableName, type Kind } from '../log/schema.ts';
+import { COL_ID, COL_KRATE, COL_OP, COL_REPO, COL_RUN, COL_TS, INGEST_RUNS, parseRunNote, ringTableName, tableName, type Kind } from '../log/schema.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { checkPath, resolvePath } from './def.ts';
 import { candidateIds, edgeHit, nodeHit, readAt, type EdgeHit, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
@@ -35,6 +35,11 @@ export interface HistoryEvent {
   committedMs: number | null;
   /** The event's own `ts` column (epoch microseconds), as ingest wrote it. */
   ts: bigint | null;
+  /** The run that wrote the event, and the commit that run indexed (null when it recorded none). */
+  run: string | null;
+  rev: string | null;
+  /** The commit's subject line (git-native ingest), else null. */
+  subject: string | null;
   /** Data sequence number of the file that holds the event (ordering within its table). */
   seq: bigint;
   /** The row as a node or an edge. */
@@ -58,6 +63,7 @@ export async function history(log: EventLog, path: string, opts: QueryOptions = 
     const edgeIds = await candidateIds(r, 'edge', inList('src', [...ids]));
     const labels = await generationLabels(r);
     const events = [...(await eventsOf(r, 'node', ids, labels)), ...(edgeIds.size > 0 ? await eventsOf(r, 'edge', edgeIds, labels) : [])];
+    await labelRuns(r, events.map((x) => x.e));
     events.sort(
       (a, b) =>
         cmpBig(a.e.generation ?? -1n, b.e.generation ?? -1n) ||
@@ -67,6 +73,40 @@ export async function history(log: EventLog, path: string, opts: QueryOptions = 
     );
     return { generation: r.generation, ids: [...ids].sort(), events: events.map((x) => x.e) };
   }, opts.from);
+}
+
+/**
+ * Each event's run → the commit it indexed (ingest_runs) and, where the run's
+ * generation note names it, the exact generation that landed it (more exact
+ * than the time-matched label, which stays for runs of older lakes).
+ */
+async function labelRuns(r: ReadAt, events: HistoryEvent[]): Promise<void> {
+  const runs = new Set(events.map((e) => e.run).filter((x): x is string => x !== null));
+  if (runs.size === 0) return;
+  const gens = new Map<string, bigint>();
+  for (const g of r.log.lake.catalog.generations({ limit: Number.MAX_SAFE_INTEGER, before: r.generation + 1n })) {
+    const n = parseRunNote(g.note);
+    if (n && runs.has(n.run)) gens.set(n.run, g.generation);
+  }
+  const revs = new Map<string, { rev: string | null; subject: string | null }>();
+  const t = await r.log.table(INGEST_RUNS, r.generation);
+  if (t) {
+    const cols = new Set(t.schema.fields.map((f) => f.name));
+    const columns = ['run', 'rev', ...(cols.has('subject') ? ['subject'] : [])];
+    for await (const b of t.scan({ filter: inList('run', [...runs]), columns }).batches()) {
+      for (const row of batchRows(b)) revs.set(row['run'] as string, { rev: (row['rev'] as string | null) ?? null, subject: (row['subject'] as string | null | undefined) ?? null });
+    }
+  }
+  for (const e of events) {
+    if (e.run === null) continue;
+    const g = gens.get(e.run);
+    if (g !== undefined) e.generation = g;
+    const rv = revs.get(e.run);
+    if (rv) {
+      e.rev = rv.rev;
+      e.subject = rv.subject;
+    }
+  }
 }
 
 const cmpBig = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -103,6 +143,9 @@ function event(kind: Kind, row: Row, seq: bigint, at: { generation: bigint | nul
     generation: at.generation,
     committedMs: at.committedMs,
     ts: typeof ts === 'bigint' ? ts : null,
+    run: typeof row[COL_RUN] === 'string' ? (row[COL_RUN] as string) : null,
+    rev: null,
+    subject: null,
     seq,
   };
   if (kind === 'node') e.node = nodeHit(row);

@@ -7,3 +7,4 @@ export { refs, callers, callees, EDGE_KINDS, type EdgeKind, type RefsOptions, ty
 export { history, type HistoryEvent, type HistoryResult } from './history.ts';
 export { diff, type DiffOptions, type DiffResult, type Changes } from './diff.ts';
 export { type AsOf, type QueryOptions, type NodeHit, type EdgeHit } from './read.ts';
+export { AsOfError, generationOf, generationOfRev } from './as-of.ts';

@@ -10,13 +10,14 @@
 // carries), and the question's predicate is checked again on the folded row.
 // Read-only: nothing here writes.
 import type { Value } from '../lake/spec/types.ts';
+import { generationOf, type AsOf } from './as-of.ts';
 import { and, inList, type Expr } from '../lake/expr/expr.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
 import { StateView } from '../log/state/view.ts';
 import { COL_ID, COL_KRATE, COL_OP, COL_REPO, type Kind } from '../log/schema.ts';
 
 /** When to answer: a lake generation, or a time (the last generation committed at or before it). */
-export type AsOf = { generation: bigint } | { time: Date };
+export type { AsOf } from './as-of.ts';
 
 export interface QueryOptions {
   asOf?: AsOf;
@@ -51,7 +52,7 @@ export async function readAt<T>(log: EventLog, asOf: AsOf | undefined, fn: (r: R
     const generation = log.readGeneration();
     return fn({ log, generation, view: await view(log, generation) });
   }
-  const pinned = log.pin('generation' in asOf ? { generation: asOf.generation } : { asOf: asOf.time });
+  const pinned = log.pin({ generation: await generationOf(log, asOf) });
   try {
     const generation = pinned.readGeneration();
     return await fn({ log: pinned, generation, view: await view(pinned, generation) });

@@ -7,10 +7,18 @@
 // `parseQuestion` reads them back, refusing anything unexpected (an unknown
 // or repeated parameter, a missing one, a malformed value) with a
 // `BadQuestion` that says what was expected and what was found — the
-// server's 400. Pure: no I/O here beyond the query call.
+// server's 400. Pure: no I/O here beyond the query call. src/query (and with
+// it the lake, SQLite, Parquet, wasm) is imported only when `ask` runs, so a
+// CLI that sends its question to a server starts without loading them.
 import type { EventLog } from '../log/event-log.ts';
-import { EDGE_KINDS, callees, callers, def, diff, find, history, refs, type AsOf, type EdgeKind, type QueryOptions } from '../query/index.ts';
-import type { CalleesResult, DefResult, DiffResult, FindResult, HistoryResult, RefsResult } from '../query/index.ts';
+import type { AsOf, CalleesResult, DefResult, DiffResult, EdgeKind, FindResult, HistoryResult, QueryOptions, RefsResult } from '../query/index.ts';
+
+/**
+ * The edge kinds a `refs` question may name: query/refs.ts's EDGE_KINDS,
+ * repeated here so that parsing a question loads no query code
+ * (test/serve/questions.test.ts checks that the two lists agree).
+ */
+export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'impl_for_type', 'uses', 'calls', 'type_ref'];
 
 /** A question that names a path (`def`, `refs`, …). */
 interface PathQuestion<N extends string> {
@@ -66,6 +74,7 @@ export const isQuestionName = (s: string): s is QuestionName => Object.hasOwn(QU
  * `asOf` (or the log's read generation); `from` as in QueryOptions.
  */
 export async function ask(log: EventLog, q: Question, from?: QueryOptions['from']): Promise<Answer> {
+  const { callees, callers, def, diff, find, history, refs } = await import('../query/index.ts');
   switch (q.q) {
     case 'find':
       return find(log, q.name, { kind: q.kind, repo: q.repo, krate: q.krate, exact: q.exact, asOf: q.asOf, from });
@@ -86,17 +95,28 @@ export async function ask(log: EventLog, q: Question, from?: QueryOptions['from'
 
 // ---- values ------------------------------------------------------------------
 
-/** An `asOf` value: digits = a lake generation, else an ISO 8601 date or time. Throws BadQuestion naming `what`. */
+/**
+ * An `asOf` value: digits = a lake generation; an ISO 8601 date or time; else
+ * a commit id, prefix, tag or branch of an ingested repo (resolved when read).
+ * Throws BadQuestion naming `what`.
+ */
 export function parseAsOf(text: string, what = 'asOf'): AsOf {
   if (/^\d+$/.test(text)) return { generation: BigInt(text) };
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) throw new BadQuestion(`${what}: expected a generation number or an ISO 8601 time such as 2024-05-01T12:00:00Z, found "${text}"`);
-  return { time: new Date(ms) };
+  if (/^\d{4}-\d{2}-\d{2}/.test(text)) {
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms)) throw new BadQuestion(`${what}: "${text}" is not an ISO 8601 time such as 2024-05-01T12:00:00Z`);
+    return { time: new Date(ms) };
+  }
+  // a commit name must be a possible git ref name (no spaces, `..`, `~^:?*[\`, control characters, leading `-` or `/`)
+  if (text === '' || /[\s~^:?*[\\\x00-\x1f\x7f]|\.\.|^[-/]|\/$|\.lock$|@\{/.test(text)) {
+    throw new BadQuestion(`${what}: expected a generation number, an ISO 8601 time such as 2024-05-01T12:00:00Z, or a commit id, tag or branch of an ingested repo; found "${text}"`);
+  }
+  return { rev: text };
 }
 
 /** An `asOf` as text (the inverse of parseAsOf; times in ISO 8601 UTC to the millisecond). */
 export function asOfText(a: AsOf): string {
-  return 'generation' in a ? String(a.generation) : a.time.toISOString();
+  return 'generation' in a ? String(a.generation) : 'time' in a ? a.time.toISOString() : a.rev;
 }
 
 /** A generation number (`from`, `to`). */

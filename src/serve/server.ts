@@ -35,7 +35,7 @@ import { Lake } from '../lake/lake.ts';
 import { EventLog } from '../log/event-log.ts';
 import { CODE_NODE_EVENTS, ident, qualified } from '../log/schema.ts';
 import { JsonSyntaxError, parseJson, stringifyJson } from '../lake/spec/json.ts';
-import type { AsOf } from '../query/index.ts';
+import { AsOfError, generationOf, type AsOf } from '../query/index.ts';
 import { AnswerCache } from './cache.ts';
 import { Limiter, QueueFull, QueueTimeout } from './limiter.ts';
 import { lakeInfo } from './lake-info.ts';
@@ -43,7 +43,8 @@ import { Pins } from './pins.ts';
 import { BadQuestion, QUESTION_PARAMS, ask, isQuestionName, parseAsOf, parseQuestion, questionKey, type Question } from './questions.ts';
 
 export interface ServeOptions {
-  lakeDir: string;
+  /** The lake: an open Lake (the server closes it when it stops) or a lake folder. */
+  lake: Lake | string;
   /** Interface to bind (default 127.0.0.1). */
   host?: string;
   /** Port (default 7700; 0 = any free port). */
@@ -129,17 +130,15 @@ export function isLoopback(host: string): boolean {
 
 /** Open the lake read-only and start listening. */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
-  const root = nodePath.resolve(opts.lakeDir);
-  if (!existsSync(nodePath.join(root, 'catalog.db'))) {
-    throw new Error(`no lake at ${root} (no catalog.db there); give --lake DIR or set MIMIR_LAKE — nothing served`);
-  }
-  const lake = Lake.open(root, { create: false });
+  const lake = typeof opts.lake === 'string' ? openLake(opts.lake) : opts.lake;
+  const root = lake.root;
   let log: EventLog;
   try {
     if (!lake.tableExists(ident(CODE_NODE_EVENTS))) {
       throw new Error(`the lake at ${root} has no event log (no table ${qualified(CODE_NODE_EVENTS)}); create it with 'mimir init' — nothing served`);
     }
     log = await EventLog.open(lake, { readOnly: true });
+    await import('../query/index.ts'); // loaded here, not by the first request
   } catch (e) {
     lake.close();
     throw e;
@@ -155,12 +154,15 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const loopbackOnly = isLoopback(host);
   let requests = 0;
 
-  /** The generation a read as of `asOf` sees (the pointer generation when absent); a future one is refused. */
-  const readGeneration = (asOf: AsOf | undefined, now: bigint): bigint => {
+  /** The generation a read as of `asOf` sees (the pointer generation when absent); a future one or an unknown commit is refused. */
+  const readGeneration = async (asOf: AsOf | undefined, now: bigint): Promise<bigint> => {
     if (asOf === undefined) return now;
-    if ('time' in asOf) return lake.catalog.generationAt(asOf.time.getTime());
-    if (asOf.generation > now) throw new HttpError(400, `generation ${asOf.generation} is in the future (the lake is at ${now})`);
-    return asOf.generation;
+    try {
+      return await generationOf(log, asOf, now);
+    } catch (e) {
+      if (e instanceof AsOfError) throw new HttpError(400, e.message);
+      throw e;
+    }
   };
 
   /** The answer body for `key`: from the cache, or computed by `fn` with a reader, within the deadline. */
@@ -226,7 +228,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         return send(res, entry, 200, body, { 'x-mimir-generation': String(now) }, t0);
       } else if (name === 'lake') {
         const p = lakeParams(params);
-        g = readGeneration(p.asOf, now);
+        g = await readGeneration(p.asOf, now);
         key = `${now}|${g}|lake?generations=${p.generations}&runs=${p.runs}`;
         fn = () => pins.with(g, (pinned) => lakeInfo(pinned, p));
       } else {
@@ -236,7 +238,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           g = now;
           fn = () => ask(log, q);
         } else {
-          g = readGeneration(q.asOf, now);
+          g = await readGeneration(q.asOf, now);
           const at: Question = { ...q };
           delete (at as { asOf?: AsOf }).asOf;
           fn = () =>
@@ -335,6 +337,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         server.closeIdleConnections();
       })),
   };
+}
+
+function openLake(dir: string): Lake {
+  const root = nodePath.resolve(dir);
+  if (!existsSync(nodePath.join(root, 'catalog.db'))) throw new Error(`no lake at ${root} (no catalog.db there); give --lake DIR or set MIMIR_LAKE — nothing served`);
+  return Lake.open(root, { create: false });
 }
 
 function hostName(hostHeader: string): string {

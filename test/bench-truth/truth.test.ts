@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot } from '../helpers.ts';
 import { callOf, parseMir } from '../../bench/truth/mir.ts';
-import { crateModel, oracleCalls, parseCallee, syntaxOf, writtenCall, type CrateModel, type OracleCall } from '../../bench/truth/calls.ts';
+import { crateModel, oracleCalls, type CrateModel, type OracleCall } from '../../bench/truth/calls.ts';
+import { parseCallee } from '../../bench/truth/callee.ts';
+import { syntaxOf, writtenCall } from '../../bench/truth/classify.ts';
 import { checkCalls, matchItems, type CallContext } from '../../bench/truth/compare.ts';
 import { CallersIndex, DefIndex, type MEdge, type MNode } from '../../bench/truth/mimir.ts';
 import { offlineManifest } from '../../bench/truth/oracle.ts';
@@ -89,9 +91,16 @@ test('rustdoc: items are keyed by module, kind, file and line; derive and macro_
   const { model } = await fixture();
   const four = item(model, 'fn', 'four');
   assert.deepEqual([four.origin, four.file, four.line, four.modPath], ['macro', 'src/lib.rs', 40, 'truthfix']);
+  // an item macro_rules! builds from its own tokens has the invocation's span, and so do its members;
+  // an `$item:item` passed through keeps its own span: written
+  const one = item(model, 'variant', 'One');
+  assert.deepEqual([one.origin, one.line, one.endLine], ['macro', 78, 81]);
+  assert.deepEqual([item(model, 'enum', 'Wrapped').origin, item(model, 'enum', 'Wrapped').line], ['written', 66]);
   const derived = [...model.doc.items.values()].filter((i) => i.origin === 'derive');
   assert.deepEqual(derived.map((i) => `${i.kind} ${i.name} ${i.line}`).sort(), ['impl  10', 'impl  10', 'method clone 10', 'method fmt 10']);
-  assert.deepEqual([item(model, 'module', 'shapes').line, item(model, 'module', 'shapes').file], [1, 'src/shapes.rs']);
+  // a file module starts after the file's leading comments, or at line 1
+  const shapes = item(model, 'module', 'shapes');
+  assert.deepEqual([shapes.file, shapes.line, shapes.altLine], ['src/shapes.rs', 3, 1]);
   assert.equal(item(model, 'module', 'inner').line, 42);
   // an impl's module comes from where it is written (rustdoc does not list impls in modules)
   assert.equal(item(model, 'method', 'grow').modPath, 'truthfix::shapes');
@@ -146,7 +155,7 @@ test('calls: each call of the fixture gets its class, its caller and its target'
 });
 
 function node(id: string, kind: string, name: string, qpath: string, file: string, line: number, parent: string | null): MNode {
-  return { id, repo: '@universe', krate: 'truthfix@0.1.0', kind, name, qpath, file, line, endLine: line, parent };
+  return { id, repo: '@universe', krate: 'truthfix@0.1.0', kind, name, qpath, file, line, endLine: line, parent, origin: null };
 }
 
 /** A small graph as Mimir might extract the fixture: a cfg'd-out fn kept, the macro's fn at its invocation. */
@@ -162,6 +171,8 @@ function graph(): MNode[] {
     node('extra', 'fn', 'only_with_extra', 'truthfix::only_with_extra', 'src/lib.rs', 15, 'root'),
     node('four', 'fn', 'four', 'truthfix::four', 'src/lib.rs', 40, 'root'),
     node('total', 'fn', 'total', 'truthfix::total', 'src/lib.rs', 17, 'root'),
+    node('made', 'enum', 'Made', 'truthfix::Made', 'src/lib.rs', 78, 'root'),
+    node('one', 'variant', 'One', 'truthfix::Made::One', 'src/lib.rs', 79, 'made'),
   ];
 }
 
@@ -170,11 +181,15 @@ test('compare: items match on their key as a multiset; what the compiler does no
   const nodes = graph();
   const m = matchItems(model, nodes, new Map(nodes.map((n) => [n.id, n])), src);
   assert.equal(m.toNode.get(item(model, 'struct', 'Circle').id), 'circle');
+  assert.equal(m.toNode.get(item(model, 'module', 'shapes').id), 'shapes', 'a file module at line 1 matches rustdoc\'s line 3');
   assert.equal(m.toNode.get(item(model, 'fn', 'four').id), 'four');
   assert.equal(m.toNode.get(item(model, 'method', 'grow').id), 'grow');
   assert.deepEqual(m.extra.map((e) => e.name), ['truthfix::only_with_extra']);
   assert.deepEqual(m.precision.get('fn|written'), { n: 2, of: 3 });
   assert.deepEqual(m.recall.get('fn|macro'), { n: 1, of: 1 });
+  // a generated variant found on its own line, inside the invocation
+  assert.deepEqual(m.recall.get('variant|macro'), { n: 1, of: 2 });
+  assert.equal(m.toNode.get(item(model, 'variant', 'One').id), 'one');
   assert.equal(m.recall.get('method|derive')!.n, 0);
 });
 
@@ -189,15 +204,20 @@ test('compare: a call site is right, wrong, unresolved or missing by the edge at
     edge('e1', 'grow', 'new', 'truthfix::shapes::Circle::new', 'src/shapes.rs', 25), // right
     edge('e2', 'total', 'four', 'truthfix::four', 'src/lib.rs', 20), // `double(*x)` resolved to another node: wrong
     edge('e3', 'total', null, 'parse_first', 'src/lib.rs', 22), // unresolved
+    edge('e4', 'four', 'double', 'truthfix::double', 'src/lib.rs', 40), // in make_getter!'s body, at the invocation
   ];
   const edgesAt = new Map<string, MEdge[]>();
-  for (const e of edges) edgesAt.set(`${e.file}:${e.line}`, [e]);
+  const edgesFrom = new Map<string, MEdge[]>();
+  for (const e of edges) {
+    edgesAt.set(`${e.file}:${e.line}`, [e]);
+    edgesFrom.set(e.src, [...(edgesFrom.get(e.src) ?? []), e]);
+  }
   const defs = new DefIndex(nodes);
   const ctx: CallContext = {
     local: model, models: new Map([[model.name, model]]), matching: new Map([[model.name, m]]), krateOf: new Map([[model.name, model.krate]]),
-    nodes: byId, edgesAt, callers: new CallersIndex(edges, defs), callersMemo: new Map(),
+    nodes: byId, edgesAt, edgesFrom, callers: new CallersIndex(edges, defs), callersMemo: new Map(),
   };
-  const pick = calls.filter((c) => (c.file === 'src/shapes.rs' && c.line === 25) || (c.file === 'src/lib.rs' && [20, 22].includes(c.line)));
+  const pick = calls.filter((c) => (c.file === 'src/shapes.rs' && c.line === 25) || (c.file === 'src/lib.rs' && [20, 22, 35].includes(c.line)));
   // double at 20 is misnamed by e2 (four): name differs, so it is missing, not wrong
   const f = checkCalls(pick, ctx);
   const path = f.inCrate.get('path')!;
@@ -206,6 +226,8 @@ test('compare: a call site is right, wrong, unresolved or missing by the edge at
   edgesAt.set('src/lib.rs:20', [e2named]);
   const g = checkCalls(pick, ctx);
   assert.equal(g.inCrate.get('path')!.get('wrong'), 1);
+  // the call make_getter! writes in `four`'s body: the compiler's line is in the macro, the edge at the invocation
+  assert.deepEqual([...f.generated], [['right', 1]]);
   // `callers` lists Circle::new's one site (e1); double's site has no edge into it; parse_first has no node
   assert.deepEqual([f.callers.sites, f.callers.functions], [{ n: 1, of: 3 }, { n: 1, of: 3 }]);
 });

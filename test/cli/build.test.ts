@@ -4,8 +4,9 @@
 // other tests may be running. Pins: `--version` and `--help` load only the
 // CLI's own small modules (no SQLite, wasm, Parquet, Avro, tree-sitter);
 // ingest runs its worker threads from the compiled output; a query answers
-// the same as the TypeScript sources; bin/mimir.js runs dist/ only while the
-// build is fresh and falls back to the sources otherwise.
+// the same as the TypeScript sources; a question sent to a server loads no
+// lake code either; bin/mimir.js runs dist/ only while the build is fresh and
+// falls back to the sources otherwise.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -13,6 +14,7 @@ import { copyFileSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFi
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot, runTsx, scratch, type ChildRun } from '../helpers.ts';
+import { startServer } from '../../src/serve/server.ts';
 
 const work = scratch('mimir-build-');
 after(work.cleanup);
@@ -102,6 +104,22 @@ test('build: the compiled CLI ingests with worker threads and answers as the Typ
   assert.equal(compiled.stdout.split('\n').filter((l) => l !== '').length, 3);
   assert.equal(compiled.stdout, sources.stdout);
   assert.equal(compiled.stderr, sources.stderr);
+});
+
+test('build: a question sent to a server loads the client and the question\'s printers only (no lake code)', async () => {
+  const server = await startServer({ lake: lake, port: 0 });
+  try {
+    const q = await loadedModules(['callers', 'minidep::helper', '--server', server.url]);
+    assert.equal(q.run.code, 0, q.run.stderr);
+    const local = await run([path.join(pkg, 'bin', 'mimir.js'), 'callers', 'minidep::helper']);
+    assert.equal(q.run.stdout, local.stdout);
+    assert.deepEqual(ours(q.urls), {
+      dist: [...SMALL, 'cli/query/callers.js', 'cli/query/common.js', 'cli/query/refs-lines.js', 'serve/client.js', 'serve/questions.js'].sort(),
+      packages: [],
+    });
+  } finally {
+    await server.close();
+  }
 });
 
 test('build: bin/mimir.js runs the sources when a file under src/ is newer than the build, dist/ otherwise', async () => {

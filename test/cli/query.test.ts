@@ -89,14 +89,15 @@ test('mimir diff: +/~/- lines and the summary; --repo', async () => {
 test('usage errors exit 2, failures exit 1', async () => {
   const usage = [
     ['def'],
-    ['find', 'x', '--as-of', 'yesterday'],
+    ['find', 'x', '--as-of', 'last week'],
     ['diff', '--from', '1'],
     ['diff', '--from', 'a', '--to', '2'],
     ['refs', 'x', '--kind', 'nope'],
     ['callers', 'a', 'b'],
   ];
-  const [future, noLake, ...rs] = await Promise.all([
+  const [future, noRev, noLake, ...rs] = await Promise.all([
     mimir('def', 'x', '--as-of', '999999'),
+    mimir('find', 'x', '--as-of', 'yesterday'),
     runCli(['find', 'x'], { lake: path.join(work.dir, 'absent') }),
     ...usage.map((args) => mimir(...args)),
   ]);
@@ -106,6 +107,8 @@ test('usage errors exit 2, failures exit 1', async () => {
   });
   assert.equal(future!.code, 1);
   assert.match(future!.stderr, /generation 999999 is in the future/);
+  assert.equal(noRev!.code, 1, 'a name that could be a commit but is none fails (exit 1), it is not a usage error');
+  assert.match(noRev!.stderr, /no commit, tag or branch of any ingested repo is named yesterday/);
   assert.equal(noLake!.code, 1);
   assert.match(noLake!.stderr, /no lake at/);
 });

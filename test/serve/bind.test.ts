@@ -92,5 +92,5 @@ test('serve: a --host other than loopback prints a warning; bad options are usag
   }
   const none = await runCli(['serve', '--port', '0'], { lake: path.join(work.dir, 'absent') });
   assert.equal(none.code, 1);
-  assert.match(none.stderr, /no lake at .*absent .* nothing served/);
+  assert.match(none.stderr, /^mimir serve: no lake at .*absent \(no catalog.db there\)/);
 });

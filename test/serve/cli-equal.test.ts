@@ -29,7 +29,7 @@ before(async () => {
   const { log, ...gens } = await sampleLake(lake);
   log.close();
   s = gens;
-  server = await startServer({ lakeDir: lake, port: 0 });
+  server = await startServer({ lake: lake, port: 0 });
 });
 after(async () => {
   await server?.close();

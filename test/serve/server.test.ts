@@ -25,7 +25,7 @@ before(async () => {
   const { log, ...gens } = await sampleLake(lake);
   log.close();
   s = gens;
-  server = await startServer({ lakeDir: lake, port: 0, maxBodyBytes: 1024, maxUrlBytes: 2048 });
+  server = await startServer({ lake: lake, port: 0, maxBodyBytes: 1024, maxUrlBytes: 2048 });
 });
 after(async () => {
   await server?.close();
@@ -97,7 +97,8 @@ test('serve: malformed questions get 400 with a message that says what was expec
   refused(await get('/api/def?path='), 400, /path: expected a PATH .* found an empty string/);
   refused(await get('/api/def?path=a&path=b'), 400, /parameter "path" given twice/);
   refused(await get('/api/def?path=a&color=red'), 400, /unknown parameter "color" for def \(expected path, asOf\)/);
-  refused(await get('/api/find?name=x&asOf=yesterday'), 400, /asOf: expected a generation number or an ISO 8601 time .* found "yesterday"/);
+  refused(await get('/api/find?name=x&asOf=last%20week'), 400, /asOf: expected a generation number, an ISO 8601 time .* found "last week"/);
+  refused(await get('/api/find?name=x&asOf=yesterday'), 400, /no commit, tag or branch of any ingested repo is named yesterday/);
   refused(await get('/api/def?path=x&asOf=999999'), 400, /generation 999999 is in the future \(the lake is at \d+\)/);
   refused(await get('/api/refs?path=x&kind=nope'), 400, /kind: expected one of contains, .* found "nope"/);
   refused(await get('/api/diff?from=1'), 400, /diff: missing parameter to/);
@@ -152,4 +153,25 @@ test('serve: no request reads a file outside the lake (path traversal gets 404; 
 test('serve: a loopback server refuses a request addressed to another host name (403: DNS rebinding)', async () => {
   refused(await get('/api/def?path=x', { headers: { host: 'evil.example:80' } }), 403, /answers only requests addressed to a loopback name; found Host "evil.example:80"/);
   assert.equal((await get('/api/def?path=x', { headers: { host: `localhost:${server.port}` } })).status, 200);
+});
+
+test('serve: time limits — 504 when the answer is late (it is cached when done), 503 when no reader frees up in time', async () => {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const slow = await startServer({ lake: lake, port: 0, readers: 1, timeoutMs: 1500, testAfterPin: () => held });
+  try {
+    const [late, queued] = await Promise.all([
+      request(slow.url, '/api/def?path=regex::Regex::new'),
+      new Promise<Reply>((r) => setTimeout(() => r(request(slow.url, '/api/find?name=check')), 200)),
+    ]);
+    refused(late, 504, /not ready within the time limit \(1500 ms\); it is still being computed and will be cached/);
+    refused(queued, 503, /no reader was free within the time limit \(1500 ms\): 1 answers in progress, 1 waiting; nothing was read/);
+    release();
+    let again = await request(slow.url, '/api/def?path=regex::Regex::new');
+    for (let i = 0; i < 50 && again.status !== 200; i++) again = await request(slow.url, '/api/def?path=regex::Regex::new');
+    assert.equal(again.headers['x-mimir-cache'], 'hit', 'the late answer landed in the cache');
+  } finally {
+    release();
+    await slow.close();
+  }
 });

@@ -31,9 +31,10 @@ before(async () => {
     log.close();
   }
   server = await startServer({
-    lakeDir: lake,
+    lake,
     port: 0,
     cacheBytes: 0,
+    timeoutMs: 600_000, // a request waits here while a child ingests (slow on a loaded machine)
     testAfterPin: async () => {
       const g = gate;
       if (!g) return;

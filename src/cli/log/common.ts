@@ -4,20 +4,20 @@
 // option parsers (durations, positive counts). Read-only helpers; every write
 // goes through the src/log functions the commands call.
 import { existsSync } from 'node:fs';
-import * as nodePath from 'node:path';
 import { UsageError, type Args } from '../args.ts';
 import type { Context } from '../command.ts';
 import type { Output } from '../output.ts';
-import { Lake } from '../../lake/lake.ts';
+import type { Lake } from '../../lake/lake.ts';
+import { lakeLocation, openLakeAt } from '../lake-location.ts';
 import { EventLog } from '../../log/event-log.ts';
 import { CODE_NODE_EVENTS, ident, qualified } from '../../log/schema.ts';
 
 /** The lake at ctx.lakeDir, which must exist (no catalog.db there is an error, not a new lake). */
-export function openExistingLake(ctx: Context): Lake {
-  if (!existsSync(nodePath.join(ctx.lakeDir, 'catalog.db'))) {
+export function openExistingLake(ctx: Context, opts: { readOnly?: boolean } = {}): Lake {
+  if (!existsSync(lakeLocation(ctx).catalogFile)) {
     throw new Error(`no lake at ${ctx.lakeDir} (no catalog.db there); give --lake DIR or set MIMIR_LAKE, or create one with 'mimir init'`);
   }
-  return Lake.open(ctx.lakeDir, { create: false });
+  return openLakeAt(ctx, { create: false, readOnly: opts.readOnly === true });
 }
 
 /** An open event log and what to close when done. */

@@ -1,12 +1,18 @@
 // `mimir log generations [--limit N]`: the lake's generations (catalog
 // commits), newest first: number, time (ISO 8601 UTC), note and the tables
-// each one touched (a dropped table is marked). Read-only; works on any lake
-// made by Mimir, with or without the event log.
+// each one touched (a dropped table is marked); a run's generation names its
+// repo, commit and run id (the note's parsed form in --json). Works on any lake made by
+// Mimir, with or without the event log. Opens the catalog read-only; its one
+// write: when another engine moved a table's pointer since the log last saw
+// it, that state is recorded first as a generation marked foreign (so
+// --generation reaches it). A foreign catalog (no Mimir tables) or one that
+// cannot be written is never written: pending moves are only reported.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { formatTable, isoTime } from '../output.ts';
 import { identToString } from '../../lake/catalog/sql-catalog.ts';
 import { openExistingLake } from './common.ts';
+import { parseRunNote } from '../../log/schema.ts';
 
 const DEFAULT_LIMIT = 20;
 
@@ -20,14 +26,31 @@ export const command: CommandSpec = {
 
 async function run(args: Args, ctx: Context): Promise<void> {
   const n = args.count('limit') ?? DEFAULT_LIMIT;
-  const lake = openExistingLake(ctx);
+  const lake = openExistingLake(ctx, { readOnly: true });
   try {
+    const pending = lake.catalog.foreignMoves();
+    if (pending.length > 0) {
+      try {
+        const w = openExistingLake(ctx);
+        try {
+          w.catalog.recordForeignCommits();
+        } finally {
+          w.close();
+        }
+      } catch (e) {
+        const moved = pending.map((m) => `${identToString(m.ident)} (now ${m.current ?? 'dropped'})`).join(', ');
+        ctx.out.err(`note: tables moved outside Mimir were not recorded as a generation (${(e as Error).message}): ${moved}`);
+      }
+    }
     const gens = lake.catalog.generations({ limit: n === 0 ? Number.MAX_SAFE_INTEGER : n });
     const rows = gens.map((g) => ({
       generation: g.generation,
       timeMs: g.timeMs,
       time: isoTime(g.timeMs),
       note: g.note,
+      /** The run that landed in this generation (repo, commit, run id), when it was one. */
+      run: parseRunNote(g.note) ?? null,
+      foreign: g.foreign,
       tables: g.tables.map((t) => ({ table: identToString(t.ident), dropped: t.metadataLocation === null })),
     }));
     if (ctx.json) {
@@ -41,7 +64,12 @@ async function run(args: Args, ctx: Context): Promise<void> {
     await ctx.out.line(
       formatTable(
         ['generation', 'time', 'note', 'tables'],
-        rows.map((r) => [String(r.generation), r.time, r.note ?? '-', r.tables.map((t) => (t.dropped ? `${t.table} (dropped)` : t.table)).join(', ') || '-']),
+        rows.map((r) => [
+          r.foreign ? `${r.generation} (foreign)` : String(r.generation),
+          r.time,
+          r.note ?? '-',
+          r.tables.map((t) => (t.dropped ? `${t.table} (dropped)` : t.table)).join(', ') || '-',
+        ]),
       ),
     );
   } finally {

@@ -7,7 +7,7 @@
 // last, so rerunning init after a crash finishes the job.
 import type { CommandSpec, Context } from '../command.ts';
 import { UsageError, type Args } from '../args.ts';
-import { Lake } from '../../lake/lake.ts';
+import { openLakeAt } from '../lake-location.ts';
 import { identToString } from '../../lake/catalog/sql-catalog.ts';
 import { EventLog, type RingMode } from '../../log/event-log.ts';
 import { CODE_NODE_EVENTS, NAMESPACE, ident } from '../../log/schema.ts';
@@ -29,7 +29,7 @@ async function run(args: Args, ctx: Context): Promise<void> {
   const ring = args.value('ring') ?? 'split';
   if (ring !== 'split' && ring !== 'unified') throw new UsageError(`--ring: expected split or unified, found "${ring}"`, args.commandPath);
   const mode: RingMode = ring;
-  const lake = Lake.open(ctx.lakeDir, { create: true });
+  const lake = openLakeAt(ctx, { create: true });
   try {
     const existed = lake.tableExists(ident(CODE_NODE_EVENTS));
     const log = await EventLog.open(lake, { init: mode });

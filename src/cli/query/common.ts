@@ -9,9 +9,7 @@
 import { UsageError, type Args, type OptionSpec } from '../args.ts';
 import { SERVER_OPTION, type Context } from '../command.ts';
 import type { AsOf, NodeHit } from '../../query/index.ts';
-import { BadQuestion, ask, parseAsOf as parseAsOfText, type Answers, type Question, type QuestionName } from '../../serve/questions.ts';
-import { openLog } from '../log/common.ts';
-import { hasStateTables } from '../../log/state/view.ts';
+import { BadQuestion, parseAsOf as parseAsOfText, type Answers, type Question, type QuestionName } from '../../serve/questions.ts';
 
 export const AS_OF: OptionSpec = { name: 'as-of', kind: 'value', arg: 'GEN|TIME', help: 'answer as of a lake generation (a number) or a time (ISO 8601, e.g. 2024-05-01T12:00:00Z)' };
 
@@ -69,7 +67,9 @@ export async function answer<N extends QuestionName>(
   return 0;
 }
 
+/** The answer read from the lake (the lake's modules are loaded here, not when a server answers). */
 async function askLocal<N extends QuestionName>(ctx: Context, q: Question & { q: N }): Promise<Answers[N]> {
+  const [{ openLog }, { ask }, { hasStateTables }] = await Promise.all([import('../log/common.ts'), import('../../serve/questions.ts'), import('../../log/state/view.ts')]);
   const open = await openLog(ctx);
   try {
     // MIMIR_ANSWER_FROM=log folds the event log instead of reading the state tables (benchmarks, checks)

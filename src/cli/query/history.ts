@@ -1,6 +1,6 @@
 // `mimir history PATH [--as-of G|TIME]`: every event of the item and of the
 // edges out of it, oldest first (src/query/history.ts), one line each
-// (`generation time op kind repo krate what  file:line`).
+// (`generation [@commit] time op kind repo krate what  file:line`).
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { isoTime, plural } from '../output.ts';
@@ -21,7 +21,8 @@ function line(e: HistoryEvent): string {
   const time = e.committedMs === null ? '-' : isoTime(e.committedMs);
   const what = e.node ? `node ${e.node.kind ?? '-'} ${e.node.qpath ?? e.id}` : `edge ${e.edge?.edgeKind ?? '-'} -> ${e.edge?.dstPath ?? e.edge?.dst ?? '-'}`;
   const at = e.node ? place(e.node.file, e.node.line) : place(e.edge?.file ?? null, e.edge?.line ?? null);
-  return `${gen} ${time} ${e.op.padEnd(6)} ${e.repo} ${e.krate} ${what}  ${at}`;
+  const rev = e.rev ? ` @${e.rev.slice(0, 12)}` : '';
+  return `${gen}${rev} ${time} ${e.op.padEnd(6)} ${e.repo} ${e.krate} ${what}  ${at}`;
 }
 
 async function run(args: Args, ctx: Context): Promise<number> {

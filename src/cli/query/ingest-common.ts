@@ -6,8 +6,9 @@
 // run that met problems lists them on stderr and fails (exit 1), nothing
 // written.
 import { existsSync } from 'node:fs';
+import type { Args, OptionSpec } from '../args.ts';
 import type { Context } from '../command.ts';
-import { Lake } from '../../lake/lake.ts';
+import { openLakeAt } from '../lake-location.ts';
 import { EventLog } from '../../log/event-log.ts';
 import { StrictIngestError, formatIngestReport, type IngestProblem, type IngestProgress, type IngestReport } from '../../ingest/index.ts';
 
@@ -17,6 +18,18 @@ export function progress(ctx: Context): (p: IngestProgress) => void {
   return (p) => ctx.out.progress(`${p.phase} ${p.krate}${p.total > 0 ? ` ${p.done}/${p.total}` : ''}`);
 }
 
+/** Cargo's feature selection, for the crates a command indexes (cfg evaluation, src/extract/resolve/cfg.ts). */
+export const FEATURE_OPTIONS: OptionSpec[] = [
+  { name: 'features', kind: 'list', arg: 'F,…', help: 'features to enable (repeatable, comma-separated), as cargo --features' },
+  { name: 'all-features', kind: 'flag', help: 'enable every feature' },
+  { name: 'no-default-features', kind: 'flag', help: 'do not enable the default feature' },
+];
+
+export function featureOptions(args: Args): { features: string[]; allFeatures: boolean; noDefaultFeatures: boolean } {
+  const features = args.list('features').flatMap((v) => v.split(/[,\s]+/)).filter((f) => f !== '');
+  return { features, allFeatures: args.flag('all-features'), noDefaultFeatures: args.flag('no-default-features') };
+}
+
 /** Every PATH must exist: a typo is a failure, not an empty run. */
 export function requireFolders(paths: string[]): void {
   for (const p of paths) if (!existsSync(p)) throw new Error(`no such file or folder: ${p}`);
@@ -24,10 +37,23 @@ export function requireFolders(paths: string[]): void {
 
 /** Run `fn` on the lake's event log (created when absent) and print its report. */
 export async function runIngest(ctx: Context, fn: (log: EventLog) => Promise<IngestReport>): Promise<number> {
-  const lake = Lake.open(ctx.lakeDir, { create: true });
+  return withIngestLog(ctx, fn, printReport);
+}
+
+/** One report's problems, missing dependencies and one-line form. */
+export async function printReport(ctx: Context, report: IngestReport): Promise<void> {
+  const all = [...report.problems, ...(report.deps?.report.problems ?? [])];
+  for (const p of all) await ctx.out.line(problemLine(p));
+  for (const n of report.deps?.notFound ?? []) await ctx.out.line(`dependency not found locally: ${n}`);
+  await ctx.out.line(formatIngestReport(report));
+}
+
+/** Run `fn` on the lake's event log (created when absent); print its result as JSON, or by `print`. */
+export async function withIngestLog<T>(ctx: Context, fn: (log: EventLog) => Promise<T>, print: (ctx: Context, r: T) => Promise<void>): Promise<number> {
+  const lake = openLakeAt(ctx, { create: true });
   try {
     const log = await EventLog.open(lake);
-    let report: IngestReport;
+    let report: T;
     try {
       report = await fn(log);
     } catch (e) {
@@ -37,14 +63,8 @@ export async function runIngest(ctx: Context, fn: (log: EventLog) => Promise<Ing
       ctx.out.clearProgress();
       log.close();
     }
-    if (ctx.json) {
-      await ctx.out.json(report);
-      return 0;
-    }
-    const all = [...report.problems, ...(report.deps?.report.problems ?? [])];
-    for (const p of all) await ctx.out.line(problemLine(p));
-    for (const n of report.deps?.notFound ?? []) await ctx.out.line(`dependency not found locally: ${n}`);
-    await ctx.out.line(formatIngestReport(report));
+    if (ctx.json) await ctx.out.json(report);
+    else await print(ctx, report);
     return 0;
   } finally {
     lake.close();

@@ -1,29 +1,50 @@
-// `mimir ingest PATH [--repo NAME] [--rev REV] [--with-deps] [--strict]`:
+// `mimir ingest PATH [--repo NAME] [--rev REV | --git REV|A..B] [--with-deps] [--strict] [--features F,…] [--all-features] [--no-default-features]`:
 // a Rust workspace (or one package) into the lake as repo NAME, writing only
-// the deltas against the lake's current state (src/ingest). Thin wrapper.
+// the deltas against the lake's current state (src/ingest); with --git, the
+// commits of a git repository read from git itself, one run each. Thin wrapper.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
-import { ingest } from '../../ingest/index.ts';
-import { progress, requireFolders, runIngest } from './ingest-common.ts';
+import { UsageError } from '../args.ts';
+import { ingest, ingestGit, type GitIngestReport } from '../../ingest/index.ts';
+import { FEATURE_OPTIONS, featureOptions, printReport, progress, requireFolders, runIngest, withIngestLog } from './ingest-common.ts';
 
 export const command: CommandSpec = {
-  usage: 'PATH [--repo NAME] [--rev REV] [--with-deps] [--strict] [options]',
+  usage: 'PATH [--repo NAME] [--rev REV | --git REV|A..B] [--with-deps] [--strict] [options]',
   description: 'Creates the lake (split) when absent. Problems with the input are listed and skipped; --strict fails the run instead (exit 1, nothing written).',
   positionals: [{ name: 'PATH', required: true, help: 'a workspace or package folder (with Cargo.toml)' }],
   options: [
     { name: 'repo', kind: 'value', arg: 'NAME', help: 'repo name (default: the folder name)' },
     { name: 'rev', kind: 'value', arg: 'REV', help: 'revision recorded with the run (a commit, a tag)' },
+    { name: 'git', kind: 'value', arg: 'REV|A..B', help: 'index a commit, or each commit of A..B (first-parent, oldest first), read from the git repository holding PATH; the work tree is not read' },
     { name: 'with-deps', kind: 'flag', help: 'also add the Cargo.lock dependencies found locally (vendor/, cargo registry) to the universe' },
     { name: 'strict', kind: 'flag', help: 'any problem with the input fails the run; nothing is written' },
+    ...FEATURE_OPTIONS,
   ],
-  examples: ['mimir ingest ~/src/myproject', 'mimir ingest . --repo acme --rev $(git rev-parse HEAD) --with-deps'],
+  examples: ['mimir ingest ~/src/myproject', 'mimir ingest . --repo acme --rev $(git rev-parse HEAD) --with-deps', 'mimir ingest ~/src/ripgrep --git 14.0.0..14.1.0'],
   run,
 };
 
 async function run(args: Args, ctx: Context): Promise<number> {
   const dir = args.positionals[0]!;
   requireFolders([dir]);
+  const spec = args.value('git');
+  if (spec !== undefined) {
+    if (args.value('rev') !== undefined) throw new UsageError('--git records each commit as the run\'s rev; --rev cannot be given with it', args.commandPath);
+    const opts = { repo: args.value('repo'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), onProgress: progress(ctx), ...featureOptions(args) };
+    const onCommit = (i: number, total: number, sha: string, subject: string): void => ctx.out.progress(`commit ${i + 1}/${total} ${sha.slice(0, 12)} ${subject}`);
+    return withIngestLog(ctx, (log) => ingestGit(log, dir, spec, { ...opts, onCommit }), printGit);
+  }
   return runIngest(ctx, (log) =>
-    ingest(log, dir, { repo: args.value('repo'), rev: args.value('rev'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), onProgress: progress(ctx) }),
+    ingest(log, dir, {
+      repo: args.value('repo'), rev: args.value('rev'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), onProgress: progress(ctx),
+      ...featureOptions(args),
+    }),
   );
+}
+
+async function printGit(ctx: Context, r: GitIngestReport): Promise<void> {
+  if (r.skipped > 0) await ctx.out.line(`${r.repo}: ${r.skipped} of ${r.commits.length} commits already indexed (the repo's latest run is at ${r.commits[r.skipped - 1]!.slice(0, 12)}); starting after it`);
+  for (const run of r.runs) await printReport(ctx, run);
+  const ev = r.runs.reduce((a, x) => ({ add: a.add + x.events.add, change: a.change + x.events.change, remove: a.remove + x.events.remove }), { add: 0, change: 0, remove: 0 });
+  await ctx.out.line(`ingest ${r.repo} --git: ${r.runs.length} commit${r.runs.length === 1 ? '' : 's'} indexed (${r.skipped} skipped), events +${ev.add} ~${ev.change} -${ev.remove}, ${(r.ms / 1000).toFixed(1)} s`);
 }

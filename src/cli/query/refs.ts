@@ -2,7 +2,8 @@
 // item, across repos and the universe (src/query/refs.ts).
 import type { CommandSpec, Context } from '../command.ts';
 import { UsageError, type Args } from '../args.ts';
-import { EDGE_KINDS, type EdgeKind } from '../../query/index.ts';
+import type { EdgeKind } from '../../query/index.ts';
+import { EDGE_KINDS } from '../../serve/questions.ts';
 import { AS_OF, SERVER, answer, parseAsOf } from './common.ts';
 import { refLines, refSummary } from './refs-lines.ts';
 

@@ -4,7 +4,7 @@
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args, PositionalSpec } from '../args.ts';
 import { universeAdd } from '../../ingest/index.ts';
-import { progress, requireFolders, runIngest } from './ingest-common.ts';
+import { FEATURE_OPTIONS, featureOptions, progress, requireFolders, runIngest } from './ingest-common.ts';
 
 const MAX_PATHS = 64;
 
@@ -32,12 +32,12 @@ export const command: CommandSpec = {
   usage: 'PATH… [--strict] [options]',
   description: 'Creates the lake (split) when absent.',
   positionals: variadic({ name: 'PATH…', required: true, help: `crate folders (name-version/) or folders of them (at most ${MAX_PATHS})` }, MAX_PATHS),
-  options: [{ name: 'strict', kind: 'flag', help: 'any problem with the input fails the run; nothing is written' }],
+  options: [{ name: 'strict', kind: 'flag', help: 'any problem with the input fails the run; nothing is written' }, ...FEATURE_OPTIONS],
   examples: ['mimir universe add vendor', 'mimir universe add /usr/share/cargo/registry'],
   run,
 };
 
 async function run(args: Args, ctx: Context): Promise<number> {
   requireFolders(args.positionals);
-  return runIngest(ctx, (log) => universeAdd(log, args.positionals, { strict: args.flag('strict'), onProgress: progress(ctx) }));
+  return runIngest(ctx, (log) => universeAdd(log, args.positionals, { strict: args.flag('strict'), onProgress: progress(ctx), ...featureOptions(args) }));
 }

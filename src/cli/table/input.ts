@@ -124,7 +124,8 @@ export function coerceJson(t: IcebergType, v: Json | undefined, what: string): V
 function coerceObject(fields: NestedField[], o: Record<string, Json>, what: string): { [name: string]: Value } {
   const out: { [name: string]: Value } = {};
   for (const f of fields) {
-    const v = coerceJson(f.type, o[f.name], `${what}: column "${f.name}"`);
+    // a column the line leaves out takes its write-default (v3), else null
+    const v = o[f.name] === undefined && f.writeDefault !== undefined ? f.writeDefault : coerceJson(f.type, o[f.name], `${what}: column "${f.name}"`);
     if (v === null && f.required) throw new TypeError(`${what}: column "${f.name}" is required, found ${o[f.name] === undefined ? 'nothing' : 'null'}`);
     out[f.name] = v;
   }

@@ -7,7 +7,8 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import * as nodePath from 'node:path';
 import { UsageError, type Args, type OptionSpec } from '../args.ts';
 import type { Context } from '../command.ts';
-import { Lake, openMetadataFile } from '../../lake/lake.ts';
+import { openMetadataFile, type Lake } from '../../lake/lake.ts';
+import { lakeLocation, openLakeAt } from '../lake-location.ts';
 import { identToString, parseIdent, type TableIdent } from '../../lake/catalog/sql-catalog.ts';
 import type { Table, SnapshotSelector } from '../../lake/table/table.ts';
 
@@ -73,12 +74,15 @@ export interface OpenTable {
   close(): void;
 }
 
-/** Open the lake for a read (it must exist) or a write (created when absent). */
-export function openLake(ctx: Context, opts: { create: boolean }): Lake {
-  if (!opts.create && !existsSync(nodePath.join(ctx.lakeDir, 'catalog.db'))) {
-    throw new Error(`no lake at ${ctx.lakeDir} (no catalog.db there); give --lake DIR or set MIMIR_LAKE`);
+/**
+ * Open the lake for a read (it must exist; `readOnly`: nothing is written to
+ * its catalog) or a write (created when absent).
+ */
+export function openLake(ctx: Context, opts: { create: boolean; readOnly?: boolean }): Lake {
+  if (!opts.create && !existsSync(lakeLocation(ctx).catalogFile)) {
+    throw new Error(`no lake at ${ctx.lakeDir} (no catalog.db there); give --lake DIR (or a catalog file) or set MIMIR_LAKE`);
   }
-  return Lake.open(ctx.lakeDir, { create: opts.create });
+  return openLakeAt(ctx, opts);
 }
 
 /** A metadata file path, or a helpful error when a table folder was given instead. */
@@ -111,7 +115,7 @@ export async function openTable(ctx: Context, args: Args, opts: { writable?: boo
   const generation = args.bigint('generation');
   if (ref.kind === 'lake') {
     if (locationRoot !== undefined) throw new UsageError('--location-root applies to a metadata file, not to a lake: table', args.commandPath);
-    const lake = openLake(ctx, { create: false });
+    const lake = openLake(ctx, { create: false, readOnly: opts.writable !== true });
     try {
       const table = await lake.loadTable(ref.ident, generation === undefined ? {} : { generation });
       return { table, label: refLabel(ref), ref, lake, close: () => lake.close() };

@@ -89,7 +89,8 @@ async function run(args: Args, ctx: Context): Promise<void> {
         const snapText = scan.snapshot ? `snapshot ${scan.snapshot.snapshotId}` : 'no snapshot';
         ctx.out.err(
           `scan ${open.label} (${snapText}): ${plural(rows, 'row')}${limit !== undefined && rows >= limit ? ' (limit)' : ''}; ` +
-            `data files ${m.filesOpened} read, ${m.dataFilesSkipped} skipped of ${m.dataFiles}` +
+            `data files ${m.filesOpened - m.filesMetricsSkipped} read, ${m.dataFilesSkipped + m.filesMetricsSkipped} skipped of ${m.dataFiles}` +
+            `${m.filesMetricsSkipped > 0 ? ` (${m.filesMetricsSkipped} after a footer check: name-mapped table)` : ''}` +
             `${m.manifestsSkipped > 0 ? ` (+${plural(m.manifestsSkipped, 'manifest')} skipped)` : ''}` +
             `${m.deleteFiles > 0 ? `, ${plural(m.deleteFiles, 'delete file')} (${plural(m.rowsDeleted, 'row')} deleted)` : ''}; ` +
             `row groups ${m.rowGroups} read, ${m.rowGroupsSkipped} skipped; ${ms} ms`,

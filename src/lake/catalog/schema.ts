@@ -40,6 +40,9 @@ export const NAMESPACE_COLUMNS = ['catalog_name', 'namespace', 'property_key', '
 /** Value written to `iceberg_type` for tables (NULL is read as a table too). */
 export const ICEBERG_TYPE_TABLE = 'TABLE';
 
+/** Column of `mimir_generations` added after layout 1 (ALTER TABLE on a writable open when missing). */
+export const FOREIGN_COLUMN = 'foreign_commit';
+
 /** Layout version of the `mimir_` tables, stored per catalog in `mimir_catalog`. */
 export const MIMIR_LAYOUT_VERSION = 1;
 
@@ -68,9 +71,12 @@ export const STANDARD_DDL: readonly string[] = [
  * - `mimir_catalog`: one row per catalog name; `generation` is the counter every
  *   commit bumps once; `last_time_ms` keeps commit times monotone even when
  *   clocks of several processes disagree.
- * - `mimir_generations`: one row per generation (time, note, committer).
+ * - `mimir_generations`: one row per generation (time, note, committer);
+ *   `foreign_commit` = 1 for a generation that records pointers another engine
+ *   moved (observed, not made, by Mimir; added to older files by ALTER).
  * - `mimir_commit_log`: one row per table a generation touched. A create logs
- *   (new, NULL), an update (new, old), a drop (NULL, old).
+ *   (new, NULL), an update (new, old), a drop (NULL, old). Generation 0 holds
+ *   the tables a foreign catalog already had when Mimir's tables were added.
  * - `mimir_leases`: commits in flight; a row is removed when the lease ends.
  * - `mimir_commit_keys`: a generic key -> value map that a commit may
  *   compare-and-swap in the same transaction as its table pointers (the log
@@ -92,6 +98,7 @@ export const MIMIR_DDL: readonly string[] = [
     note TEXT,
     pid INTEGER,
     host TEXT,
+    foreign_commit INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (catalog_name, generation)
   )`,
   `CREATE INDEX IF NOT EXISTS ${T.generations}_by_time ON ${T.generations} (catalog_name, time_ms)`,

@@ -26,12 +26,22 @@
 //
 // Foreign catalogs (a file written by PyIceberg or Java, without `mimir_`
 // tables) open read-only by default and are never altered then; their tables
-// load, and as they have no log, "as of a generation" means "as now".
+// load, and as they have no log, "as of a generation" means "as now". Opened
+// writable, Mimir's tables are added and the tables already there are logged
+// at generation 0 (the state Mimir found).
+//
+// Foreign commits: another engine may move a table's pointer with the
+// standard `UPDATE … WHERE metadata_location = ?` (or create or drop a
+// table). The log then disagrees with `iceberg_tables`; the next Mimir commit,
+// or `recordForeignCommits()`, first records one generation marked foreign
+// holding every such move (at the time it was observed), so time travel by
+// generation reaches those states too.
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as nodePath from 'node:path';
 import {
+  FOREIGN_COLUMN,
   ICEBERG_TYPE_TABLE,
   MIMIR_DDL,
   MIMIR_LAYOUT_VERSION,
@@ -198,6 +208,8 @@ export interface GenerationEntry {
   generation: bigint;
   timeMs: number;
   note: string | null;
+  /** The generation records pointers another engine moved (observed by Mimir, not made by it). */
+  foreign: boolean;
   /** metadataLocation null = the table was dropped in this generation. */
   tables: { ident: TableIdent; metadataLocation: string | null }[];
 }
@@ -208,6 +220,15 @@ export interface Lease {
   renew(): void;
   /** Remove the lease; idempotent. */
   end(): void;
+}
+
+/** A table whose pointer another engine moved since the log last saw it. */
+export interface ForeignMove {
+  ident: TableIdent;
+  /** Where the log last had it (null: never logged, or logged as dropped). */
+  logged: string | null;
+  /** Where the catalog has it now (null: dropped). */
+  current: string | null;
 }
 
 export interface LeaseInfo {
@@ -275,9 +296,20 @@ export class SqlCatalog {
   private readonly hasMimir: boolean;
   /** Whether `mimir_commit_keys` exists (absent in a read-only catalog of the first layout). */
   private readonly hasKeys: boolean;
+  /** Whether `mimir_generations` has the foreign-commit column (older files opened read-only may lack it). */
+  private readonly hasForeignColumn: boolean;
   private readonly host = hostname();
 
-  private constructor(db: Db, path: string, name: string, readOnly: boolean, hasType: boolean, hasMimir: boolean, hasKeys: boolean) {
+  private constructor(
+    db: Db,
+    path: string,
+    name: string,
+    readOnly: boolean,
+    hasType: boolean,
+    hasMimir: boolean,
+    hasKeys: boolean,
+    hasForeignColumn: boolean,
+  ) {
     this.db = db;
     this.path = path;
     this.root = nodePath.dirname(path);
@@ -286,6 +318,7 @@ export class SqlCatalog {
     this.hasType = hasType;
     this.hasMimir = hasMimir;
     this.hasKeys = hasKeys;
+    this.hasForeignColumn = hasForeignColumn;
   }
 
   /** Open (by default create) the catalog of the lake at `lakeRoot` (`<lakeRoot>/catalog.db`). */
@@ -331,9 +364,13 @@ export class SqlCatalog {
         db.transaction(() => {
           for (const ddl of STANDARD_DDL) db.exec(ddl);
           for (const ddl of MIMIR_DDL) db.exec(ddl);
-          db.prepare(
-            `INSERT OR IGNORE INTO ${T.catalog} (catalog_name, generation, last_time_ms, layout_version) VALUES (?, 0, 0, ?)`,
-          ).run(name, MIMIR_LAYOUT_VERSION);
+          if (!columnsOf(db, T.generations).has(FOREIGN_COLUMN)) {
+            db.exec(`ALTER TABLE ${T.generations} ADD COLUMN ${FOREIGN_COLUMN} INTEGER NOT NULL DEFAULT 0`);
+          }
+          const added = db
+            .prepare(`INSERT OR IGNORE INTO ${T.catalog} (catalog_name, generation, last_time_ms, layout_version) VALUES (?, 0, 0, ?)`)
+            .run(name, MIMIR_LAYOUT_VERSION);
+          if (added.changes === 1) adoptTables(db, name);
         }).immediate();
         tables = listSqliteTables(db);
       }
@@ -352,7 +389,8 @@ export class SqlCatalog {
         }
       }
       const hasMimir = tables.has(T.catalog) && tables.has(T.generations) && tables.has(T.log) && tables.has(T.leases);
-      return new SqlCatalog(db, path, name, readOnly, tableCols.has('iceberg_type'), hasMimir, tables.has(T.keys));
+      const hasForeign = hasMimir && columnsOf(db, T.generations).has(FOREIGN_COLUMN);
+      return new SqlCatalog(db, path, name, readOnly, tableCols.has('iceberg_type'), hasMimir, tables.has(T.keys), hasForeign);
     } catch (e) {
       db.close();
       throw e;
@@ -361,6 +399,14 @@ export class SqlCatalog {
 
   close(): void {
     if (this.db.open) this.db.close();
+  }
+
+  /** Every catalog name the file holds tables or namespaces for (a file may hold several catalogs), sorted. */
+  catalogNames(): string[] {
+    const rows = this.db
+      .prepare(`SELECT catalog_name AS n FROM ${T.tables} UNION SELECT catalog_name AS n FROM ${T.namespaceProps} ORDER BY n`)
+      .all() as { n: string }[];
+    return rows.map((r) => r.n);
   }
 
   // -------------------------------------------------------------------------
@@ -504,6 +550,7 @@ export class SqlCatalog {
       seenKeys.add(k.key);
     }
     const run = this.db.transaction((): bigint => {
+      this.recordForeignIn();
       for (const k of keys) this.applyKey(k);
       for (const c of changes) this.applyChange(c);
       const bumped = this.db
@@ -629,13 +676,14 @@ export class SqlCatalog {
     const limit = opts.limit ?? 100;
     const heads = this.db
       .prepare(
-        `SELECT generation, time_ms, note FROM ${T.generations}
+        `SELECT generation, time_ms, note, ${this.hasForeignColumn ? FOREIGN_COLUMN : '0'} AS foreign_commit FROM ${T.generations}
          WHERE catalog_name = ? AND generation < ? ORDER BY generation DESC LIMIT ?`,
       )
       .all(this.name, opts.before ?? MAX_GENERATION, limit) as {
       generation: bigint;
       time_ms: bigint;
       note: string | null;
+      foreign_commit: bigint | number;
     }[];
     if (heads.length === 0) return [];
     const lo = heads[heads.length - 1].generation;
@@ -648,7 +696,7 @@ export class SqlCatalog {
       .all(this.name, lo, hi) as LogRow[];
     const byGen = new Map<bigint, GenerationEntry>();
     const out = heads.map((h) => {
-      const e: GenerationEntry = { generation: big(h.generation), timeMs: num(h.time_ms), note: h.note, tables: [] };
+      const e: GenerationEntry = { generation: big(h.generation), timeMs: num(h.time_ms), note: h.note, foreign: num(h.foreign_commit) === 1, tables: [] };
       byGen.set(e.generation, e);
       return e;
     });
@@ -672,12 +720,7 @@ export class SqlCatalog {
     const out = new Map<string, string>();
     const idents = new Map<string, TableIdent>();
     for (const i of this.listAllTables()) idents.set(identToString(i), i);
-    if (this.hasMimir) {
-      const logged = this.db
-        .prepare(`SELECT DISTINCT table_namespace, table_name FROM ${T.log} WHERE catalog_name = ?`)
-        .all(this.name) as TableRow[];
-      for (const r of logged) idents.set(identToString(rowIdent(r)), rowIdent(r));
-    }
+    if (this.hasMimir) for (const i of this.loggedTables()) idents.set(identToString(i), i);
     for (const [key, ident] of idents) {
       const loc = this.locationAt(ident, generation);
       if (loc !== null) out.set(key, loc);
@@ -739,6 +782,107 @@ export class SqlCatalog {
       add(row.metadata_location);
     }
     return [...seen];
+  }
+
+  // -------------------------------------------------------------------------
+  // Foreign commits
+
+  /**
+   * Tables whose pointer differs from where the log last had them: moved,
+   * created or dropped by another engine. Empty for a catalog without
+   * Mimir's tables (it has no log to differ from).
+   */
+  foreignMoves(): ForeignMove[] {
+    if (!this.hasMimir) return [];
+    const moved = this.db
+      .prepare(
+        `SELECT table_namespace, table_name, metadata_location AS current,
+           (SELECT l.metadata_location FROM ${T.log} l WHERE l.catalog_name = t.catalog_name
+              AND l.table_namespace = t.table_namespace AND l.table_name = t.table_name
+              ORDER BY l.generation DESC LIMIT 1) AS logged
+         FROM ${T.tables} t WHERE catalog_name = ? AND metadata_location IS NOT NULL${this.typeFilter()}
+         ORDER BY table_namespace, table_name`,
+      )
+      .all(this.name) as { table_namespace: string; table_name: string; current: string; logged: string | null }[];
+    const out: ForeignMove[] = moved
+      .filter((r) => r.logged !== r.current)
+      .map((r) => ({ ident: rowIdent(r), logged: r.logged, current: r.current }));
+    // logged tables absent now: their last logged location, unless that was a drop
+    const present = new Set(moved.map((r) => `${r.table_namespace}\u0000${r.table_name}`));
+    const last = this.db.prepare(
+      `SELECT metadata_location FROM ${T.log} WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? ORDER BY generation DESC LIMIT 1`,
+    );
+    for (const ident of this.loggedTables()) {
+      if (present.has(`${nsToString(ident.namespace)}\u0000${ident.name}`)) continue;
+      const r = last.get(this.name, nsToString(ident.namespace), ident.name) as { metadata_location: string | null } | undefined;
+      if (r?.metadata_location) out.push({ ident, logged: r.metadata_location, current: null });
+    }
+    return out;
+  }
+
+  /**
+   * Every table the log names, by index seeks (one per table, not per log
+   * row: the log grows with every generation).
+   */
+  private loggedTables(): TableIdent[] {
+    const firstNs = this.db.prepare(`SELECT table_namespace AS v FROM ${T.log} WHERE catalog_name = ? ORDER BY table_namespace LIMIT 1`);
+    const nextNs = this.db.prepare(`SELECT table_namespace AS v FROM ${T.log} WHERE catalog_name = ? AND table_namespace > ? ORDER BY table_namespace LIMIT 1`);
+    const firstName = this.db.prepare(`SELECT table_name AS v FROM ${T.log} WHERE catalog_name = ? AND table_namespace = ? ORDER BY table_name LIMIT 1`);
+    const nextName = this.db.prepare(
+      `SELECT table_name AS v FROM ${T.log} WHERE catalog_name = ? AND table_namespace = ? AND table_name > ? ORDER BY table_name LIMIT 1`,
+    );
+    const out: TableIdent[] = [];
+    type Row = { v: string } | undefined;
+    for (let ns = (firstNs.get(this.name) as Row)?.v; ns !== undefined; ns = (nextNs.get(this.name, ns) as Row)?.v) {
+      for (let name = (firstName.get(this.name, ns) as Row)?.v; name !== undefined; name = (nextName.get(this.name, ns, name) as Row)?.v) {
+        out.push({ namespace: nsFromString(ns), name });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Record the foreign moves (if any) as one generation marked foreign, in
+   * one IMMEDIATE transaction; returns it, or undefined when there was
+   * nothing to record. Commits do the same first thing, inside their own
+   * transaction, so a foreign state is a generation before Mimir builds on it.
+   */
+  recordForeignCommits(): bigint | undefined {
+    this.requireWritable('recordForeignCommits');
+    this.requireMimir('recordForeignCommits');
+    return this.db.transaction(() => this.recordForeignIn()).immediate();
+  }
+
+  /** Inside a transaction: the foreign-commit generation, if any pointer moved. */
+  private recordForeignIn(): bigint | undefined {
+    const moves = this.foreignMoves();
+    if (moves.length === 0) return undefined;
+    const gen = this.bump();
+    const names = moves.map((m) => identToString(m.ident));
+    const note = `foreign commit: ${names.join(', ')}`;
+    this.db
+      .prepare(
+        `INSERT INTO ${T.generations} (catalog_name, generation, time_ms, note, pid, host, ${FOREIGN_COLUMN}) VALUES (?, ?, ?, ?, NULL, NULL, 1)`,
+      )
+      .run(this.name, gen.generation, gen.timeMs, note);
+    const log = this.db.prepare(
+      `INSERT INTO ${T.log} (catalog_name, generation, table_namespace, table_name, metadata_location, previous_metadata_location)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    for (const m of moves) log.run(this.name, gen.generation, nsToString(m.ident.namespace), m.ident.name, m.current, m.logged);
+    return gen.generation;
+  }
+
+  /** Inside a transaction: the next generation and its (monotone) time. */
+  private bump(): { generation: bigint; timeMs: bigint } {
+    const bumped = this.db
+      .prepare(
+        `UPDATE ${T.catalog} SET generation = generation + 1, last_time_ms = max(last_time_ms, ?)
+         WHERE catalog_name = ? RETURNING generation, last_time_ms`,
+      )
+      .get(Date.now(), this.name) as { generation: bigint; last_time_ms: bigint } | undefined;
+    if (bumped === undefined) throw new Error(`commit to ${this.path}: no ${T.catalog} row for catalog '${this.name}'`);
+    return { generation: bumped.generation, timeMs: bumped.last_time_ms };
   }
 
   // -------------------------------------------------------------------------
@@ -853,6 +997,16 @@ export class SqlCatalog {
  */
 export function openForeignCatalog(dbPath: string, catalogName: string, opts: { writable?: boolean } = {}): SqlCatalog {
   return SqlCatalog.openFile(dbPath, { name: catalogName, readOnly: opts.writable !== true, create: false });
+}
+
+/** A catalog name's tables when Mimir's tables are first added for it: logged at generation 0 (what Mimir found). */
+function adoptTables(db: Db, name: string): void {
+  const hasType = columnsOf(db, T.tables).has('iceberg_type');
+  db.prepare(
+    `INSERT OR IGNORE INTO ${T.log} (catalog_name, generation, table_namespace, table_name, metadata_location, previous_metadata_location)
+     SELECT catalog_name, 0, table_namespace, table_name, metadata_location, NULL FROM ${T.tables}
+     WHERE catalog_name = ? AND metadata_location IS NOT NULL${hasType ? ` AND (iceberg_type = '${ICEBERG_TYPE_TABLE}' OR iceberg_type IS NULL)` : ''}`,
+  ).run(name);
 }
 
 function listSqliteTables(db: Db): Set<string> {

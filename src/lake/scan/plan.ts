@@ -147,6 +147,12 @@ export async function planFiles(
     for (const e of entries) {
       if (e.status === 2) continue;
       const df = e.dataFile;
+      if (df.content !== 0 && df.fileFormat.toUpperCase() === 'PUFFIN') {
+        throw new Error(
+          `${mf.manifestPath}: delete file ${df.filePath} is a deletion vector (Iceberg v3, Puffin); ` +
+            `Mimir does not read deletion vectors, so the rows it deletes cannot be told — nothing returned`,
+        );
+      }
       if (df.content !== 0) {
         metrics.deleteFiles++;
         deletes.push({ file: df, specId: mf.partitionSpecId, sequenceNumber: e.sequenceNumber });

@@ -16,6 +16,11 @@ import type { NameMapping } from '../spec/name-mapping.ts';
 
 export const POS_FILE_PATH: NestedField = { id: 2147483546, name: 'file_path', required: true, type: { type: 'string' } };
 export const POS_POS: NestedField = { id: 2147483545, name: 'pos', required: true, type: { type: 'long' } };
+/** A position delete file's columns have fixed names too: files written without field ids still read. */
+const POS_MAPPING: NameMapping = [
+  { names: [POS_FILE_PATH.name], fieldId: POS_FILE_PATH.id, fields: [] },
+  { names: [POS_POS.name], fieldId: POS_POS.id, fields: [] },
+];
 
 export interface ReadMetrics {
   filesOpened: number;
@@ -42,7 +47,7 @@ export class DeleteCache {
     let byFile = this.positions.get(d.file.filePath);
     if (!byFile) {
       byFile = new Map();
-      const pf = await ParquetDataFile.open(this.io, d.file.filePath, { nameMapping: this.nameMapping });
+      const pf = await ParquetDataFile.open(this.io, d.file.filePath, { nameMapping: POS_MAPPING });
       try {
         for (let rg = 0; rg < pf.rowGroupCount; rg++) {
           const b = await pf.readRowGroup(rg, [POS_FILE_PATH, POS_POS]);

@@ -92,6 +92,12 @@ function parsePrimitive(s: string, what: string): PrimitiveType {
   }
   m = /^fixed\s*\[\s*(\d+)\s*\]$/.exec(text);
   if (m) return { type: 'fixed', length: Number(m[1]) };
+  const v3 = /^(variant|geometry|geography)\b/.exec(text);
+  if (v3) {
+    throw new TypeError(
+      `${what}: type ${JSON.stringify(s)} is an Iceberg v3 type Mimir does not read (variant, geometry, geography are not supported) — the table was not opened`,
+    );
+  }
   throw new TypeError(`${what}: unsupported type ${JSON.stringify(s)}`);
 }
 

@@ -146,6 +146,12 @@ export async function commitTables(
         for (let i = 0; i < targets.length; i++) {
           const t = targets[i]!;
           const base = bases[i]!;
+          if (!t.assertOnly && base.metadata.formatVersion > 2) {
+            throw new ValidationError(
+              `${identToString(t.ident)} is an Iceberg format v${base.metadata.formatVersion} table; Mimir writes format v2 only ` +
+                `(a v3 writer must assign row lineage ids and write deletion vectors) — nothing written`,
+            );
+          }
           let next = await t.update.apply(base.metadata, attempt);
           for (const f of t.update.attemptFiles()) written.push({ io: t.io, path: f });
           if (t.assertOnly) {

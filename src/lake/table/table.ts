@@ -102,16 +102,22 @@ export class Table {
 
   // ---- writes ---------------------------------------------------------------
 
-  private writable(): { catalog: SqlCatalog; ident: TableIdent } {
+  private writable(reloadOnly = false): { catalog: SqlCatalog; ident: TableIdent } {
     if (this.readOnlyReason || !this.catalog || !this.ident) {
       throw new ReadOnlyTableError(`${this.name} is read-only: ${this.readOnlyReason ?? 'opened from a metadata file, not a catalog'}`);
+    }
+    if (!reloadOnly && this.metadata.formatVersion > 2) {
+      throw new ReadOnlyTableError(
+        `${this.name} is an Iceberg format v${this.metadata.formatVersion} table; Mimir writes format v2 only ` +
+          `(a v3 writer must assign row lineage ids and write deletion vectors) — nothing written`,
+      );
     }
     return { catalog: this.catalog, ident: this.ident };
   }
 
   /** Reload from the catalog. */
   async refresh(): Promise<this> {
-    const { catalog, ident } = this.writable();
+    const { catalog, ident } = this.writable(true);
     const cur = await loadCurrent(catalog, this.io, ident);
     this.metadataLocation = cur.location;
     this.metadata = cur.metadata;

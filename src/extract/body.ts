@@ -1,0 +1,310 @@
+// A function body (or a const/static initialiser) -> what resolution needs
+// of it: the calls written in it (path calls, method calls with their
+// receiver expressions, macro invocations), its local names (`let`,
+// parameters, closures, `for`, `if let`, `match` arms) and the spans of
+// statements under `#[cfg]`. One walk over the body's syntax tree.
+//
+// Invariants: positions are the name token's (`m` in `a.b().m()`, `f` in
+// `a::f()`, the macro name in `m!()`), 1-based lines and columns. Receiver
+// expressions are plain data (types.ts `Expr`) shared between the calls of a
+// chain, built once per syntax node. Never throws on odd syntax: what it does
+// not understand is `{ k: 'unknown' }`.
+import type { Node } from 'web-tree-sitter';
+import { Syntax, collapse } from './syntax.ts';
+import type { Binding, Expr, Item, Ref, TypeRef, UseDecl } from './types.ts';
+
+const WALKED = [
+  'call_expression', 'macro_invocation', 'use_declaration', 'let_declaration', 'closure_expression', 'for_expression',
+  'let_condition', 'match_expression', 'attribute_item',
+] as const;
+
+export class BodyReader {
+  private readonly exprs = new Map<number, Expr>();
+
+  constructor(private readonly syn: Syntax, private readonly flattenUse: (node: Node, line: number, out: UseDecl[]) => void) {}
+
+  /** Read `body` into `item` (refs, bindings, cfg spans; with `uses`, its `use` declarations too). */
+  read(body: Node, item: Item, uses: boolean): void {
+    const bindings: Binding[] = item.bindings ?? [];
+    for (const n of body.descendantsOfType(WALKED as unknown as string[])) {
+      if (!n) continue;
+      switch (n.type) {
+        case 'call_expression':
+          this.call(n, item.refs);
+          break;
+        case 'macro_invocation':
+          macroRef(this.syn, n, item.refs);
+          break;
+        case 'use_declaration': {
+          if (!uses) break;
+          const arg = n.childForFieldName('argument');
+          if (arg) this.flattenUse(arg, n.startPosition.row + 1, item.uses);
+          break;
+        }
+        case 'let_declaration': {
+          const pat = n.childForFieldName('pattern');
+          const ty = n.childForFieldName('type');
+          const value = n.childForFieldName('value');
+          if (pat) this.bind(pat, n.endIndex, ty ? this.syn.typeOf(ty) : undefined, value ? this.expr(value) : undefined, 'value', bindings);
+          break;
+        }
+        case 'closure_expression':
+          for (const p of n.childForFieldName('parameters')?.namedChildren ?? []) {
+            if (!p) continue;
+            if (p.type === 'parameter') {
+              const pat = p.childForFieldName('pattern');
+              const ty = p.childForFieldName('type');
+              if (pat) this.bind(pat, n.startIndex, ty ? this.syn.typeOf(ty) : undefined, undefined, 'value', bindings);
+            } else {
+              this.bind(p, n.startIndex, undefined, undefined, 'value', bindings);
+            }
+          }
+          break;
+        case 'for_expression': {
+          const pat = n.childForFieldName('pattern');
+          const value = n.childForFieldName('value');
+          const block = n.childForFieldName('body');
+          if (pat && value) this.bind(pat, block ? block.startIndex : n.startIndex, undefined, this.expr(value), 'iter', bindings);
+          break;
+        }
+        case 'let_condition': {
+          const pat = n.childForFieldName('pattern');
+          const value = n.childForFieldName('value');
+          if (pat && value) this.bind(pat, n.endIndex, undefined, this.expr(value), 'value', bindings);
+          break;
+        }
+        case 'match_expression': {
+          const value = n.childForFieldName('value');
+          if (!value) break;
+          const scrutinee = this.expr(value);
+          for (const arm of n.childForFieldName('body')?.namedChildren ?? []) {
+            if (!arm || arm.type !== 'match_arm') continue;
+            const mp = arm.childForFieldName('pattern');
+            const pat = mp?.namedChildren.find((c) => c !== null && !c.type.endsWith('comment')) ?? null;
+            if (pat) this.bind(pat, mp!.endIndex, undefined, scrutinee, 'value', bindings);
+          }
+          break;
+        }
+        case 'attribute_item': {
+          const text = attrText(this.syn, n);
+          if (!text || !(text.startsWith('cfg(') || text.startsWith('cfg_attr('))) break;
+          let next = n.nextNamedSibling;
+          while (next && (next.type === 'attribute_item' || next.type.endsWith('comment'))) next = next.nextNamedSibling;
+          if (next) (item.cfgSpans ??= []).push([next.startIndex, next.endIndex, [text]]);
+          break;
+        }
+      }
+    }
+    if (bindings.length > 0) item.bindings = bindings;
+  }
+
+  /** A call: `f(…)`, `a::f(…)`, `x.m(…)`, `f::<T>(…)`, `x.m::<T>(…)`. */
+  private call(n: Node, out: Ref[]): void {
+    const f = n.childForFieldName('function');
+    if (!f) return;
+    const callee = f.type === 'generic_function' ? f.childForFieldName('function') ?? f : f;
+    switch (callee.type) {
+      case 'identifier':
+      case 'scoped_identifier': {
+        const name = callee.type === 'identifier' ? callee : callee.childForFieldName('name') ?? callee;
+        const head = callee.type === 'scoped_identifier' ? callee.childForFieldName('path') : null;
+        const qualified = head?.type === 'bracketed_type' ? head.namedChildren.find((c) => c !== null && !c.type.endsWith('comment')) ?? null : null;
+        if (qualified) {
+          // `<T as Trait>::f(…)` / `<T>::f(…)`
+          const isQ = qualified.type === 'qualified_type';
+          const self = this.syn.typeOf(isQ ? qualified.childForFieldName('type') : qualified);
+          const trait = isQ ? this.syn.typeOf(qualified.childForFieldName('alias')) : null;
+          out.push({
+            kind: 'calls', target: collapse(this.syn.text(callee)), line: name.startPosition.row + 1, col: name.startPosition.column + 1,
+            at: n.startIndex, qself: { self, trait },
+          });
+          return;
+        }
+        out.push({ kind: 'calls', target: this.syn.pathText(callee), line: name.startPosition.row + 1, col: name.startPosition.column + 1, at: n.startIndex });
+        return;
+      }
+      case 'field_expression': {
+        const field = callee.childForFieldName('field');
+        const value = callee.childForFieldName('value');
+        if (!field) return;
+        out.push({
+          kind: 'calls', target: `.${this.syn.text(field)}`, line: field.startPosition.row + 1, col: field.startPosition.column + 1,
+          recv: value ? this.expr(value) : { k: 'unknown', what: 'none' }, at: n.startIndex,
+        });
+        return;
+      }
+      default:
+    }
+  }
+
+  /** Names bound by a pattern; `via` says how their type follows from `init`. */
+  private bind(pat: Node, at: number, ty: TypeRef | undefined, init: Expr | undefined, via: Binding['via'], out: Binding[]): void {
+    switch (pat.type) {
+      case 'identifier': {
+        const b: Binding = { name: this.syn.text(pat), at };
+        if (ty) b.ty = ty;
+        if (init) b.init = init;
+        if (via && via !== 'value') b.via = via;
+        out.push(b);
+        return;
+      }
+      case 'mut_pattern':
+      case 'ref_pattern':
+      case 'reference_pattern':
+      case 'captured_pattern': {
+        const inner = pat.namedChildren.filter((c): c is Node => c !== null && c.type !== 'mutable_specifier');
+        // `x @ P` binds x to the whole value
+        const first = inner[0];
+        if (first) this.bind(first, at, ty, init, via, out);
+        return;
+      }
+      case 'tuple_pattern': {
+        const elems = pat.namedChildren.filter((c): c is Node => c !== null && !c.type.endsWith('comment'));
+        if (via !== 'value') {
+          // `for (i, x) in v.iter().enumerate()` and the like: not followed
+          for (const e of elems) this.bind(e, at, undefined, undefined, 'value', out);
+          return;
+        }
+        elems.forEach((e, i) => {
+          const t = ty && ty.k === 'tuple' ? ty.of[i] : undefined;
+          this.bind(e, at, t, t ? undefined : init, t ? 'value' : (`elem:${i}` as const), out);
+        });
+        return;
+      }
+      case 'tuple_struct_pattern': {
+        const head = pat.childForFieldName('type');
+        const name = head ? this.syn.pathText(head) : '';
+        const elems = pat.namedChildren.filter((c): c is Node => c !== null && c !== head && !c.type.endsWith('comment'));
+        const wraps = (name === 'Some' || name === 'Ok' || name === 'Err' || name === 'Option::Some' || name === 'Result::Ok') && via === 'value' && elems.length === 1;
+        for (const e of elems) this.bind(e, at, undefined, wraps && name !== 'Err' ? init : undefined, wraps && name !== 'Err' ? 'some' : 'value', out);
+        return;
+      }
+      default:
+        // struct patterns, slices, or-patterns, literals: their names get no type
+        for (const c of pat.namedChildren) {
+          if (!c) continue;
+          if (c.type === 'identifier' || c.type === 'shorthand_field_identifier') out.push({ name: this.syn.text(c), at });
+          else if (c.type === 'field_pattern') {
+            const p = c.childForFieldName('pattern') ?? c.childForFieldName('name');
+            if (p) this.bind(p, at, undefined, undefined, 'value', out);
+          } else if (c.type.endsWith('pattern')) this.bind(c, at, undefined, undefined, 'value', out);
+        }
+    }
+  }
+
+  /** An expression as plain data, built once per node. */
+  expr(n: Node): Expr {
+    const known = this.exprs.get(n.id);
+    if (known) return known;
+    const e = this.exprOf(n);
+    this.exprs.set(n.id, e);
+    return e;
+  }
+
+  private exprOf(n: Node): Expr {
+    switch (n.type) {
+      case 'identifier':
+      case 'self':
+      case 'scoped_identifier':
+        return { k: 'path', path: this.syn.pathText(n) };
+      case 'call_expression': {
+        const f = n.childForFieldName('function');
+        if (!f) return { k: 'unknown', what: n.type };
+        const generic = f.type === 'generic_function';
+        const callee = generic ? f.childForFieldName('function') ?? f : f;
+        const targs = generic ? this.typeArgs(f) : undefined;
+        if (callee.type === 'field_expression') {
+          const value = callee.childForFieldName('value');
+          const field = callee.childForFieldName('field');
+          if (!value || !field) return { k: 'unknown', what: n.type };
+          const e: Expr = { k: 'mcall', recv: this.expr(value), name: this.syn.text(field) };
+          if (targs) e.targs = targs;
+          return e;
+        }
+        if (callee.type === 'identifier' || callee.type === 'scoped_identifier') {
+          const e: Expr = { k: 'call', f: this.syn.pathText(callee) };
+          if (targs) e.targs = targs;
+          const a0 = n.childForFieldName('arguments')?.namedChildren.find((c) => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item');
+          if (a0) e.a0 = this.expr(a0);
+          return e;
+        }
+        return { k: 'unknown', what: `call of ${callee.type}` };
+      }
+      case 'field_expression': {
+        const value = n.childForFieldName('value');
+        const field = n.childForFieldName('field');
+        if (!value || !field) return { k: 'unknown', what: n.type };
+        return { k: 'field', recv: this.expr(value), name: this.syn.text(field) };
+      }
+      case 'try_expression':
+      case 'reference_expression':
+      case 'parenthesized_expression':
+      case 'await_expression': {
+        const inner = n.childForFieldName('value') ?? n.namedChildren.find((c) => c !== null && !c.type.endsWith('comment')) ?? null;
+        if (!inner) return { k: 'unknown', what: n.type };
+        if (n.type === 'try_expression') return { k: 'try', of: this.expr(inner) };
+        if (n.type === 'await_expression') return { k: 'unknown', what: 'await' };
+        return this.expr(inner);
+      }
+      case 'unary_expression': {
+        const inner = n.namedChildren.find((c) => c !== null) ?? null;
+        if (inner && this.syn.src[n.startIndex] === '*') return { k: 'deref', of: this.expr(inner) };
+        return { k: 'unknown', what: n.type };
+      }
+      case 'index_expression': {
+        const inner = n.namedChildren.find((c) => c !== null) ?? null;
+        return inner ? { k: 'index', of: this.expr(inner) } : { k: 'unknown', what: n.type };
+      }
+      case 'struct_expression': {
+        const name = n.childForFieldName('name');
+        return name ? { k: 'struct', path: this.syn.pathText(name) } : { k: 'unknown', what: n.type };
+      }
+      case 'string_literal':
+      case 'raw_string_literal':
+        return { k: 'lit', prim: 'str' };
+      case 'integer_literal':
+        return { k: 'lit', prim: intSuffix(this.syn.text(n)) ?? 'i32' };
+      case 'float_literal':
+        return { k: 'lit', prim: 'f64' };
+      case 'boolean_literal':
+        return { k: 'lit', prim: 'bool' };
+      case 'char_literal':
+        return { k: 'lit', prim: 'char' };
+      case 'type_cast_expression':
+        return { k: 'cast', ty: this.syn.typeOf(n.childForFieldName('type')) };
+      case 'macro_invocation': {
+        const m = n.childForFieldName('macro');
+        return m ? { k: 'macro', name: this.syn.pathText(m) } : { k: 'unknown', what: n.type };
+      }
+      default:
+        return { k: 'unknown', what: n.type };
+    }
+  }
+
+  private typeArgs(generic: Node): TypeRef[] {
+    const out: TypeRef[] = [];
+    for (const a of generic.childForFieldName('type_arguments')?.namedChildren ?? []) {
+      if (a && a.type !== 'lifetime' && !a.type.endsWith('comment')) out.push(this.syn.typeOf(a));
+    }
+    return out;
+  }
+}
+
+/** `name!` as a call ref, at the macro name token. */
+export function macroRef(syn: Syntax, node: Node, out: Ref[]): void {
+  const m = node.childForFieldName('macro');
+  if (!m) return;
+  const name = m.type === 'scoped_identifier' ? m.childForFieldName('name') ?? m : m;
+  out.push({ kind: 'calls', target: `${syn.pathText(m)}!`, line: name.startPosition.row + 1, col: name.startPosition.column + 1, at: node.startIndex });
+}
+
+/** The text inside `#[…]` of an attribute item, whitespace collapsed. */
+export function attrText(syn: Syntax, attr: Node): string {
+  const a = attr.namedChildren.find((c) => c?.type === 'attribute');
+  return a ? syn.text(a).replace(/\s+/g, ' ').trim() : '';
+}
+
+/** The type suffix of an integer literal (`1u8` -> `u8`); hex digits hold no `u`/`i`, so this holds for `0xffu8` too. */
+function intSuffix(text: string): string | null {
+  return /(u8|u16|u32|u64|u128|usize|i8|i16|i32|i64|i128|isize)$/.exec(text)?.[1] ?? null;
+}

@@ -1,0 +1,119 @@
+// The last phase: every definition's edges — contains, impl-for-type,
+// impl-of-trait, uses, type refs and calls (path calls, method calls,
+// macro invocations) — from what the earlier phases resolved.
+//
+// Invariants: an edge's position is its target's name token (line, col);
+// edge ids hash (source, kind, target text, occurrence), so they do not move
+// with lines. A target is set only for a found item: this crate's, a loaded
+// dependency's, or a dependency item whose id follows from its definition
+// path (the crate is not in the lake yet). Otherwise `dst` is null, the text
+// is kept, and `unresolvedReason` says why.
+import { hash } from 'node:crypto';
+import type { EdgeFact, EdgeKind } from '../types.ts';
+import type { Def, DefTable, Namespace } from './defs.ts';
+import type { Impls } from './impls.ts';
+import type { BodyEnv, Infer, Resolved } from './infer.ts';
+import type { Names, Res } from './names.ts';
+import { resPath, type Ty } from './types.ts';
+
+export interface EdgeOptions {
+  /** This crate's `name@version`. */
+  krate: string;
+  /** Where a dependency's ids live, by its `name@version`. */
+  depRepo: ReadonlyMap<string, string>;
+  /** Id of a dependency item from its definition path (graph.ts nodeId). */
+  depId: (repo: string, krate: string, ns: Namespace, qpath: string) => string;
+}
+
+export function edgeId(src: string, kind: EdgeKind, target: string, occurrence: number): string {
+  return hash('sha256', JSON.stringify([src, kind, target, occurrence]), 'hex').slice(0, 32);
+}
+
+export class Edges {
+  private readonly out: EdgeFact[] = [];
+  private readonly counts = new Map<string, number>();
+
+  constructor(
+    private readonly table: DefTable, private readonly names: Names, private readonly impls: Impls,
+    private readonly infer: Infer, private readonly opts: EdgeOptions,
+  ) {}
+
+  all(): EdgeFact[] {
+    for (const def of this.table.defs) this.of(def);
+    return this.out;
+  }
+
+  private of(def: Def): void {
+    const item = def.item;
+    const origin = item.origin ?? null;
+    if (def.parent) this.push(def.parent, 'contains', def.id, { def }, null, item.file, item.lineStart, item.col, null, null, origin);
+    if (def.kind === 'impl' && item.impl) {
+      const info = this.impls.byDef.get(def);
+      const self = info ? headRes(info.self) : null;
+      this.push(def, 'impl_for_type', item.impl.selfTypePath, self, 'type', item.file, item.lineStart, item.col, self ? null : 'self type not found', null, origin);
+      if (item.impl.traitPath) {
+        const trait = info?.trait ? info.trait.res : null;
+        this.push(def, 'impl_of_trait', item.impl.traitPath, trait, 'type', item.file, item.lineStart, item.col, trait ? null : 'trait not found', null, origin);
+      }
+    }
+    const scope = def.scope;
+    for (const u of item.uses) {
+      const t = this.names.resolveUse(u, scope, 'type') ?? this.names.resolveUse(u, scope, 'value') ?? this.names.resolveUse(u, scope, 'macro');
+      this.push(def, 'uses', u.glob ? `${u.path}::*` : u.path, t, null, item.file, u.line, 0, t ? null : 'import not found', null, origin);
+    }
+    for (const call of item.macroCalls ?? []) {
+      const t = this.names.resolveMacro(call.path, scope);
+      this.push(def, 'calls', `${call.path}!`, t, 'macro', item.file, call.line, call.col, t ? null : 'macro not found', null, origin);
+    }
+    let env: BodyEnv | null = null;
+    for (const ref of item.refs) {
+      const refOrigin = ref.origin ?? origin;
+      if (ref.kind === 'type_ref') {
+        env ??= this.infer.env(def);
+        const t = this.names.resolve(ref.target.split('::'), scope, 'type', env.ctx);
+        this.push(def, 'type_ref', ref.target, t, 'type', item.file, ref.line, ref.col, t ? null : 'type not found', null, refOrigin);
+        continue;
+      }
+      if (ref.target.endsWith('!')) {
+        const t = this.names.resolveMacro(ref.target.slice(0, -1), scope);
+        this.push(def, 'calls', ref.target, t, 'macro', item.file, ref.line, ref.col, t ? null : 'macro not found', null, refOrigin);
+        continue;
+      }
+      env ??= this.infer.env(def);
+      const r: Resolved = ref.target.startsWith('.') ? this.infer.methodCall(ref, env) : this.infer.pathCall(ref, env);
+      this.push(def, 'calls', ref.target, r.res, 'value', item.file, ref.line, ref.col, r.reason, r.res ? r.dispatch : null, refOrigin);
+    }
+  }
+
+  private push(
+    src: Def, kind: EdgeKind, text: string, t: Res | null, ns: Namespace | null, file: string, line: number, col: number,
+    reason: string | null, dispatch: EdgeFact['dispatch'], origin: string | null,
+  ): void {
+    const key = `${src.id}\u0000${kind}\u0000${text}`;
+    const n = this.counts.get(key) ?? 0;
+    this.counts.set(key, n + 1);
+    const d = this.describe(t, text, ns);
+    this.out.push({
+      id: edgeId(src.id, kind, text, n), src: src.id, dst: d.dst, dstPath: d.dstPath, dstKrate: d.dstKrate, kind, file, line, col,
+      unresolvedReason: d.dst ? null : d.reason ?? reason ?? 'not found', origin, dispatch,
+    });
+  }
+
+  private describe(t: Res | null, text: string, ns: Namespace | null): { dst: string | null; dstPath: string; dstKrate: string | null; reason?: string } {
+    if (!t) return { dst: null, dstPath: text, dstKrate: null };
+    if ('def' in t) return { dst: t.def.id, dstPath: t.def.qpath, dstKrate: this.opts.krate };
+    if ('dep' in t) return { dst: t.dep.node.id, dstPath: t.dep.node.qpath, dstKrate: t.dep.crate.crate.krate };
+    if (!t.krate) return { dst: null, dstPath: resPath(t), dstKrate: null, reason: t.ext.startsWith('std::') || t.ext === 'std' ? 'in the standard library' : 'crate unknown' };
+    // Into a dependency not in the lake: the id is computable when the
+    // namespace is known and the path is where the item is defined.
+    const repo = this.opts.depRepo.get(t.krate) ?? '@universe';
+    const dst = ns ? this.opts.depId(repo, t.krate, ns, t.ext) : null;
+    return { dst, dstPath: t.ext, dstKrate: t.krate, reason: `${t.krate} not loaded` };
+  }
+}
+
+function headRes(t: Ty): Res | null {
+  let cur = t;
+  while (cur.k === 'ref' || cur.k === 'ptr') cur = cur.of;
+  return cur.k === 'adt' ? cur.res : null;
+}

@@ -1,0 +1,221 @@
+// Impls bound to what they are for: each impl's self type and trait are
+// resolved (aliases expanded), its path and its members' paths are written
+// from them (`<crate::Ref as std::convert::From<&str>>::from`,
+// `crate::Regex::new`), and member tables let paths (`Type::new`) and method
+// calls find members by the type they belong to — in this crate and in the
+// loaded dependencies (through their impl nodes' type_info).
+//
+// Invariants: runs after names (paths in impl headers resolve without
+// associated items) and before ids. Paths never keep `crate::`: an
+// unresolved type keeps its written text with `crate`/`self`/`super` heads
+// made absolute. Generic arguments are kept on traits always and on self
+// types only where two impls' members would otherwise share a path.
+import type { TypeRef } from '../types.ts';
+import { typeText } from '../syntax.ts';
+import type { Def, DefTable, Namespace } from './defs.ts';
+import { depNs, type DepItem } from './deps.ts';
+import type { Names, PathCtx, Res } from './names.ts';
+import type { DepNode } from './summary.ts';
+import { headOf, renderTy, resKey, tyKey, type Ty, type TypeLowering } from './types.ts';
+
+export interface ImplInfo {
+  def: Def;
+  self: Ty;
+  trait: (Ty & { k: 'adt' }) | null;
+  /** Members by name. */
+  members: Map<string, Def[]>;
+}
+
+/** An impl of a loaded dependency. */
+export interface DepImpl {
+  node: DepNode;
+  item: DepItem;
+  trait: Res | null;
+  traitArgs: string | null;
+}
+
+export class Impls {
+  /** Impls of this crate by their self type's item (resKey). */
+  private readonly byType = new Map<object | string, ImplInfo[]>();
+  readonly byDef = new Map<Def, ImplInfo>();
+
+  constructor(
+    private readonly table: DefTable, private readonly names: Names, private readonly lowering: TypeLowering,
+    private readonly ident: string,
+  ) {}
+
+  /** Resolve every impl header, write impl and member paths, and answer `Type::name` paths from now on. */
+  place(): void {
+    const impls: ImplInfo[] = [];
+    for (const def of this.table.defs) {
+      if (def.kind !== 'impl' || !def.item.impl) continue;
+      const ctx: PathCtx = { self: null, generics: def.item.generics, locals: [] };
+      const self = this.lowering.lower(def.item.impl.selfTy, def.scope, ctx, null);
+      const selfCtx: PathCtx = { ...ctx, self: headOf(self)?.res ?? null };
+      const traitTy = def.item.impl.traitTy ? this.lowering.lower(def.item.impl.traitTy, def.scope, selfCtx, self) : null;
+      const info: ImplInfo = { def, self, trait: traitTy && traitTy.k === 'adt' ? traitTy : null, members: new Map() };
+      for (const m of def.children) {
+        const list = info.members.get(m.name);
+        if (list) list.push(m);
+        else info.members.set(m.name, [m]);
+      }
+      impls.push(info);
+      this.byDef.set(def, info);
+      const key = tyKey(self);
+      if (key !== null) {
+        const list = this.byType.get(key);
+        if (list) list.push(info);
+        else this.byType.set(key, [info]);
+      }
+    }
+    this.writePaths(impls);
+    this.names.assoc = (owner, name, ns) => this.assoc(owner, name, ns);
+  }
+
+  /** Impl and member qpaths; self type arguments only where members would collide without them. */
+  private writePaths(impls: ImplInfo[]): void {
+    const paths = (info: ImplInfo, withArgs: boolean) => {
+      const def = info.def;
+      const self = this.typeText(info.self, def.item.impl!.selfTy, def, withArgs);
+      const trait = def.item.impl!.traitTy ? this.typeText(info.trait, def.item.impl!.traitTy, def, true) : null;
+      const mod = def.parent ? def.parent.qpath : this.ident;
+      return { impl: trait ? `${mod}::<${self} as ${trait}>` : `${mod}::impl ${self}`, member: trait ? `<${self} as ${trait}>` : self };
+    };
+    const count = new Map<string, ImplInfo[]>();
+    for (const info of impls) {
+      const p = paths(info, false);
+      info.def.qpath = p.impl;
+      for (const m of info.def.children) {
+        m.qpath = `${p.member}::${m.name}`;
+        const key = `${m.ns}\u0000${m.qpath}`;
+        const list = count.get(key) ?? [];
+        if (!list.includes(info)) list.push(info);
+        count.set(key, list);
+      }
+    }
+    const redo = new Set<ImplInfo>();
+    for (const list of count.values()) if (list.length > 1) for (const info of list) redo.add(info);
+    for (const info of redo) {
+      const p = paths(info, true);
+      info.def.qpath = p.impl;
+      for (const m of info.def.children) m.qpath = `${p.member}::${m.name}`;
+    }
+  }
+
+  /** A type's text in an impl path: resolved when possible, else as written with absolute heads. */
+  private typeText(ty: Ty | null, written: TypeRef, def: Def, withArgs: boolean): string {
+    if (ty && !hasUnknown(ty)) return renderTy(ty, withArgs);
+    const mod = def.scope.def.qpath;
+    const parentMod = def.scope.parent?.def.qpath ?? mod;
+    const absolute = (p: string) => {
+      if (p.startsWith('crate::')) return `${this.ident}${p.slice(5)}`;
+      if (p.startsWith('self::')) return `${mod}${p.slice(4)}`;
+      if (p.startsWith('super::')) return `${parentMod}${p.slice(5)}`;
+      return p;
+    };
+    const t = withArgs ? written : stripArgs(written);
+    return typeText(t, absolute);
+  }
+
+  /** `Type::name`: an inherent member, else a member of a trait impl, else a trait's own item. */
+  assoc(owner: Res, name: string, ns: Namespace): Res | null {
+    for (const info of this.implsOf(owner)) {
+      if (info.trait) continue;
+      const hit = pick(info.members.get(name), ns);
+      if (hit) return { def: hit };
+    }
+    if ('dep' in owner) {
+      const hit = this.depAssoc(owner.dep, name, ns, false);
+      if (hit) return hit;
+    }
+    for (const info of this.implsOf(owner)) {
+      if (!info.trait) continue;
+      const hit = pick(info.members.get(name), ns);
+      if (hit) return { def: hit };
+    }
+    if ('dep' in owner) {
+      const hit = this.depAssoc(owner.dep, name, ns, true);
+      if (hit) return hit;
+    }
+    // a trait's default method, inherited by the impl that does not define it
+    for (const info of this.implsOf(owner)) {
+      const t = info.trait?.res;
+      const hit = t && 'def' in t ? t.def.children.find((c) => c.name === name) : undefined;
+      if (hit) return { def: hit };
+    }
+    if ('def' in owner && owner.def.kind === 'trait') {
+      const item = owner.def.children.find((c) => c.name === name);
+      if (item) return { def: item };
+    }
+    return null;
+  }
+
+  /** Impls of this crate whose self type is `owner`. */
+  implsOf(owner: Res): ImplInfo[] {
+    return this.byType.get(resKey(owner)) ?? [];
+  }
+
+  /** Impls of this crate for a type (its item, or a primitive, slice, `str`). */
+  implsOfTy(t: Ty): ImplInfo[] {
+    const k = tyKey(t);
+    return k === null ? [] : this.byType.get(k) ?? [];
+  }
+
+  /** The impls a loaded dependency has for its item. */
+  depImpls(item: DepItem): DepImpl[] {
+    const out: DepImpl[] = [];
+    for (const node of item.crate.impls(item.node.qpath)) {
+      const traitText = node.typeInfo?.trait ?? null;
+      let trait: Res | null = null;
+      let traitArgs: string | null = null;
+      if (traitText) {
+        const t = this.lowering.lowerCanonical(traitText);
+        if (t.k === 'adt') {
+          trait = t.res;
+          traitArgs = t.args.length > 0 ? traitText : null;
+        }
+      }
+      out.push({ node, item: { crate: item.crate, node }, trait, traitArgs });
+    }
+    return out;
+  }
+
+  private depAssoc(item: DepItem, name: string, ns: Namespace, traits: boolean): Res | null {
+    for (const impl of this.depImpls(item)) {
+      if ((impl.trait !== null) !== traits) continue;
+      const hit = item.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === ns)
+        ?? item.crate.childrenOf(impl.node).find((c) => c.name === name);
+      if (hit) return { dep: { crate: item.crate, node: hit } };
+    }
+    if (item.node.kind === 'trait') {
+      const hit = item.crate.childrenOf(item.node).find((c) => c.name === name);
+      if (hit) return { dep: { crate: item.crate, node: hit } };
+    }
+    return null;
+  }
+}
+
+function pick(defs: Def[] | undefined, ns: Namespace): Def | null {
+  if (!defs || defs.length === 0) return null;
+  return defs.find((d) => d.ns === ns) ?? defs[0]!;
+}
+
+function hasUnknown(t: Ty): boolean {
+  switch (t.k) {
+    case 'unknown': return true;
+    case 'adt': return t.args.some(hasUnknown) || (t.assoc ?? []).some((a) => hasUnknown(a.ty));
+    case 'ref': case 'ptr': case 'slice': return hasUnknown(t.of);
+    case 'tuple': return t.of.some(hasUnknown);
+    case 'dyn': return t.bounds.some(hasUnknown);
+    default: return false;
+  }
+}
+
+function stripArgs(t: TypeRef): TypeRef {
+  switch (t.k) {
+    case 'path': return { k: 'path', path: t.path, args: [] };
+    case 'ref': return { k: 'ref', mut: t.mut, of: stripArgs(t.of) };
+    case 'ptr': return { k: 'ptr', of: stripArgs(t.of) };
+    default: return t;
+  }
+}

@@ -1,0 +1,189 @@
+// What later crates need to resolve into this one, and how it is written:
+// node column 20 `type_info` (compact JSON, short keys) plus the node's
+// `public_paths`. Also the reader of type texts written there.
+//
+// type_info by kind (absent keys = nothing to say; types are canonical
+// texts: crate-qualified definition paths, std through `std::`, generic
+// parameters by name):
+//   fn/method/trait fn:   { r: return type, s: 'ref'|'mut'|'value' (self parameter) }
+//   struct/union/variant: { f: [[field, type], …] (public fields only), v: 1 when also a value (tuple/unit) }
+//   type alias/assoc type:{ a: type }
+//   trait:                { st: [supertrait, …] }
+//   impl:                 { self: type, trait?: type }
+//   const/static:         { t: type }
+//   exported macro_rules: { m: definition text }
+// Invariant: pure; `parseType(renderType(t))` gives back `t` for every type
+// the renderer writes.
+import type { NodeKind, TypeRef } from '../types.ts';
+
+export interface TypeInfo {
+  r?: string;
+  s?: 'ref' | 'mut' | 'value';
+  f?: [string, string][];
+  v?: 1;
+  a?: string;
+  st?: string[];
+  self?: string;
+  trait?: string;
+  t?: string;
+  m?: string;
+}
+
+/** One node of a dependency crate as the lake stores it (the columns resolution reads). */
+export interface DepNode {
+  id: string;
+  kind: NodeKind;
+  name: string;
+  qpath: string;
+  parent: string | null;
+  publicPaths: string[];
+  typeInfo: TypeInfo | null;
+}
+
+/** A dependency crate's nodes, as loaded from the lake (or from this run's results). */
+export interface DepCrate {
+  /** `name@version`. */
+  krate: string;
+  /** Where its ids live (`@universe` or a repo). */
+  repo: string;
+  nodes: DepNode[];
+}
+
+export function encodeTypeInfo(t: TypeInfo): string | null {
+  const keys = Object.keys(t) as (keyof TypeInfo)[];
+  if (keys.every((k) => t[k] === undefined)) return null;
+  return JSON.stringify(t);
+}
+
+export function decodeTypeInfo(s: string | null): TypeInfo | null {
+  if (!s) return null;
+  try {
+    const v: unknown = JSON.parse(s);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as TypeInfo) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A type text (as written by typeText) back to a TypeRef. Accepts paths with
+ * `<…>` arguments and `Name = T` bindings, `&`, `&mut`, `*`, `[T]`, tuples,
+ * `dyn A + B`, `<T as Tr>::N`; anything else is `other`.
+ */
+export function parseType(text: string): TypeRef {
+  const p = new TypeParser(text);
+  const t = p.type();
+  return p.done() ? t : { k: 'other', text };
+}
+
+class TypeParser {
+  private i = 0;
+  constructor(private readonly s: string) {}
+
+  done(): boolean {
+    this.ws();
+    return this.i >= this.s.length;
+  }
+
+  private ws(): void {
+    while (this.i < this.s.length && this.s[this.i] === ' ') this.i++;
+  }
+
+  private eat(tok: string): boolean {
+    this.ws();
+    if (this.s.startsWith(tok, this.i)) {
+      this.i += tok.length;
+      return true;
+    }
+    return false;
+  }
+
+  private ident(): string {
+    this.ws();
+    const m = /^[A-Za-z_$][A-Za-z0-9_$]*/.exec(this.s.slice(this.i));
+    if (!m) return '';
+    this.i += m[0].length;
+    return m[0];
+  }
+
+  type(): TypeRef {
+    if (this.eat('&')) {
+      this.eat("'_");
+      const mut = this.eat('mut ');
+      return { k: 'ref', mut, of: this.type() };
+    }
+    if (this.eat('*')) {
+      if (!this.eat('const ')) this.eat('mut ');
+      return { k: 'ptr', of: this.type() };
+    }
+    if (this.eat('[')) {
+      const of = this.type();
+      while (this.i < this.s.length && this.s[this.i] !== ']') this.i++;
+      this.eat(']');
+      return { k: 'slice', of };
+    }
+    if (this.eat('(')) {
+      const of: TypeRef[] = [];
+      while (!this.eat(')')) {
+        if (this.i >= this.s.length) break;
+        of.push(this.type());
+        this.eat(',');
+      }
+      return { k: 'tuple', of };
+    }
+    if (this.eat('dyn ')) {
+      const bounds: TypeRef[] = [this.type()];
+      while (this.eat('+')) bounds.push(this.type());
+      return { k: 'dyn', bounds };
+    }
+    if (this.eat('<')) {
+      const self = this.type();
+      const trait = this.eat('as ') ? this.type() : null;
+      this.eat('>');
+      this.eat('::');
+      return { k: 'qself', self, trait, name: this.ident() };
+    }
+    const segs: string[] = [];
+    if (this.eat('::')) segs.push('');
+    for (;;) {
+      const id = this.ident();
+      if (!id) break;
+      segs.push(id);
+      if (!this.s.startsWith('::', this.i) || this.s[this.i + 2] === '<') break;
+      this.i += 2;
+    }
+    if (segs.length === 0 || (segs.length === 1 && segs[0] === '')) {
+      const rest = this.s.slice(this.i);
+      this.i = this.s.length;
+      return { k: 'other', text: rest };
+    }
+    const path = segs.join('::');
+    if (segs.length === 1 && PRIMS.has(path)) return { k: 'prim', name: path };
+    const args: TypeRef[] = [];
+    const assoc: { name: string; ty: TypeRef }[] = [];
+    if (this.eat('<')) {
+      while (!this.eat('>')) {
+        if (this.i >= this.s.length) break;
+        const save = this.i;
+        const name = this.ident();
+        if (name && this.eat('=')) {
+          assoc.push({ name, ty: this.type() });
+        } else {
+          this.i = save;
+          args.push(this.type());
+        }
+        this.eat(',');
+      }
+    }
+    if (this.eat('::')) {
+      // `Foo<T>::Assoc`
+      const name = this.ident();
+      return { k: 'qself', self: { k: 'path', path, args }, trait: null, name };
+    }
+    return assoc.length > 0 ? { k: 'path', path, args, assoc } : { k: 'path', path, args };
+  }
+}
+
+const PRIMS = new Set([
+  'u8', 'u16', 'u32', 'u64', 'u128', 'usize', 'i8', 'i16', 'i32', 'i64', 'i128', 'isize', 'f32', 'f64', 'bool', 'char', 'str', '!',
+]);
