@@ -140,6 +140,8 @@ export const STATE_TABLE_PROPERTIES: Record<string, string> = {
   'write.parquet.compression-codec': 'zstd',
   'write.parquet.page-size-bytes': '8192',
   'write.parquet.row-group-limit': '65536',
+  // every run adds a manifest or two: merged past 16, so a lookup reads a few
+  'commit.manifest.min-count-to-merge': '16',
   // a rewrite buffers one file's rows before encoding it: this bounds its memory
   'mimir.write.file-rows': '262144',
   'mimir.table': 'state',
