@@ -71,6 +71,16 @@ export const COMMANDS: Entry[] = [
   { name: 'callees', summary: 'the calls an item makes', load: async () => (await import('./query/callees.ts')).command },
   { name: 'history', summary: 'every event of an item, oldest first', load: async () => (await import('./query/history.ts')).command },
   { name: 'diff', summary: 'nodes and edges added, changed, removed between two generations', load: async () => (await import('./query/diff.ts')).command },
+  {
+    name: 'state',
+    summary: 'the serving state tables (current nodes, edges, files laid out for lookups)',
+    description: 'Derived from the event log and updated in the same commit as every change; questions are answered from them.',
+    commands: [
+      { name: 'rebuild', summary: 'refold the state tables from the event log (creates them on an older lake)', load: async () => (await import('./state/rebuild.ts')).command },
+      { name: 'verify', summary: 'compare the state tables with a fold of the log (exit 1 naming differences)', load: async () => (await import('./state/verify.ts')).command },
+      { name: 'maintain', summary: 'merge delta and delete files into sorted files past a threshold', load: async () => (await import('./state/maintain.ts')).command },
+    ],
+  },
   { name: 'serve', summary: 'a read-only JSON HTTP API over the lake: every question, and /api/lake', load: async () => (await import('./serve.ts')).command },
   { name: 'compact', summary: 'rewrite the event tables: partitioned by repo, sorted, ring rows dropped when split', load: async () => (await import('./log/compact.ts')).command },
   { name: 'gc', summary: 'expire old snapshots and remove orphan files (honours pins and commits in flight)', load: async () => (await import('./log/gc.ts')).command },

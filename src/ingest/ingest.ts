@@ -23,6 +23,7 @@
 // - Memory: one crate's graph and its current state, plus at most `batchRows`
 //   buffered rows (and the few crates the worker pipeline holds) — never the
 //   whole repo. Data files are written as the buffer fills.
+// Rows are written node, edge, pos, then file kinds.
 // Crash story: nothing is visible before the run's commit, so a crash (or a
 // full disk) anywhere leaves the lake at the previous generation plus
 // unreferenced files for gc; the run row is never missing for landed events.
@@ -40,6 +41,8 @@ import type { Value } from '../lake/spec/types.ts';
 import type { EventLog, EventRow } from '../log/event-log.ts';
 import { withRun, type Run } from '../log/run.ts';
 import { formatMaintainReport, maintain, type MaintainReport } from '../log/maintain.ts';
+import { StateDelta } from '../log/state/delta.ts';
+import { placed } from '../log/state/rows.ts';
 import { crashPoint } from '../lake/testing/crash.ts';
 import { UNIVERSE_REPO, runNote, type Kind } from '../log/schema.ts';
 import { DepSummaries, type DepRef } from './deps.ts';
@@ -48,7 +51,7 @@ import { Writer } from './writer.ts';
 import { defaultSearchDirs, expandCrateDirs, findCrate, parseCrateDirName } from './locate.ts';
 import {
   MANIFEST_PATH, MANIFEST_STATUS, addCounts, diff, edgeFields, fileFields, fileId, nodeFields,
-  type Fields, type RowContext,
+  type DeltaSink, type Fields, type RowContext,
 } from './rows.ts';
 
 export interface IngestProgress {
@@ -428,13 +431,25 @@ async function runCrates(
   const rev = opts.commit?.sha ?? opts.rev ?? null;
   const note = runNote({ what: repo === UNIVERSE_REPO ? 'universe' : 'ingest', repo, rev, run: runId });
   const { result: report, generation, attempts } = await withRun(log, { repo, run: runId, keys, note }, async (run, attempt) => {
-    const { report, landed } = await diffAndWrite(run, repo, specs, [...problems], opts);
-    report.ms = Date.now() - opts.started;
-    report.attempts = attempt;
-    const set: Record<string, string> = {};
-    if (repo === UNIVERSE_REPO) for (const k of landed) set[universeKey(k)] = runId;
-    else set[repoKey(repo)] = runId;
-    return { row: runRow(report, opts.started, opts.commit), keys: set, result: report };
+    // the serving state tables change in the run's commit (when the lake has them)
+    const state = await StateDelta.open(run.view, { base: run.generation });
+    try {
+      const { report, landed } = await diffAndWrite(run, repo, specs, [...problems], opts, state);
+      report.ms = Date.now() - opts.started;
+      report.attempts = attempt;
+      const set: Record<string, string> = {};
+      if (repo === UNIVERSE_REPO) for (const k of landed) set[universeKey(k)] = runId;
+      else set[repoKey(repo)] = runId;
+      if (state) {
+        const targets = await state.finish();
+        run.track(state.paths());
+        for (const t of targets) run.addTarget({ ident: t.ident, update: t.update });
+      }
+      return { row: runRow(report, opts.started, opts.commit), keys: set, result: report };
+    } catch (e) {
+      await state?.abort();
+      throw e;
+    }
   });
   report.generation = generation;
   report.attempts = attempts;
@@ -447,7 +462,7 @@ async function runCrates(
  * file rows it wrote.
  */
 async function diffAndWrite(
-  run: Run, repo: string, specs: CrateSpec[], problems: IngestProblem[], opts: RunOptions,
+  run: Run, repo: string, specs: CrateSpec[], problems: IngestProblem[], opts: RunOptions, state: StateDelta | undefined,
 ): Promise<{ report: IngestReport; landed: string[] }> {
   const log = run.view;
   const runId = run.id;
@@ -522,7 +537,7 @@ async function diffAndWrite(
   }
 
   const pool = new ExtractPool(Math.min(opts.workers ?? 2, plans.length), opts.extractTimeoutMs);
-  const writer = new Writer(run, opts.batchRows ?? DEFAULT_BATCH);
+  const writer = new Writer(run, opts.batchRows ?? DEFAULT_BATCH, state);
   try {
     const extractProblems = (plan: Plan, res: ExtractResult | Error): IngestProblem[] => {
       if (res instanceof Error) {
@@ -707,17 +722,22 @@ async function writeCrate(
     for (const kind of ['node', 'edge'] as const) {
       writer.pushBatch(kind, res.batches[kind]);
       writer.counts.add += res.batches[kind].numRows;
+      await writer.state?.events(kind, [res.batches[kind]]);
     }
   } else {
     const filter = and(eq('repo', ctx.repo), eq('krate', ctx.krate));
     const state = async (kind: Kind) => (known ? log.state(kind, filter) : new Map<string, Record<string, Value>>());
+    const sink = { event: (kind: Kind, r: EventRow) => writer.push(kind, r), state: stateSink(writer.state, ctx) };
+    // the crate's live pos rows, per entity
+    const pos = { node: new Map<string, Record<string, Value>>(), edge: new Map<string, Record<string, Value>>() };
+    for (const [id, r] of await state('pos')) (r['entity'] === 'edge' ? pos.edge : pos.node).set(id, r);
     const nodes = new Map<string, Fields>();
     for (const n of graph.nodes) nodes.set(n.id, nodeFields(n));
-    addCounts(writer.counts, diff('node', ctx, await state('node'), nodes, (r) => writer.push('node', r)));
+    addCounts(writer.counts, diff('node', ctx, await state('node'), nodes, sink, pos.node));
     nodes.clear();
     const edges = new Map<string, Fields>();
     for (const e of graph.edges) edges.set(e.id, edgeFields(e));
-    addCounts(writer.counts, diff('edge', ctx, await state('edge'), edges, (r) => writer.push('edge', r)));
+    addCounts(writer.counts, diff('edge', ctx, await state('edge'), edges, sink, pos.edge));
     edges.clear();
   }
   const files = new Map<string, Fields>();
@@ -725,7 +745,20 @@ async function writeCrate(
   if (manifest) files.set(fileId(ctx.repo, ctx.krate, MANIFEST_PATH), manifest);
   const prev = new Map<string, Record<string, Value>>();
   for (const row of prevFiles.values()) prev.set(row['id'] as string, row);
-  addCounts(writer.counts, diff('file', ctx, prev, files, (r) => writer.push('file', r)));
+  addCounts(writer.counts, diff('file', ctx, prev, files, { event: (_k, r) => writer.push('file', r), state: stateSink(writer.state, ctx) }));
+  await writer.state?.maybeFlush();
+}
+
+/** The diff's per-id state, into the run's state delta (docs/design.md, "Serving state tables"). */
+function stateSink(state: StateDelta | undefined, ctx: RowContext): DeltaSink['state'] {
+  if (!state) return undefined;
+  return (kind, id, fields, position, moved, replaces) => {
+    if (fields === null) return state.drop(kind, id);
+    const row = { repo: ctx.repo, krate: ctx.krate, id, ...fields };
+    if (kind === 'file') state.putFile(row, replaces);
+    else if (kind === 'node') state.putNode(row, placed(position!, moved), replaces);
+    else state.putEdge(row, placed(position!, moved), replaces);
+  };
 }
 
 /** The run's `ingest_runs` row (landed in the run's commit). */

@@ -16,7 +16,8 @@ import { and, eq } from '../lake/expr/expr.ts';
 import type { EventLog, EventRow } from '../log/event-log.ts';
 import { withRun } from '../log/run.ts';
 import { maintain } from '../log/maintain.ts';
-import { SOURCE_KINDS, UNIVERSE_REPO, type Kind } from '../log/schema.ts';
+import { SOURCE_KINDS, UNIVERSE_REPO, runNote, type Kind } from '../log/schema.ts';
+import { StateDelta } from '../log/state/delta.ts';
 import { newRunId, repoKey } from './ingest.ts';
 import { Writer } from './writer.ts';
 
@@ -62,36 +63,53 @@ export async function removeRepo(log: EventLog, repo: string, opts: RemoveRepoOp
   const dryRun = opts.dryRun === true;
   const { result, generation, attempts } = await withRun(
     log,
-    { repo, run: runId, keys: [repoKey(repo)], note: `repo remove ${repo} run ${runId}`, abortAfter: dryRun },
+    { repo, run: runId, keys: [repoKey(repo)], note: runNote({ what: 'remove', repo, rev: null, run: runId }), abortAfter: dryRun },
     async (run) => {
       const view = run.view;
       const crates: RemovedCrate[] = [];
-      const writer = new Writer(run, opts.batchRows ?? 50_000);
-      let events = 0;
-      for (const krate of await repoKrates(view, repo)) {
-        const rows: Record<string, number> = {};
-        let n = 0;
-        for (const kind of SOURCE_KINDS) {
-          const live = await view.state(kind, and(eq('repo', repo), eq('krate', krate)));
-          rows[kind] = live.size;
-          n += live.size;
-          if (dryRun) continue;
-          for (const row of live.values()) writer.push(kind, { ...row, run: runId, ts, op: 'remove' });
-          await writer.maybeFlush();
+      // the serving state tables lose the repo's rows in the same commit (when the lake has them)
+      const state = dryRun ? undefined : await StateDelta.open(view, { base: run.generation });
+      const writer = new Writer(run, opts.batchRows ?? 50_000, state);
+      try {
+        let events = 0;
+        for (const krate of await repoKrates(view, repo)) {
+          const rows: Record<string, number> = {};
+          let n = 0;
+          for (const kind of SOURCE_KINDS) {
+            const live = await view.state(kind, and(eq('repo', repo), eq('krate', krate)));
+            rows[kind] = live.size;
+            n += live.size;
+            if (dryRun) continue;
+            for (const row of live.values()) {
+              writer.push(kind, { ...row, run: runId, ts, op: 'remove' });
+              // a pos row goes with its entity: dropping the node or edge drops its place
+              if (kind !== 'pos') state?.drop(kind, row['id'] as string);
+            }
+            await writer.maybeFlush();
+            await state?.maybeFlush();
+          }
+          if (n > 0) crates.push({ krate, rows });
+          events += n;
         }
-        if (n > 0) crates.push({ krate, rows });
-        events += n;
+        if (events === 0) {
+          throw new NoSuchRepoError(`repo remove: repo ${repo} has no live item in the lake at ${log.lake.root} (generation ${run.generation}) — nothing removed`);
+        }
+        await writer.flush();
+        if (state) {
+          const targets = await state.finish();
+          run.track(state.paths());
+          for (const t of targets) run.addTarget({ ident: t.ident, update: t.update });
+        }
+        const report: RemoveRepoReport = { run: runId, repo, dryRun, crates, events, generation: run.generation, attempts: 0, ms: 0 };
+        const row: EventRow = {
+          run: runId, repo, rev: null, started: ts, finished: BigInt(Date.now()) * 1000n, status: 'removed', events: BigInt(events),
+          summary: JSON.stringify({ removed: crates }),
+        };
+        return { row, keys: { [repoKey(repo)]: runId }, result: report };
+      } catch (e) {
+        await state?.abort();
+        throw e;
       }
-      if (events === 0) {
-        throw new NoSuchRepoError(`repo remove: repo ${repo} has no live item in the lake at ${log.lake.root} (generation ${run.generation}) — nothing removed`);
-      }
-      await writer.flush();
-      const report: RemoveRepoReport = { run: runId, repo, dryRun, crates, events, generation: run.generation, attempts: 0, ms: 0 };
-      const row: EventRow = {
-        run: runId, repo, rev: null, started: ts, finished: BigInt(Date.now()) * 1000n, status: 'removed', events: BigInt(events),
-        summary: JSON.stringify({ removed: crates }),
-      };
-      return { row, keys: { [repoKey(repo)]: runId }, result: report };
     },
   );
   if (!dryRun && opts.maintain !== false) await maintain(log);

@@ -1,7 +1,16 @@
 // Graph facts -> event rows, and the delta of one crate's new facts against
 // the lake's current state of that crate: `add` for a new id, `change` for an
-// id whose fields (other than run/ts/op) differ, `remove` for an id no longer
-// extracted. Pure functions; nothing here reads or writes the lake.
+// id whose *semantic* fields differ, `remove` for an id no longer extracted.
+// Pure functions; nothing here reads or writes the lake.
+//
+// Positions apart from content (docs/design.md, "Events vs positions"): where
+// a node or an edge sits (file, line, col, ends) is not semantic. An id whose
+// position differs from its current one (its live `pos` row, else its own
+// row's) gets a `pos` row; a line shift thus writes pos rows only. A node or
+// edge event still carries the position at its time, and a pos row is written
+// beside it only when the id has a live pos row (which would otherwise win).
+// Removing an id with a live pos row removes that too, so a later re-add
+// starts from its own row's position.
 //
 // A node's `body_hash` is one of its fields, so a body edit that moves no
 // line is a `change`. Rows written before that column existed read it as
@@ -12,13 +21,31 @@ import type { EdgeFact, FileFact, NodeFact } from '../extract/index.ts';
 import type { Batch, PrimitiveType, Value } from '../lake/spec/types.ts';
 import { coerceValue } from '../lake/spec/values.ts';
 import type { EventRow } from '../log/event-log.ts';
-import { kindSchema, type Kind, type Op } from '../log/schema.ts';
+import { kindSchema, type Entity, type Kind, type Op } from '../log/schema.ts';
+import { ownPosition, posOf, samePosition, type Position } from '../log/state/rows.ts';
 
-/** The columns that describe a node, an edge, a file (everything but repo/krate/run/ts/op/id). */
-export const FIELDS: Record<Kind, readonly string[]> = {
-  node: ['kind', 'name', 'qpath', 'file', 'line_start', 'line_end', 'visibility', 'signature', 'parent', 'body_hash', 'col', 'origin', 'public_paths', 'type_info'],
-  edge: ['src', 'dst', 'dst_path', 'dst_krate', 'edge_kind', 'file', 'line', 'col', 'unresolved_reason', 'origin', 'dispatch'],
+export type { Position };
+
+type RowKind = Exclude<Kind, 'pos'>;
+
+/** The semantic columns of a node, an edge, a file: a difference in any is a `change` event. */
+export const SEMANTIC: Record<RowKind, readonly string[]> = {
+  node: ['kind', 'name', 'qpath', 'visibility', 'signature', 'parent', 'body_hash', 'origin', 'public_paths', 'type_info'],
+  edge: ['src', 'dst', 'dst_path', 'dst_krate', 'edge_kind', 'unresolved_reason', 'origin', 'dispatch'],
   file: ['path', 'hash', 'size', 'parse_status'],
+};
+
+/** The position columns of a node or an edge row (written with its events, read when it has no pos row). */
+export const POSITION: Record<Entity, readonly string[]> = {
+  node: ['file', 'line_start', 'line_end', 'col'],
+  edge: ['file', 'line', 'col'],
+};
+
+/** Every column an event of the kind carries besides repo/krate/run/ts/op/id. */
+export const FIELDS: Record<RowKind, readonly string[]> = {
+  node: [...SEMANTIC.node, ...POSITION.node],
+  edge: [...SEMANTIC.edge, ...POSITION.edge],
+  file: SEMANTIC.file,
 };
 
 /** parse_status of the manifest row (see ingest.ts: the crate's input fingerprint). */
@@ -78,38 +105,74 @@ export interface DeltaCounts {
   remove: number;
 }
 
+/** What a diff emits: event rows per kind, and (optionally) the new state of every id it touched. */
+export interface DeltaSink {
+  event(kind: Kind, row: EventRow): void;
+  /**
+   * The id's state after the delta: its fields, its position and whether that
+   * comes from a live pos row (null fields: it is gone); `replaces`: it was
+   * live before.
+   */
+  state?(kind: RowKind, id: string, fields: Fields | null, position: Position | null, moved: boolean, replaces: boolean): void;
+}
+
 /**
  * Emit the delta of `next` (id -> fields) against `prev` (the current state:
- * id -> row) through `emit`. Ids appear once in `next` (a later duplicate
- * wins). Returns the counts.
+ * id -> row) and, for nodes and edges, `prevPos` (the live pos rows of those
+ * ids) through `sink`. Ids appear once in `next` (a later duplicate wins).
+ * Returns the counts of node/edge/file events (pos rows are not counted).
  */
 export function diff(
-  kind: Kind, ctx: RowContext, prev: Map<string, Record<string, Value>>, next: Map<string, Fields>,
-  emit: (row: EventRow) => void,
+  kind: RowKind, ctx: RowContext, prev: Map<string, Record<string, Value>>, next: Map<string, Fields>,
+  sink: DeltaSink | ((row: EventRow) => void), prevPos: Map<string, Record<string, Value>> = new Map(),
 ): DeltaCounts {
+  const out: DeltaSink = typeof sink === 'function' ? { event: (_k, r) => sink(r) } : sink;
   const counts: DeltaCounts = { add: 0, change: 0, remove: 0 };
   const cols = FIELDS[kind];
+  const sem = SEMANTIC[kind];
+  const entity: Entity | null = kind === 'file' ? null : kind;
+  const common = (op: Op, id: string): EventRow => ({ repo: ctx.repo, krate: ctx.krate, run: ctx.run, ts: ctx.ts, op, id });
   const row = (op: Op, id: string, f: Record<string, unknown>): EventRow => {
-    const r: EventRow = { repo: ctx.repo, krate: ctx.krate, run: ctx.run, ts: ctx.ts, op, id };
+    const r = common(op, id);
     for (const c of cols) r[c] = f[c] ?? null;
     return r;
   };
+  const posRow = (op: Op, id: string, p: Position): EventRow => ({ ...common(op, id), entity, ...p });
   for (const [id, f] of next) {
     const old = prev.get(id);
+    const p = prevPos.get(id);
+    // the position as the entity's own row holds it (ends a row has no column for are not recorded)
+    const np = entity ? ownPosition(entity, row('add', id, f)) : null;
     if (!old) {
-      emit(row('add', id, f));
+      out.event(kind, row('add', id, f));
       counts.add++;
-    } else if (cols.some((c) => !same(old[c], f[c]))) {
-      emit(row('change', id, f));
-      counts.change++;
+      // a live pos row of an id not live (not written by ingest) would win over the add's own
+      if (p && np && !samePosition(posOf(p), np)) out.event('pos', posRow('change', id, np));
+      out.state?.(kind, id, f, np, p !== undefined, false);
+      continue;
     }
+    const changed = sem.some((c) => !same(old[c], f[c]));
+    const moved = entity !== null && np !== null && !samePosition(p ? posOf(p) : ownPosition(entity, old), np);
+    if (changed) {
+      out.event(kind, row('change', id, f));
+      counts.change++;
+      if (p && moved) out.event('pos', posRow('change', id, np!));
+    } else if (moved) {
+      out.event('pos', posRow(p ? 'change' : 'add', id, np!));
+    }
+    if (changed || moved) out.state?.(kind, id, f, np, p !== undefined || (moved && !changed), true);
   }
   for (const [id, old] of prev) {
     if (next.has(id)) continue;
     // a remove carries the last known fields, so history shows what went away
-    emit(row('remove', id, old));
+    out.event(kind, row('remove', id, old));
     counts.remove++;
+    const p = prevPos.get(id);
+    if (p) out.event('pos', posRow('remove', id, posOf(p)));
+    out.state?.(kind, id, null, null, false, true);
   }
+  // pos rows of ids no longer live that were not removed with them (not written by ingest): removed now
+  for (const [id, p] of prevPos) if (!prev.has(id) && !next.has(id)) out.event('pos', posRow('remove', id, posOf(p)));
   return counts;
 }
 

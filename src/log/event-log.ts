@@ -38,6 +38,8 @@ import { identToString } from '../lake/catalog/sql-catalog.ts';
 import { Frozen, ModeChanged, frozenCheck, guarded, isRingSplit, modeGuard, routeBatches } from './route.ts';
 import { Run, type BeginRunOptions } from './run.ts';
 import { batchRows, rowsToBatch, type EventRow } from './batch.ts';
+import { StateDelta } from './state/delta.ts';
+import { createStateTables } from './state/rebuild.ts';
 import {
   CODE_NODE_EVENTS,
   COL_ID,
@@ -108,6 +110,12 @@ export interface OpenOptions {
   /** Ring mode of a new lake (default split). Refused if the lake exists with the other mode. */
   init?: RingMode;
   /**
+   * A new lake gets the serving state tables (default true); false makes an
+   * event log only (`mimir state rebuild` adds them later). No effect on an
+   * existing lake.
+   */
+  stateTables?: boolean;
+  /**
    * Read only (`mimir serve`): the tables are not created or evolved on open,
    * and every write of this handle is refused; pins (read leases) still work.
    */
@@ -145,7 +153,7 @@ export class EventLog {
     });
     try {
       if (opts.readOnly || l.readOnly) log.requireTables();
-      else await log.ensureTables(opts.init);
+      else await log.ensureTables(opts.init, opts.stateTables !== false);
     } catch (e) {
       if (owns) l.close();
       throw e;
@@ -166,7 +174,7 @@ export class EventLog {
    * created last: a crash midway leaves no node table and the next open
    * finishes the job (idempotent).
    */
-  private async ensureTables(init: RingMode | undefined): Promise<void> {
+  private async ensureTables(init: RingMode | undefined, stateTables: boolean): Promise<void> {
     const { lake } = this.shared;
     const nodeIdent = ident(CODE_NODE_EVENTS);
     if (lake.tableExists(nodeIdent)) {
@@ -181,7 +189,7 @@ export class EventLog {
     for (const k of SOURCE_KINDS) if (k !== 'node') want.push({ name: tableName(k), schema: kindSchema(k) });
     want.push({ name: INGEST_RUNS, schema: INGEST_RUNS_SCHEMA });
     const mode = init ?? 'split';
-    want.push({ name: CODE_NODE_EVENTS, schema: kindSchema('node'), props: mode === 'split' ? { [PROP_RING]: RING_SPLIT } : {} });
+    const fresh = !lake.tableExists(nodeIdent);
     for (const w of want) {
       const id = ident(w.name);
       if (lake.tableExists(id)) continue;
@@ -189,6 +197,17 @@ export class EventLog {
         await lake.createTable(id, w.schema, { properties: { ...this.shared.writeProps, ...w.props } });
       } catch (e) {
         if (!lake.tableExists(id)) throw e; // another process created it first: fine
+      }
+    }
+    // a new lake gets its (empty) state tables before the node table marks it
+    // made; an older lake gets them from `mimir state rebuild` (they need a fold)
+    if (fresh && stateTables) await createStateTables(this);
+    const node: { schema: Schema; props: Record<string, string> } = { schema: kindSchema('node'), props: mode === 'split' ? { [PROP_RING]: RING_SPLIT } : {} };
+    if (!lake.tableExists(nodeIdent)) {
+      try {
+        await lake.createTable(nodeIdent, node.schema, { properties: { ...this.shared.writeProps, ...node.props } });
+      } catch (e) {
+        if (!lake.tableExists(nodeIdent)) throw e;
       }
     }
     for (const k of SOURCE_KINDS) for (const name of [ringTableName(k), tableName(k)]) await this.evolveTable(name, kindSchema(k), k);
@@ -425,6 +444,7 @@ export class EventLog {
     const count = (bs: Batch[]): number => bs.reduce((s, b) => s + b.numRows, 0);
     const guard = modeGuard(lake, split);
     const written: string[] = [];
+    let state: StateDelta | undefined;
     try {
       const targets: Omit<CommitTarget, 'io'>[] = [];
       for (const p of plan) {
@@ -433,6 +453,12 @@ export class EventLog {
         const update = p.table.appendUpdate(files, { 'mimir.kind': kind });
         const isNode = p.table.ident!.name === CODE_NODE_EVENTS;
         targets.push({ ident: p.table.ident!, update: isNode ? guarded(update, guard) : update });
+      }
+      // the serving state tables change in the same commit (docs/design.md)
+      state = await StateDelta.open(this);
+      if (state) {
+        for (const p of plan) await state.events(kind, p.batches);
+        for (const t of await state.finish()) targets.push({ ident: t.ident, update: t.update() });
       }
       if (!targets.some((t) => t.ident.name === CODE_NODE_EVENTS)) {
         targets.push({ ident: ident(CODE_NODE_EVENTS), update: checkUpdate(guard), assertOnly: true });
@@ -443,6 +469,7 @@ export class EventLog {
     } catch (e) {
       // the commit did not land: the data files written for it are ours to remove
       for (const f of written) await lake.io.delete(f).catch(() => undefined);
+      await state?.abort();
       throw e;
     }
   }

@@ -217,7 +217,7 @@ export class Run {
 
   /** Event rows written so far, per kind. */
   rows(): Record<Kind, number> {
-    const out: Record<Kind, number> = { node: 0, edge: 0, file: 0 };
+    const out: Record<Kind, number> = { node: 0, edge: 0, file: 0, pos: 0 };
     for (const d of this.dests.values()) if (d.kind !== 'run') out[d.kind] += d.rows;
     return out;
   }

@@ -1,7 +1,8 @@
 // Every name of the event log: namespace, tables, columns, properties and
 // their values. Nothing else in Mimir spells them. Each source kind (node,
-// edge, file) has a source table and a ring table with the same schema and
-// field ids; `ingest_runs` has no ring. Field ids are fixed here forever:
+// edge, file, pos) has a source table and a ring table with the same schema
+// and field ids; `ingest_runs` has no ring. `pos` rows record where a node or
+// an edge sits (docs/design.md, "Events vs positions"). Field ids are fixed here forever:
 // files written by any version read by id.
 import type { NestedField, Schema } from '../lake/spec/types.ts';
 import type { TableIdent } from '../lake/catalog/sql-catalog.ts';
@@ -34,17 +35,20 @@ export const PROP_MAINTAIN = 'mimir.maintain';
 export const PROP_MAINTAIN_SMALL_FILES = 'mimir.maintain.small-files';
 export const DEFAULT_MAINTAIN_SMALL_FILES = 16;
 
-export type Kind = 'node' | 'edge' | 'file';
+export type Kind = 'node' | 'edge' | 'file' | 'pos';
 /** The kinds that have a ring table. */
-export const SOURCE_KINDS: readonly Kind[] = ['node', 'edge', 'file'];
+export const SOURCE_KINDS: readonly Kind[] = ['node', 'edge', 'file', 'pos'];
+/** The kinds whose rows have a position (a `pos` row names one of them in `entity`). */
+export type Entity = 'node' | 'edge';
 
 export const CODE_NODE_EVENTS = 'code_node_events';
 export const CODE_EDGE_EVENTS = 'code_edge_events';
 export const CODE_FILE_EVENTS = 'code_file_events';
+export const CODE_POSITION_EVENTS = 'code_position_events';
 export const INGEST_RUNS = 'ingest_runs';
 const RING_SUFFIX = '_ring';
 
-const SOURCE_TABLE: Record<Kind, string> = { node: CODE_NODE_EVENTS, edge: CODE_EDGE_EVENTS, file: CODE_FILE_EVENTS };
+const SOURCE_TABLE: Record<Kind, string> = { node: CODE_NODE_EVENTS, edge: CODE_EDGE_EVENTS, file: CODE_FILE_EVENTS, pos: CODE_POSITION_EVENTS };
 
 export function tableName(kind: Kind): string {
   return SOURCE_TABLE[kind];
@@ -69,6 +73,8 @@ export const COL_OP = 'op';
 export const COL_ID = 'id';
 /** Node column 16 (added by schema evolution; see NODE). */
 export const COL_BODY_HASH = 'body_hash';
+/** Pos column 7: `node` or `edge`. */
+export const COL_ENTITY = 'entity';
 
 export type Op = 'add' | 'change' | 'remove';
 export const OPS: readonly Op[] = ['add', 'change', 'remove'];
@@ -130,10 +136,27 @@ const FILE: NestedField[] = [
   str(11, 'crate_dir'),
 ];
 
+/**
+ * Where a node or an edge sits, written when that differs from where it sat
+ * (a line shift writes these, no node or edge event). `line` is a node's
+ * first line or an edge's line; columns are 1-based; `line_end`/`col_end`
+ * null when unknown.
+ */
+const POS: NestedField[] = [
+  ...COMMON,
+  str(7, COL_ENTITY),
+  str(8, 'file'),
+  int(9, 'line'),
+  int(10, 'col'),
+  int(11, 'line_end'),
+  int(12, 'col_end'),
+];
+
 const SCHEMAS: Record<Kind, Schema> = {
   node: { schemaId: 0, fields: NODE },
   edge: { schemaId: 0, fields: EDGE },
   file: { schemaId: 0, fields: FILE },
+  pos: { schemaId: 0, fields: POS },
 };
 
 export function kindSchema(kind: Kind): Schema {

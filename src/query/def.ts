@@ -7,10 +7,13 @@
 // defined (`regex::Regex::new` defined at `regex::regex::string::Regex::new`)
 // is found by the crate segment plus the longest run of trailing segments that
 // matches, then by the whole path as a suffix (`Regex::new`). The fallback
-// pushes the last segment down as `name`. Read-only.
+// pushes the last segment down as `name`. Answered from the state tables
+// (query/state.ts: code_keys by path, code_nodes by name) when the lake has
+// them at the generation asked, else by folding the log. Read-only.
 import { eq } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { byPlace, candidateIds, foldIds, nodeHit, readAt, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
+import { nodesAtPath, nodesNamed, stateNodeHit } from './state.ts';
 
 export interface DefResult {
   generation: bigint;
@@ -21,7 +24,7 @@ export interface DefResult {
 
 export async function def(log: EventLog, path: string, opts: QueryOptions = {}): Promise<DefResult> {
   checkPath(path, 'def');
-  return readAt(log, opts.asOf, (r) => resolvePath(r, path));
+  return readAt(log, opts.asOf, (r) => resolvePath(r, path), opts.from);
 }
 
 export function checkPath(path: string, what: string): void {
@@ -33,11 +36,22 @@ export async function resolvePath(r: ReadAt, path: string): Promise<DefResult> {
   const segs = path.split('::').filter((s) => s !== '');
   const last = segs[segs.length - 1];
   if (last === undefined) return done(r, 'none', []);
-  const published = await liveWhere(r, eq('name', last), (row) => hasPublicPath(row, path), ['public_paths']);
-  if (published.length > 0) return done(r, 'exact', published);
-  const exact = await liveWhere(r, eq('qpath', path), (row) => row.qpath === path, ['qpath']);
-  if (exact.length > 0) return done(r, 'exact', exact);
-  const pool = await liveWhere(r, eq('name', last), (row) => typeof row.qpath === 'string' && (row.qpath === last || row.qpath.endsWith(`::${last}`)), ['qpath']);
+  const v = r.view;
+  if (v) {
+    // code_keys holds every public path and qpath of a live node: one lookup for both
+    const keyed = await nodesAtPath(v, path);
+    const published = keyed.filter((row) => hasPublicPath(row, path));
+    if (published.length > 0) return done(r, 'exact', published);
+    const exact = keyed.filter((row) => row.qpath === path);
+    if (exact.length > 0) return done(r, 'exact', exact);
+  } else {
+    const published = await liveWhere(r, eq('name', last), (row) => hasPublicPath(row, path), ['public_paths']);
+    if (published.length > 0) return done(r, 'exact', published);
+    const exact = await liveWhere(r, eq('qpath', path), (row) => row.qpath === path, ['qpath']);
+    if (exact.length > 0) return done(r, 'exact', exact);
+  }
+  const inPool = (row: Row): boolean => typeof row.qpath === 'string' && (row.qpath === last || row.qpath.endsWith(`::${last}`));
+  const pool = v ? await nodesNamed(v, last, inPool) : await liveWhere(r, eq('name', last), inPool, ['qpath']);
   const qp = (row: Row): string => row.qpath as string;
   // the crate segment plus the longest matching tail of the rest
   if (segs.length >= 2) {
@@ -67,6 +81,6 @@ async function liveWhere(r: ReadAt, filter: ReturnType<typeof eq>, test: (row: R
 }
 
 function done(r: ReadAt, match: DefResult['match'], rows: Row[]): DefResult {
-  const hits = rows.map(nodeHit).sort(byPlace((h) => h.qpath ?? ''));
+  const hits = rows.map(r.view ? stateNodeHit : nodeHit).sort(byPlace((h) => h.qpath ?? ''));
   return { generation: r.generation, match, hits };
 }

@@ -2,10 +2,12 @@
 // against its `qpath` when it contains `::`; `exact` = equal; a NAME with `*`
 // or `?` is a glob over the whole value (case-sensitive); otherwise it is a
 // case-insensitive substring. Equality, a glob's literal prefix, kind, repo and
-// krate are pushed into the scan; the fold then reads every event of the
-// candidate ids (read.ts). Read-only.
+// krate are pushed into the scan. From the state tables (query/state.ts) when
+// the lake has them; else the fold reads every event of the candidate ids
+// (read.ts). Read-only.
 import { eq, type Expr } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
+import { nodesMatching, stateNodeHit } from './state.ts';
 import { allOf, byPlace, candidateIds, foldIds, globRegExp, hasGlob, nodeHit, prefixRange, readAt, scopeFilter, type NodeHit, type QueryOptions, type Row } from './read.ts';
 
 export interface FindOptions extends QueryOptions {
@@ -40,6 +42,17 @@ export async function find(log: EventLog, name: string, opts: FindOptions = {}):
     const scope = scopeFilter(opts);
     const parts = [...scope];
     if (opts.kind !== undefined) parts.push(eq('kind', opts.kind));
+    if (r.view) {
+      const rows = await nodesMatching(r.view, m.col, m.filter, m.test, parts);
+      const keep = (row: Row): boolean =>
+        (opts.kind === undefined || row.kind === opts.kind) &&
+        (opts.repo === undefined || row.repo === opts.repo) &&
+        (opts.krate === undefined || row.krate === opts.krate) &&
+        m.test(typeof row[m.col] === 'string' ? (row[m.col] as string) : null);
+      const hits = rows.filter(keep).map(stateNodeHit);
+      hits.sort(byPlace((h) => h.qpath ?? ''));
+      return { generation: r.generation, hits };
+    }
     if (m.filter) parts.push(m.filter);
     const ids = await candidateIds(r, 'node', allOf(parts), { columns: [m.col], fn: (row) => m.test(typeof row[m.col] === 'string' ? (row[m.col] as string) : null) });
     const state = await foldIds(r, 'node', ids, scope);
@@ -48,5 +61,5 @@ export async function find(log: EventLog, name: string, opts: FindOptions = {}):
     const hits = [...state.values()].filter(keep).map(nodeHit);
     hits.sort(byPlace((h) => h.qpath ?? ''));
     return { generation: r.generation, hits };
-  });
+  }, opts.from);
 }

@@ -72,7 +72,7 @@ export async function history(log: EventLog, path: string, opts: QueryOptions = 
         a.pos - b.pos,
     );
     return { generation: r.generation, ids: [...ids].sort(), events: events.map((x) => x.e) };
-  });
+  }, opts.from);
 }
 
 /**

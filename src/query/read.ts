@@ -13,6 +13,7 @@ import type { Value } from '../lake/spec/types.ts';
 import { generationOf, type AsOf } from './as-of.ts';
 import { and, inList, type Expr } from '../lake/expr/expr.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
+import { StateView } from '../log/state/view.ts';
 import { COL_ID, COL_KRATE, COL_OP, COL_REPO, type Kind } from '../log/schema.ts';
 
 /** When to answer: a lake generation, or a time (the last generation committed at or before it). */
@@ -20,6 +21,13 @@ export type { AsOf } from './as-of.ts';
 
 export interface QueryOptions {
   asOf?: AsOf;
+  /**
+   * Where answers come from: `state` (default) = the serving state tables
+   * when the lake has them at the generation asked, else the log; `log` =
+   * always fold the event log (slower; the same answers — for checks and
+   * benchmarks).
+   */
+  from?: 'state' | 'log';
 }
 
 /** An event row by column name, as the lake returns it. */
@@ -29,14 +37,25 @@ export type Row = Record<string, Value>;
 export interface ReadAt {
   log: EventLog;
   generation: bigint;
+  /**
+   * The serving state tables at that generation, when the lake has them (and
+   * they are not expired there): questions are answered from them; without,
+   * by folding the log.
+   */
+  view?: StateView;
 }
 
 /** Run `fn` on a handle fixed to `asOf` (a pinned handle, closed afterwards) or to the handle's generation now. */
-export async function readAt<T>(log: EventLog, asOf: AsOf | undefined, fn: (r: ReadAt) => Promise<T>): Promise<T> {
-  if (asOf === undefined) return fn({ log, generation: log.readGeneration() });
+export async function readAt<T>(log: EventLog, asOf: AsOf | undefined, fn: (r: ReadAt) => Promise<T>, from: QueryOptions['from'] = 'state'): Promise<T> {
+  const view = (l: EventLog, g: bigint): Promise<StateView | undefined> => (from === 'log' ? Promise.resolve(undefined) : StateView.open(l, g));
+  if (asOf === undefined) {
+    const generation = log.readGeneration();
+    return fn({ log, generation, view: await view(log, generation) });
+  }
   const pinned = log.pin({ generation: await generationOf(log, asOf) });
   try {
-    return await fn({ log: pinned, generation: pinned.readGeneration() });
+    const generation = pinned.readGeneration();
+    return await fn({ log: pinned, generation, view: await view(pinned, generation) });
   } finally {
     pinned.close();
   }
@@ -85,7 +104,21 @@ export async function foldIds(r: ReadAt, kind: Kind, ids: Set<string>, scope: Ex
   if (ids.size <= MAX_IN_LIST) parts.push(inList(COL_ID, [...ids]));
   const state = await r.log.state(kind, allOf(parts), { generation: r.generation });
   if (ids.size > MAX_IN_LIST) for (const id of state.keys()) if (!ids.has(id)) state.delete(id);
+  if ((kind === 'node' || kind === 'edge') && state.size > 0) {
+    const pos = await r.log.state('pos', allOf(parts), { generation: r.generation });
+    for (const [id, row] of state) {
+      const p = pos.get(id);
+      if (p) state.set(id, placed(kind, row, p));
+    }
+  }
   return state;
+}
+
+/** A node or edge row with its position taken from its live pos row. */
+export function placed(entity: 'node' | 'edge', row: Row, pos: Row): Row {
+  return entity === 'node'
+    ? { ...row, file: pos.file ?? null, line_start: pos.line ?? null, line_end: pos.line_end ?? null, col: pos.col ?? null }
+    : { ...row, file: pos.file ?? null, line: pos.line ?? null, col: pos.col ?? null };
 }
 
 /** A folded row that is present (not removed). */
@@ -135,6 +168,8 @@ export interface NodeHit {
   qpath: string | null;
   file: string | null;
   line: number | null;
+  /** Column of the item's name, 1-based (null when not recorded). */
+  col: number | null;
   lineEnd: number | null;
   visibility: string | null;
   signature: string | null;
@@ -151,6 +186,7 @@ export function nodeHit(row: Row): NodeHit {
     qpath: str(row.qpath),
     file: str(row.file),
     line: int(row.line_start),
+    col: int(row.col),
     lineEnd: int(row.line_end),
     visibility: str(row.visibility),
     signature: str(row.signature),
@@ -170,6 +206,8 @@ export interface EdgeHit {
   dstKrate: string | null;
   file: string | null;
   line: number | null;
+  /** Column of the reference, 1-based (null when not recorded). */
+  col: number | null;
 }
 
 export function edgeHit(row: Row): EdgeHit {
@@ -184,6 +222,7 @@ export function edgeHit(row: Row): EdgeHit {
     dstKrate: str(row.dst_krate),
     file: str(row.file),
     line: int(row.line),
+    col: int(row.col),
   };
 }
 

@@ -8,10 +8,13 @@
 // (`regex::Regex::new` for `regex::regex::string::Regex::new`, dst_krate set)
 // points at it too. dst / dst_path / dst_krate / src and the edge kind are
 // pushed into the scan (an OR of IN lists); the
-// fold reads every event of the candidate edges (read.ts). Read-only.
+// fold reads every event of the candidate edges (read.ts). From the state
+// tables when the lake has them (query/state.ts): edges into the item by its
+// name on code_edges_in, out of it by source on code_edges_out. Read-only.
 import { eq, inList, or, type Expr } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { resolvePath, checkPath } from './def.ts';
+import { callsFrom, edgesInto, stateNodeHit } from './state.ts';
 import { allOf, byPlace, candidateIds, edgeHit, foldIds, nodeHit, readAt, type EdgeHit, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
 
 import type { EdgeKind } from '../extract/types.ts';
@@ -68,12 +71,14 @@ export async function refs(log: EventLog, path: string, opts: RefsOptions = {}):
       const p = row.dst_path;
       return qpaths.some((q) => q.krate === row.dst_krate && pathNames(p, q.qpath));
     };
-    const edges = await liveEdges(r, allOf(opts.edgeKind ? [into, eq('edge_kind', opts.edgeKind)] : [into]), test);
+    const edges = r.view
+      ? (await edgesInto(r.view, paths, opts.edgeKind)).filter(test).map(edgeHit)
+      : await liveEdges(r, allOf(opts.edgeKind ? [into, eq('edge_kind', opts.edgeKind)] : [into]), test);
     const from = await nodesById(r, edges.map((e) => e.src));
     const hits = edges.map((e): RefHit => ({ ...e, from: e.src ? (from.get(e.src) ?? null) : null }));
     hits.sort(byPlace((h) => h.file ?? ''));
     return { generation: r.generation, match: target.match, targets: target.hits, refs: hits };
-  });
+  }, opts.from);
 }
 
 /** Call sites of the item: refs of kind `calls`, each with the calling node. */
@@ -89,12 +94,14 @@ export async function callees(log: EventLog, path: string, opts: QueryOptions = 
     const ids = new Set(target.hits.map((h) => h.id));
     if (ids.size === 0) return { generation: r.generation, match: target.match, targets: [], callees: [] };
     const test = (row: Row): boolean => row.edge_kind === 'calls' && typeof row.src === 'string' && ids.has(row.src);
-    const edges = await liveEdges(r, allOf([inList('src', [...ids]), eq('edge_kind', 'calls')]), test);
+    const edges = r.view
+      ? (await callsFrom(r.view, [...ids])).filter(test).map(edgeHit)
+      : await liveEdges(r, allOf([inList('src', [...ids]), eq('edge_kind', 'calls')]), test);
     const to = await nodesById(r, edges.map((e) => e.dst));
     const hits = edges.map((e): CalleeHit => ({ ...e, to: e.dst ? (to.get(e.dst) ?? null) : null }));
     hits.sort(byPlace((h) => h.file ?? ''));
     return { generation: r.generation, match: target.match, targets: target.hits, callees: hits };
-  });
+  }, opts.from);
 }
 
 /**
@@ -118,6 +125,7 @@ async function liveEdges(r: ReadAt, filter: Expr | undefined, test: (row: Row) =
 
 async function nodesById(r: ReadAt, ids: (string | null)[]): Promise<Map<string, NodeHit>> {
   const want = new Set(ids.filter((x): x is string => x !== null));
+  if (r.view) return new Map([...(await r.view.nodesById(want))].map(([id, row]) => [id, stateNodeHit(row)]));
   const state = await foldIds(r, 'node', want);
   return new Map([...state].map(([id, row]) => [id, nodeHit(row)]));
 }

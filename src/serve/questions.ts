@@ -11,7 +11,7 @@
 // it the lake, SQLite, Parquet, wasm) is imported only when `ask` runs, so a
 // CLI that sends its question to a server starts without loading them.
 import type { EventLog } from '../log/event-log.ts';
-import type { AsOf, CalleesResult, DefResult, DiffResult, EdgeKind, FindResult, HistoryResult, RefsResult } from '../query/index.ts';
+import type { AsOf, CalleesResult, DefResult, DiffResult, EdgeKind, FindResult, HistoryResult, QueryOptions, RefsResult } from '../query/index.ts';
 
 /**
  * The edge kinds a `refs` question may name: query/refs.ts's EDGE_KINDS,
@@ -69,22 +69,25 @@ export const QUESTION_NAMES = Object.keys(QUESTION_PARAMS) as QuestionName[];
 
 export const isQuestionName = (s: string): s is QuestionName => Object.hasOwn(QUESTION_PARAMS, s);
 
-/** Ask a question of the log: the src/query function it names, as of its `asOf` (or the log's read generation). */
-export async function ask(log: EventLog, q: Question): Promise<Answer> {
+/**
+ * Ask a question of the log: the src/query function it names, as of its
+ * `asOf` (or the log's read generation); `from` as in QueryOptions.
+ */
+export async function ask(log: EventLog, q: Question, from?: QueryOptions['from']): Promise<Answer> {
   const { callees, callers, def, diff, find, history, refs } = await import('../query/index.ts');
   switch (q.q) {
     case 'find':
-      return find(log, q.name, { kind: q.kind, repo: q.repo, krate: q.krate, exact: q.exact, asOf: q.asOf });
+      return find(log, q.name, { kind: q.kind, repo: q.repo, krate: q.krate, exact: q.exact, asOf: q.asOf, from });
     case 'def':
-      return def(log, q.path, { asOf: q.asOf });
+      return def(log, q.path, { asOf: q.asOf, from });
     case 'refs':
-      return refs(log, q.path, { asOf: q.asOf, edgeKind: q.kind });
+      return refs(log, q.path, { asOf: q.asOf, edgeKind: q.kind, from });
     case 'callers':
-      return callers(log, q.path, { asOf: q.asOf });
+      return callers(log, q.path, { asOf: q.asOf, from });
     case 'callees':
-      return callees(log, q.path, { asOf: q.asOf });
+      return callees(log, q.path, { asOf: q.asOf, from });
     case 'history':
-      return history(log, q.path, { asOf: q.asOf });
+      return history(log, q.path, { asOf: q.asOf, from });
     case 'diff':
       return diff(log, { from: q.from, to: q.to, repo: q.repo });
   }

@@ -32,10 +32,17 @@ test('init: split by default, creating the lake and every event table', async ()
   assert.deepEqual(r.tables, [
     'mimir.code_edge_events',
     'mimir.code_edge_events_ring',
+    'mimir.code_edges_in',
+    'mimir.code_edges_out',
     'mimir.code_file_events',
     'mimir.code_file_events_ring',
+    'mimir.code_files',
+    'mimir.code_keys',
     'mimir.code_node_events',
     'mimir.code_node_events_ring',
+    'mimir.code_nodes',
+    'mimir.code_position_events',
+    'mimir.code_position_events_ring',
     'mimir.ingest_runs',
   ]);
   const s = json(await runCli(['ring', 'status', '--json', '--lake', lake]));

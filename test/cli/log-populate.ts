@@ -13,6 +13,7 @@ export function rows(kind: Kind, repo: string, n: number, start: number): EventR
     const common = { repo, krate, run: 'cli-run', ts: 1_700_000_000_000_000n + BigInt(i), op: 'add', id: `${kind}-${repo}-${i}` };
     if (kind === 'node') out.push({ ...common, kind: 'fn', name: `f${i}`, qpath: `${krate}::f${i}`, file: 'src/lib.rs', line_start: i, line_end: i + 2, visibility: 'pub', signature: `fn f${i}()`, parent: null });
     else if (kind === 'edge') out.push({ ...common, src: `n${i}`, dst: `n${i + 1}`, dst_path: `p::${i}`, dst_krate: krate, edge_kind: 'calls', file: 'src/lib.rs', line: i });
+    else if (kind === 'pos') out.push({ ...common, entity: 'node', file: 'src/lib.rs', line: i + 1, col: 5 });
     else out.push({ ...common, path: `src/f${i}.rs`, hash: `h${i}`, size: BigInt(100 + i), parse_status: 'ok' });
   }
   return out;

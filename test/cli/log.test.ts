@@ -39,7 +39,7 @@ function populate(lake: string, rounds = 2): Promise<void> {
   });
 }
 
-/** A unified lake with 2 rounds of rows (36 ring rows over 3 crates, 24 acme rows). */
+/** A unified lake with 2 rounds of rows (48 ring rows over 3 crates, 32 acme rows: 12 and 8 of each kind). */
 async function unifiedLake(): Promise<string> {
   const lake = lakeDir();
   ok(await runCli(['init', '--ring', 'unified'], { lake }));
@@ -51,8 +51,8 @@ test('ring split: status before/after, --json report fields and types, second sp
   const lake = await unifiedLake();
   const before = json(await runCli(['ring', 'status', '--json'], { lake }));
   assert.equal(before.mode, 'unified');
-  assert.equal(before.ringRows, 36);
-  assert.deepEqual(before.ringRowsInSourceTables, { node: 12, edge: 12, file: 12, total: 36 });
+  assert.equal(before.ringRows, 48);
+  assert.deepEqual(before.ringRowsInSourceTables, { node: 12, edge: 12, file: 12, pos: 12, total: 48 });
   assert.deepEqual(before.ringCrates, { count: 3, first: ['dep0@1.0.0', 'dep1@1.0.0', 'dep2@1.0.0'] });
 
   const split = await runCli(['ring', 'split', '--json', '--chunk-rows', '5'], { lake });
@@ -60,19 +60,20 @@ test('ring split: status before/after, --json report fields and types, second sp
   assert.equal(split.stderr, '', 'no progress off a terminal');
   for (const k of ['copied', 'verified', 'recopied', 'ms']) assert.ok(Number.isInteger(r[k]), `${k} is a JSON integer: ${split.stdout}`);
   assert.equal(r.switched, true);
-  assert.equal(r.copied, 36);
-  assert.equal(r.verified, 36);
+  assert.equal(r.copied, 48);
+  assert.equal(r.verified, 48);
   assert.equal(r.recopied, 0);
 
   const after = json(await runCli(['ring', 'status', '--json'], { lake }));
   assert.equal(after.mode, 'split');
-  assert.equal(after.ringRows, 36);
+  assert.equal(after.ringRows, 48);
   const rows = new Map((after.tables as Obj[]).map((t) => [t.table, t.rows]));
   assert.equal(rows.get('mimir.code_node_events_ring'), 12);
   assert.equal(rows.get('mimir.code_edge_events_ring'), 12);
   assert.equal(rows.get('mimir.code_file_events_ring'), 12);
+  assert.equal(rows.get('mimir.code_position_events_ring'), 12);
   assert.equal(rows.get('mimir.code_node_events'), 20, 'old ring rows stay in the source table until compaction');
-  assert.equal((after.ringRowsInSourceTables as Obj).total, 36);
+  assert.equal((after.ringRowsInSourceTables as Obj).total, 48);
 
   const [again, againJson] = await Promise.all([runCli(['ring', 'split'], { lake }), runCli(['ring', 'split', '--json'], { lake })]);
   assert.match(ok(again).stdout, /^ring split: copied 0 row\(s\) .*not switched \(was split already\) in \d+ ms\n$/);
@@ -85,11 +86,11 @@ test('ring unsplit: back to unified with every ring row in the source tables; ag
   await populate(lake, 1); // ring rows added after the split land in the ring tables
   const u = json(await runCli(['ring', 'unsplit', '--json'], { lake }));
   assert.equal(u.switched, true);
-  assert.ok(Number.isInteger(u.copiedBack) && (u.copiedBack as number) >= 18, `copied back the new ring rows: ${JSON.stringify(u)}`);
+  assert.ok(Number.isInteger(u.copiedBack) && (u.copiedBack as number) >= 24, `copied back the new ring rows: ${JSON.stringify(u)}`);
   const s = json(await runCli(['ring', 'status', '--json'], { lake }));
   assert.equal(s.mode, 'unified');
-  assert.equal(s.ringRows, 54);
-  assert.equal((s.ringRowsInSourceTables as Obj).total, 54);
+  assert.equal(s.ringRows, 72);
+  assert.equal((s.ringRowsInSourceTables as Obj).total, 72);
   const again = ok(await runCli(['ring', 'unsplit'], { lake }));
   assert.match(again.stdout, /^ring unsplit: copied back 0 row\(s\).*not switched \(was unified already\)/);
 });
@@ -99,7 +100,7 @@ test('compact --json and text; gc --dry-run deletes nothing and lists files, gc 
   ok(await runCli(['ring', 'split'], { lake }));
   const c = json(await runCli(['compact', '--json', '--target-file-rows', '1000'], { lake }));
   const tables = c.tables as Obj[];
-  assert.equal(tables.length, 7);
+  assert.equal(tables.length, 9, 'four kinds, each with a ring table, and ingest_runs');
   assert.ok(Number.isInteger(c.ms));
   for (const t of tables) {
     for (const side of ['before', 'after'] as const) {
@@ -111,7 +112,7 @@ test('compact --json and text; gc --dry-run deletes nothing and lists files, gc 
   assert.equal(node.droppedRingRows, 12);
   assert.equal((node.after as Obj).rows, 8);
   assert.equal((json(await runCli(['ring', 'status', '--json'], { lake })).ringRowsInSourceTables as Obj).total, 0);
-  assert.match(ok(await runCli(['compact'], { lake })).stdout, /^compacted 0 of 6 tables in \d+ ms — .*skipped/);
+  assert.match(ok(await runCli(['compact'], { lake })).stdout, /^compacted 0 of 8 tables in \d+ ms — .*skipped/);
 
   const dryText = ok(await runCli(['gc', '--dry-run', '--retain', '0'], { lake }));
   assert.match(dryText.stdout, /^gc \(dry run\): would expire \d+ snapshot\(s\)/);
@@ -130,7 +131,7 @@ test('compact --json and text; gc --dry-run deletes nothing and lists files, gc 
   assert.deepEqual([...deleted].sort(), [...dryDeleted].sort(), 'gc deleted what the dry run listed');
   for (const f of deleted) assert.ok(!existsSync(fileURLToPath(f)), `gc deleted ${f}`);
   const s = json(await runCli(['ring', 'status', '--json'], { lake }));
-  assert.equal(s.ringRows, 36, 'the merged ring read is unchanged');
+  assert.equal(s.ringRows, 48, 'the merged ring read is unchanged');
 });
 
 test('log generations: every commit newest first with ISO time, note and tables touched; --limit', async () => {
@@ -150,7 +151,7 @@ test('log generations: every commit newest first with ISO time, note and tables 
   assert.equal(BigInt(nums[0]!), current);
   for (const g of gens) assert.match(g.time as string, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   const appends = gens.filter((g) => typeof g.note === 'string' && g.note.startsWith('append '));
-  assert.equal(appends.length, 6, 'one generation per EventLog.append');
+  assert.equal(appends.length, 8, 'one generation per EventLog.append (2 rounds of 4 kinds)');
   assert.ok(appends.every((g) => (g.tables as Obj[]).some((t) => String(t.table).startsWith('mimir.code_'))));
   assert.ok(gens.some((g) => (g.tables as Obj[]).some((t) => t.table === 'mimir.code_node_events_ring')), 'the split copy is listed');
   assert.deepEqual((parseJson(ok(top).stdout) as Obj[]).map((g) => g.generation), nums.slice(0, 2));

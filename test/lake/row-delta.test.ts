@@ -155,3 +155,33 @@ test('independent reader: Python avro + DuckDB read the deltas and rewrites with
   const values: Value[] = (await t.scan({ filter: { op: 'eq', col: 'id', value: 'id00001' } }).toArray()).map((r) => r.name ?? null);
   assert.deepEqual(values, ['late']);
 });
+
+test('manifests: past commit.manifest.min-count-to-merge they are merged; a manifest left with no live file is dropped', async () => {
+  const t = await fresh('f');
+  await t.setProperties({ 'commit.manifest.min-count-to-merge': '4' });
+  const expected: string[] = [];
+  for (let i = 0; i < 12; i++) {
+    const id = `k${String(i).padStart(2, '0')}`;
+    // each commit: one new row, and the previous row changed (data + delete manifests)
+    const prev = i > 0 ? [`k${String(i - 1).padStart(2, '0')}`] : [];
+    await rowDelta(t, [[id, 'v1', i], ...prev.map((p): [string, string, number] => [p, 'v2', i])], prev);
+    const list = await (await import('../../src/lake/scan/plan.ts')).readManifestList(t.io, t.currentSnapshot()!);
+    assert.ok(list.length <= 4 + 2 + 2, `commit ${i}: ${list.length} manifests`);
+  }
+  for (let i = 0; i < 12; i++) expected.push(`k${String(i).padStart(2, '0')}=${i === 11 ? 'v1' : 'v2'}:${i === 11 ? 11 : i + 1}`);
+  assert.deepEqual(await content(t), expected.sort());
+  // a rewrite of everything: the manifests that held the old files keep only deletions and go away next commit
+  const live = await t.liveFiles();
+  const rows = await t.scan().toArray();
+  const out = await t.writeDataFiles([{ fields: schema.fields, numRows: rows.length, columns: schema.fields.map((f) => rows.map((r) => r[f.name] ?? null)) }]);
+  await t.commit(t.rewriteUpdate(live.map((f) => f.file.filePath), out, [], { dataSequenceNumber: t.currentSnapshot()!.sequenceNumber }));
+  await rowDelta(t, [['zz', 'last', 0]], []);
+  const list = await (await import('../../src/lake/scan/plan.ts')).readManifestList(t.io, t.currentSnapshot()!);
+  assert.ok(list.every((m) => m.addedFilesCount + m.existingFilesCount > 0), 'no manifest without a live file');
+  assert.equal(list.length, 2, 'the rewrite\'s manifest and the last append\'s');
+  assert.deepEqual(await content(t), [...expected, 'zz=last:0'].sort());
+  if (!noIndependentReader) {
+    const theirs = (await readIndependently(t.metadataLocation, ['id', 'name', 'n'])).map((r) => `${r.id as string}=${r.name as string}:${r.n as number}`).sort();
+    assert.deepEqual(theirs, await content(t), 'DuckDB + Python avro read the merged manifests alike');
+  }
+});

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const [op, root, a, b] = process.argv.slice(2);
   if (!op || !root) throw new Error('usage: ring-split-child.ts build|split|unsplit <root> …');
   if (op === 'build') {
-    const log = await EventLog.open(root, { init: 'unified' });
+    const log = await EventLog.open(root, { init: 'unified', stateTables: false });
     const n = Number(a ?? '1000');
     for (let s = 0; s < n; s += 50_000) await log.append('node', ring('node', Math.min(50_000, n - s), s, 40));
     for (const k of SOURCE_KINDS) await log.append(k, [...rowsOf(k, 'acme', Number(b ?? '10')), ...(k === 'node' ? [] : ring(k, 20))]);

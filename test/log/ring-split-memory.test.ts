@@ -8,7 +8,7 @@ const CHILD = path.join(repoRoot, 'test/log/ring-split-child.ts');
 
 const run = runTsx;
 
-test('split: memory stays flat as the ring grows', { timeout: 120_000 }, async () => {
+test('split: memory stays flat as the ring grows', { timeout: 300_000 }, async () => {
   const s = scratch('mimir-split-mem-');
   try {
     const small = path.join(s.dir, 'small');
@@ -21,8 +21,8 @@ test('split: memory stays flat as the ring grows', { timeout: 120_000 }, async (
     assert.equal(b.code, 0, b.stderr);
     const ra = JSON.parse(a.stdout) as { report: { copied: number; switched: boolean }; peakRss: number };
     const rb = JSON.parse(b.stdout) as { report: { copied: number; switched: boolean }; peakRss: number };
-    assert.equal(ra.report.copied, 100_040);
-    assert.equal(rb.report.copied, 400_040);
+    assert.equal(ra.report.copied, 100_060);
+    assert.equal(rb.report.copied, 400_060);
     assert.ok(ra.report.switched && rb.report.switched);
     const mb = (x: number): number => Math.round(x / 2 ** 20);
     assert.ok(rb.peakRss - ra.peakRss < 64 * 2 ** 20, `peak RSS ${mb(ra.peakRss)} MB for 100k ring rows, ${mb(rb.peakRss)} MB for 400k`);

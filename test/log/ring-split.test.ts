@@ -54,7 +54,7 @@ test('split: a ring table holding exactly the ring rows is skipped', () =>
     const r = await splitRing(log);
     assert.equal(r.copied, 0n);
     assert.equal(r.recopied, 0);
-    assert.equal(r.verified, 90n);
+    assert.equal(r.verified, 120n);
     assert.equal(r.switched, true);
     const after = await Promise.all(SOURCE_KINDS.map(async (k) => (await log.table(ringTableName(k)))!.metadata.snapshots.length));
     assert.deepEqual(after, ringSnaps, 'no ring table written');
@@ -70,8 +70,8 @@ test('split: a ring table holding some rows is emptied and copied again', () =>
     await t.append([rowsToBatch(kindSchema('node'), ring('node', 5), 'test')]);
     const r = await splitRing(log, { chunkRows: 1000 });
     assert.equal(r.recopied, 1);
-    assert.equal(r.copied, 90n);
-    assert.equal(r.verified, 90n);
+    assert.equal(r.copied, 120n);
+    assert.equal(r.verified, 120n);
     const nodeRing = (await log.table(ringTableName('node')))!;
     const ops = nodeRing.metadata.snapshots.map((s) => s.summary.operation);
     assert.deepEqual(ops, ['append', 'delete', 'append'], 'emptied in one commit, then copied');
@@ -83,7 +83,7 @@ test('split: the copy streams in chunks of chunkRows (commits per chunk)', () =>
   withLake(async (root) => {
     const log = await buildUnified(root, 30, 10, 3);
     const r = await splitRing(log, { chunkRows: 7 });
-    assert.equal(r.copied, 90n);
+    assert.equal(r.copied, 120n);
     for (const k of SOURCE_KINDS) {
       const t = (await log.table(ringTableName(k)))!;
       const counts = t.metadata.snapshots.map((s) => Number(s.summary['mimir.ring-copy']));
@@ -97,7 +97,7 @@ test('split: failAfterCopy stops with nothing switched', () =>
     const log = await buildUnified(root);
     const before = statsText(await mergedStats(log));
     await assert.rejects(splitRing(log, { failAfterCopy: true }), {
-      message: 'split_ring: fail_after_copy (test hook) — copied 90 row(s), nothing switched',
+      message: 'split_ring: fail_after_copy (test hook) — copied 120 row(s), nothing switched',
     });
     assert.equal(await log.ringSplit(), false);
     const other = await EventLog.open(root);
@@ -185,17 +185,17 @@ test('split: report fields and one-line form', () =>
   withLake(async (root) => {
     const log = await buildUnified(root, 12, 3, 2);
     const r = await splitRing(log, { chunkRows: 5 });
-    assert.equal(r.copied, 36n);
-    assert.equal(r.verified, 36n);
+    assert.equal(r.copied, 48n);
+    assert.equal(r.verified, 48n);
     assert.equal(r.recopied, 0);
     assert.equal(r.switched, true);
     assert.equal(r.caughtUp, 0n);
     assert.ok(Number.isInteger(r.ms) && r.ms >= 0);
-    assert.equal(formatSplitReport(r), `ring split: copied 36 row(s) (recopied 0 table(s)), 36 ring row(s) verified, switched in ${r.ms} ms`);
+    assert.equal(formatSplitReport(r), `ring split: copied 48 row(s) (recopied 0 table(s)), 48 ring row(s) verified, switched in ${r.ms} ms`);
     assert.match(formatSplitReport(r), LINE);
     const j = JSON.parse(reportJson(r)) as Record<string, unknown>;
-    assert.equal(j.copied, 36);
-    assert.match(reportJson(r), /"copied":36,/);
+    assert.equal(j.copied, 48);
+    assert.match(reportJson(r), /"copied":48,/);
     log.close();
   }));
 
@@ -218,9 +218,9 @@ test('split: ring rows committed during the copy are caught up, none lost', () =
       },
     });
     assert.equal(r.switched, true);
-    assert.equal(r.caughtUp, 22n);
-    assert.equal(r.copied, 112n);
-    assert.equal(r.verified, 112n);
+    assert.equal(r.caughtUp, 28n);
+    assert.equal(r.copied, 148n);
+    assert.equal(r.verified, 148n);
     assert.equal(r.rounds, 2);
     assert.equal(switchTries, 2);
     for (const k of SOURCE_KINDS) {
@@ -252,7 +252,7 @@ test('split: a source table rewritten during the copy falls back to stats and re
     });
     assert.equal(r.switched, true);
     assert.equal(r.recopied, 1);
-    assert.equal(r.verified, 89n);
+    assert.equal(r.verified, 119n);
     const after = await mergedStats(log);
     assert.notEqual(statsText(after), before);
     assert.equal((await log.rows('file')).length, 39);

@@ -42,7 +42,7 @@ test('run: events of several tables, several writes, and the run row land in one
   assert.equal(log.lake.catalog.pointerGeneration(), g0, 'nothing visible before the commit');
   const c = await run.commit(runRow('r1', 'app'), { keys: { 'repo:app': 'r1' } });
   assert.equal(c.generation, g0 + 1n);
-  assert.deepEqual(c.rows, { node: 4, edge: 0, file: 1 });
+  assert.deepEqual(c.rows, { node: 4, edge: 0, file: 1, pos: 0 });
   assert.equal(c.ring, 1);
   const [entry] = log.lake.catalog.generations({ limit: 1 });
   assert.deepEqual(

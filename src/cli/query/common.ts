@@ -69,10 +69,15 @@ export async function answer<N extends QuestionName>(
 
 /** The answer read from the lake (the lake's modules are loaded here, not when a server answers). */
 async function askLocal<N extends QuestionName>(ctx: Context, q: Question & { q: N }): Promise<Answers[N]> {
-  const [{ openLog }, { ask }] = await Promise.all([import('../log/common.ts'), import('../../serve/questions.ts')]);
+  const [{ openLog }, { ask }, { hasStateTables }] = await Promise.all([import('../log/common.ts'), import('../../serve/questions.ts'), import('../../log/state/view.ts')]);
   const open = await openLog(ctx, { readOnly: 'auto' });
   try {
-    return (await ask(open.log, q)) as Answers[N];
+    // MIMIR_ANSWER_FROM=log folds the event log instead of reading the state tables (benchmarks, checks)
+    const from = ctx.env.MIMIR_ANSWER_FROM === 'log' ? 'log' : 'state';
+    if (from === 'state' && q.q !== 'history' && q.q !== 'diff' && !hasStateTables(open.log)) {
+      ctx.out.err(`note: the lake at ${open.lake.root} has no serving state tables (it predates them): answers fold the event log, which is slow; build them once with 'mimir state rebuild'`);
+    }
+    return (await ask(open.log, q, from)) as Answers[N];
   } finally {
     open.close();
   }

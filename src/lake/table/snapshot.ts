@@ -110,6 +110,41 @@ export class SnapshotUpdate implements TableUpdate {
     };
   }
 
+  /**
+   * Merge `kept` into one manifest per (spec, content) when there are more
+   * than the table's `commit.manifest.min-count-to-merge` (default 100; 0 or
+   * `commit.manifest-merge.enabled` = false: never). Live entries are written
+   * as EXISTING with their sequence numbers; entries of removed files are left
+   * out. Written per attempt (the parent differs between attempts).
+   */
+  private async mergeManifests(base: TableMetadata, kept: ManifestFile[], seq: bigint, attempt: number): Promise<ManifestFile[]> {
+    const props = base.properties;
+    const min = Number(props['commit.manifest.min-count-to-merge'] ?? MERGE_MIN_COUNT);
+    if (props['commit.manifest-merge.enabled'] === 'false' || !Number.isFinite(min) || min <= 0 || kept.length <= min) return kept;
+    const groups = new Map<string, ManifestFile[]>();
+    for (const mf of kept) {
+      const k = `${mf.partitionSpecId}/${mf.content}`;
+      const g = groups.get(k);
+      if (g) g.push(mf);
+      else groups.set(k, [mf]);
+    }
+    const out: ManifestFile[] = [];
+    for (const g of groups.values()) {
+      if (g.length < 2) {
+        out.push(...g);
+        continue;
+      }
+      const entries: ManifestEntryToWrite[] = [];
+      for (const mf of g) {
+        const es = await readManifest(this.io, mf);
+        for (const e of es) if (e.status !== 2) entries.push(explicit(e, 0, e.snapshotId));
+      }
+      if (entries.length === 0) continue;
+      out.push(await this.writeManifest(base, specOf(base, g[0]!.partitionSpecId), entries, seq, attempt, g[0]!.content));
+    }
+    return out;
+  }
+
   async apply(base: TableMetadata, attempt: number): Promise<TableMetadata> {
     this.perAttempt = [];
     if (base.snapshots.some((s) => s.snapshotId === this.snapshotId)) {
@@ -156,7 +191,8 @@ export class SnapshotUpdate implements TableUpdate {
     const parentManifests = parent ? await readManifestList(this.io, parent) : [];
     const rewrittenBy = new Map<string, { specId: number; content: number; entries: ManifestEntryToWrite[] }>();
     for (const mf of parentManifests) {
-      if (mf.addedFilesCount === 0 && mf.existingFilesCount === 0 && mf.deletedFilesCount > 0) continue; // nothing live: its deletes were recorded by its own snapshot
+      // a manifest left with no live file only recorded earlier removals: not carried on
+      if (mf.addedFilesCount + mf.existingFilesCount === 0 && mf.deletedFilesCount > 0) continue;
       if (this.change.removed.size === 0) {
         kept.push(mf);
         continue;
@@ -198,8 +234,12 @@ export class SnapshotUpdate implements TableUpdate {
       );
     }
 
-    // 3. the manifest list and the snapshot
-    const manifests = [...added.filter((m) => m.addedFilesCount > 0), ...kept];
+    // 3. past `commit.manifest.min-count-to-merge` manifests, the kept ones are
+    // merged (per spec and content) so a scan reads a few manifests, not one per commit
+    const merged = await this.mergeManifests(base, kept, seq, attempt);
+
+    // 4. the manifest list and the snapshot
+    const manifests = [...added.filter((m) => m.addedFilesCount > 0), ...merged];
     const listPath = `${base.location.replace(/\/+$/, '')}/metadata/snap-${this.snapshotId}-${attempt + 1}-${this.commitId}.avro`;
     const listBytes = encodeManifestList(manifests, { snapshotId: this.snapshotId, parentSnapshotId: parent?.snapshotId, sequenceNumber: seq });
     await this.io.writeNew(listPath, listBytes);
@@ -272,6 +312,9 @@ export class SnapshotUpdate implements TableUpdate {
     };
   }
 }
+
+/** Iceberg's default `commit.manifest.min-count-to-merge`. */
+const MERGE_MIN_COUNT = 100;
 
 /** An entry re-written into a new manifest: sequence numbers explicit, as the spec requires. */
 function explicit(e: ManifestEntry, status: 0 | 2, snapshotId: bigint): ManifestEntryToWrite {

@@ -1,0 +1,283 @@
+// A state delta: the changes one commit makes to the serving state tables,
+// landed in the SAME commit as its events (so the state tables' snapshots line
+// up with lake generations). Merge-on-read: per table, the new rows of every
+// id the commit adds, changes or moves (data files, each sorted by the table's
+// sort columns) plus one equality delete file on `id` naming every id that was
+// live before and changed, moved or went away. The deletes carry the commit's
+// sequence number, so they reach the older rows and never the rows added
+// beside them (Iceberg's rule).
+//
+// Two ways in. Exact (`putNode`, `putEdge`, `putFile`, `drop`): the writer
+// knows each id's new fields, position and whether it was live (ingest's diff
+// does). Generic (`events`): derived from one kind's event rows; `change` and
+// `pos` rows need the id's current state row (looked up at the delta's base),
+// `add` and `remove` do not. Both rely on the log's contract: an `add` is for
+// an id not live; an entity removed with a live pos row has that pos row
+// removed in the same commit.
+//
+// Memory: the rows buffered per table (flushed to a sorted file past
+// `flushRows`), plus the ids to delete (the delta's size, never the table's).
+// Crash story: files are written before the commit and named by nothing until
+// it lands; a failed or abandoned commit leaves orphans that `abort` (or gc)
+// removes. Crash point `state:file-written` after each file.
+import type { Batch, DataFile, Value } from '../../lake/spec/types.ts';
+import type { Table } from '../../lake/table/table.ts';
+import type { TableUpdate } from '../../lake/table/commit.ts';
+import type { TableIdent } from '../../lake/catalog/sql-catalog.ts';
+import { compareStrings } from '../../lake/spec/values.ts';
+import { crashPoint } from '../../lake/testing/crash.ts';
+import type { EventLog } from '../event-log.ts';
+import { batchRows } from '../batch.ts';
+import { ident, type Entity, type Kind } from '../schema.ts';
+import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, SORT_COLUMNS, STATE_TABLES, TABLE_ENTITY, stateSchema, type StateTable } from './schema.ts';
+import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, placed, posOf, type Placed, type Row } from './rows.ts';
+import { StateView } from './view.ts';
+
+/** One target of the commit: a state table and a fresh row-delta update for each attempt. */
+export interface StateTarget {
+  ident: TableIdent;
+  update: () => TableUpdate;
+}
+
+export interface StateDeltaOptions {
+  /** Rows buffered per table before a sorted file is written (bounds memory; default 50 000). */
+  flushRows?: number;
+}
+
+type Owner = 'node' | 'edge' | 'file';
+
+/** Compare two values of a sort column: nulls first, strings by UTF-8 bytes. */
+export function compareValues(a: Value, b: Value): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A comparator of rows by a table's sort columns. */
+export function rowOrder(t: StateTable): (a: Row, b: Row) => number {
+  const cols = SORT_COLUMNS[t];
+  return (a, b) => {
+    for (const c of cols) {
+      const d = compareValues(a[c] ?? null, b[c] ?? null);
+      if (d !== 0) return d;
+    }
+    return 0;
+  };
+}
+
+/** Rows as one batch of the table's schema. */
+export function toBatch(t: StateTable, rows: Row[]): Batch {
+  const fields = stateSchema(t).fields;
+  return { fields, numRows: rows.length, columns: fields.map((f) => rows.map((r) => r[f.name] ?? null)) };
+}
+
+export class StateDelta {
+  private readonly buffers = new Map<StateTable, Row[]>();
+  private readonly files = new Map<StateTable, { file: DataFile; specId: number }[]>();
+  private readonly deleteFiles = new Map<StateTable, { file: DataFile; specId: number }>();
+  private readonly deletes: Record<Owner, Set<string>> = { node: new Set(), edge: new Set(), file: new Set() };
+  private readonly flushRows: number;
+  private finished = false;
+
+  private readonly tables = new Map<StateTable, Promise<Table>>();
+
+  private constructor(
+    private readonly log: EventLog,
+    /** The generation lookups read (the commit's base). */
+    readonly base: bigint,
+    opts: StateDeltaOptions,
+  ) {
+    this.flushRows = opts.flushRows ?? 50_000;
+    for (const t of STATE_TABLES) {
+      this.buffers.set(t, []);
+      this.files.set(t, []);
+    }
+  }
+
+  /** A delta for the lake's state tables, or undefined when the lake has none (yet). */
+  static async open(log: EventLog, opts: StateDeltaOptions & { base?: bigint } = {}): Promise<StateDelta | undefined> {
+    for (const name of STATE_TABLES) if (!log.lake.tableExists(ident(name))) return undefined;
+    return new StateDelta(log, opts.base ?? log.lake.catalog.pointerGeneration(), opts);
+  }
+
+  /** A state table, loaded (writable, current) on first use: a delta touches only the tables it changes. */
+  private table(name: StateTable): Promise<Table> {
+    let t = this.tables.get(name);
+    if (!t) this.tables.set(name, (t = this.log.lake.loadTable(ident(name))));
+    return t;
+  }
+
+  // ---- exact input ----------------------------------------------------------
+
+  /** A node is live with these columns (an event row or fields with repo, krate, id) at this position. */
+  /** Buffered until `maybeFlush` or `finish` (call `maybeFlush` now and then: it bounds memory). */
+  putNode(e: Record<string, unknown>, p: Placed, replaces: boolean): void {
+    const n = nodeRow(e, p);
+    this.push(CODE_NODES, n);
+    for (const k of keyRows(n)) this.push(CODE_KEYS, k);
+    if (replaces) this.deletes.node.add(n.id as string);
+  }
+
+  putEdge(e: Record<string, unknown>, p: Placed, replaces: boolean): void {
+    const r = edgeRow(e, p);
+    this.push(CODE_EDGES_IN, r);
+    this.push(CODE_EDGES_OUT, r);
+    if (replaces) this.deletes.edge.add(r.id as string);
+  }
+
+  putFile(e: Record<string, unknown>, replaces: boolean): void {
+    const r = fileRow(e);
+    this.push(CODE_FILES, r);
+    if (replaces) this.deletes.file.add(r.id as string);
+  }
+
+  /** The id is no longer live. */
+  drop(owner: Owner, id: string): void {
+    this.deletes[owner].add(id);
+  }
+
+  private push(t: StateTable, r: Row): void {
+    if (this.finished) throw new Error('state delta: rows added after finish');
+    this.buffers.get(t)!.push(r);
+  }
+
+  // ---- generic input --------------------------------------------------------
+
+  /**
+   * The state changes one commit's events of `kind` make (see the module
+   * comment): the last event of an id in the batches wins.
+   */
+  async events(kind: Kind, batches: Batch[]): Promise<void> {
+    const last = new Map<string, Row>();
+    for (const b of batches) for (const r of batchRows(b)) last.set(r.id as string, r);
+    if (last.size === 0) return;
+    if (kind === 'file') {
+      for (const [id, e] of last) {
+        if (e.op === 'remove') this.drop('file', id);
+        else this.putFile(e, e.op !== 'add');
+      }
+      await this.maybeFlush();
+      return;
+    }
+    if (kind === 'pos') {
+      const by: Record<Entity, Map<string, Row>> = { node: new Map(), edge: new Map() };
+      for (const [id, p] of last) (p.entity === 'edge' ? by.edge : by.node).set(id, p);
+      for (const entity of ['node', 'edge'] as const) {
+        if (by[entity].size === 0) continue;
+        const cur = await this.current(entity, by[entity].keys());
+        for (const [id, p] of by[entity]) {
+          const c = cur.get(id);
+          if (!c) continue; // a position of an id not live: nothing to show
+          if (p.op === 'remove') {
+            throw new Error(
+              `state delta: a pos remove for live ${entity} ${id} without its ${entity} remove in the same commit; the state tables cannot place it (expected the entity's event beside it); nothing committed`,
+            );
+          }
+          this.putState(entity, c, placed(posOf(p), true));
+        }
+      }
+      await this.maybeFlush();
+      return;
+    }
+    const entity: Entity = kind;
+    const changed = [...last].filter(([, e]) => e.op === 'change').map(([id]) => id);
+    const cur = changed.length > 0 ? await this.current(entity, changed) : new Map<string, Row>();
+    for (const [id, e] of last) {
+      if (e.op === 'remove') {
+        this.drop(entity, id);
+        continue;
+      }
+      const c = cur.get(id);
+      // a change keeps a position that came from a live pos row (it still wins)
+      const p = c?.moved === true ? placed(positionOfState(c), true) : placed(ownPosition(entity, e), false);
+      if (entity === 'node') this.putNode(e, p, c !== undefined);
+      else this.putEdge(e, p, c !== undefined);
+    }
+    await this.maybeFlush();
+  }
+
+  /** Re-put a state row (a node or edge row as the tables hold it) at a new position. */
+  private putState(entity: Entity, c: Row, p: Placed): void {
+    if (entity === 'node') this.putNode(c, p, true);
+    else this.putEdge(c, p, true);
+  }
+
+  private async current(entity: Entity, ids: Iterable<string>): Promise<Map<string, Row>> {
+    const view = await StateView.open(this.log, this.base);
+    if (!view) throw new Error(`state delta: the state tables did not exist at generation ${this.base}`);
+    return entity === 'node' ? view.nodesById(ids) : view.edgesById(ids);
+  }
+
+  // ---- writing --------------------------------------------------------------
+
+  /** Write a sorted file of each table whose buffer is past `flushRows`. */
+  async maybeFlush(): Promise<void> {
+    for (const [t, rows] of this.buffers) if (rows.length >= this.flushRows) await this.flushTable(t);
+  }
+
+  /** Write every buffered row (each table's rows as one sorted file). */
+  async flush(): Promise<void> {
+    for (const t of STATE_TABLES) await this.flushTable(t);
+  }
+
+  private async flushTable(t: StateTable): Promise<void> {
+    const rows = this.buffers.get(t)!;
+    if (rows.length === 0) return;
+    this.buffers.set(t, []);
+    rows.sort(rowOrder(t));
+    const written = await (await this.table(t)).writeDataFiles([toBatch(t, rows)]);
+    this.files.get(t)!.push(...written);
+    crashPoint('state:file-written');
+  }
+
+  /**
+   * Flush what is buffered, write the delete files, and return one target per
+   * state table that changes (empty when nothing does).
+   */
+  async finish(): Promise<StateTarget[]> {
+    await this.flush();
+    this.finished = true;
+    for (const t of STATE_TABLES) {
+      const ids = [...this.deletes[TABLE_ENTITY[t]]].sort(compareStrings);
+      if (ids.length === 0) continue;
+      const table = await this.table(t);
+      const idField = table.schema.fields.find((f) => f.name === 'id')!;
+      const d = await table.writeEqualityDeletes([idField.id], [{ fields: [idField], numRows: ids.length, columns: [ids] }]);
+      if (d) {
+        this.deleteFiles.set(t, d);
+        crashPoint('state:file-written');
+      }
+    }
+    const out: StateTarget[] = [];
+    for (const t of STATE_TABLES) {
+      const files = this.files.get(t)!;
+      const del = this.deleteFiles.get(t);
+      if (files.length === 0 && !del) continue;
+      const table = await this.table(t);
+      out.push({ ident: table.ident!, update: () => table.rowDeltaUpdate(files, del ? [del] : [], { 'mimir.state': 'delta' }) });
+    }
+    return out;
+  }
+
+  /** Every file this delta wrote (for a run to track, or to delete). */
+  paths(): string[] {
+    const out: string[] = [];
+    for (const fs of this.files.values()) for (const f of fs) out.push(f.file.filePath);
+    for (const d of this.deleteFiles.values()) out.push(d.file.filePath);
+    return out;
+  }
+
+  /** Delete what was written (the commit did not land). */
+  async abort(): Promise<void> {
+    for (const p of this.paths()) await this.log.lake.io.delete(p).catch(() => undefined);
+    for (const t of STATE_TABLES) this.files.set(t, []);
+    this.deleteFiles.clear();
+  }
+}
+
+/** The position a state row holds. */
+export function positionOfState(r: Row): { file: string | null; line: number | null; col: number | null; line_end: number | null; col_end: number | null } {
+  return posOf(r);
+}

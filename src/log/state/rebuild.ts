@@ -1,0 +1,154 @@
+// `mimir state rebuild`: the state tables refolded from the event log. The
+// fold is taken at one generation G (a pinned read), group of crates by group
+// of crates (memory bounded by the group budget); its rows replace exactly the
+// files the tables held at G, in one multi-table commit whose new files carry
+// the sequence numbers the tables had at G — so every run that committed
+// after G (its rows and its equality deletes) stays newer and keeps applying.
+// When the groups leave overlapping files, a major maintenance pass then
+// merges them into globally sorted files.
+//
+// A commit after G that changed the event tables without updating the state
+// tables (a writer that started before they existed) would be lost: the
+// commit checks the generation log for one and refuses ("run it again").
+// Crash story: files are written before the one commit; a crash leaves
+// orphans for gc and the tables as they were; a rerun starts over.
+// Idempotent: rebuilding a consistent lake rewrites the same rows.
+import type { DataFile } from '../../lake/spec/types.ts';
+import type { Table } from '../../lake/table/table.ts';
+import { ValidationError, checkUpdate, type CommitTarget } from '../../lake/table/commit.ts';
+import { identToString } from '../../lake/catalog/sql-catalog.ts';
+import { crashPoint } from '../../lake/testing/crash.ts';
+import type { EventLog } from '../event-log.ts';
+import { SOURCE_KINDS, ident, qualified, ringTableName, tableName } from '../schema.ts';
+import { STATE_TABLES, STATE_TABLE_PROPERTIES, stateSchema, stateSortOrder, type StateTable } from './schema.ts';
+import { crateCounts, foldGroup, groupCrates } from './fold.ts';
+import { rowOrder, toBatch } from './delta.ts';
+import { maintainState } from './maintain.ts';
+
+export interface RebuildOptions {
+  /** Events folded at a time (bounds memory; default 400 000). */
+  groupEvents?: number;
+  onProgress?: (p: { done: number; total: number; krate: string }) => void;
+}
+
+export interface RebuildReport {
+  generation: bigint;
+  /** Generation the rebuild committed. */
+  committed: bigint;
+  crates: number;
+  groups: number;
+  rows: Record<StateTable, number>;
+  created: boolean;
+  merged: boolean;
+  ms: number;
+}
+
+/** Create whichever state tables are missing (empty). Returns whether any was created. */
+export async function createStateTables(log: EventLog): Promise<boolean> {
+  let created = false;
+  for (const name of STATE_TABLES) {
+    const id = ident(name);
+    if (log.lake.tableExists(id)) continue;
+    try {
+      await log.lake.createTable(id, stateSchema(name), { sortOrder: stateSortOrder(name), properties: { ...STATE_TABLE_PROPERTIES } });
+      created = true;
+    } catch (e) {
+      if (!log.lake.tableExists(id)) throw e; // created by another process meanwhile: fine
+    }
+  }
+  return created;
+}
+
+export { hasStateTables } from './view.ts';
+
+export async function rebuildState(log: EventLog, opts: RebuildOptions = {}): Promise<RebuildReport> {
+  if (log.isPinned) throw new Error('a pinned read handle cannot rebuild the state tables');
+  const t0 = Date.now();
+  const created = await createStateTables(log);
+  const g = log.lake.catalog.pointerGeneration();
+  const pin = log.pin({ generation: g });
+  const tables = new Map<StateTable, Table>();
+  const written = new Map<StateTable, { file: DataFile; specId: number }[]>(STATE_TABLES.map((t) => [t, []]));
+  const rows = Object.fromEntries(STATE_TABLES.map((t) => [t, 0])) as Record<StateTable, number>;
+  const all = (): string[] => [...written.values()].flat().map((f) => f.file.filePath);
+  try {
+    for (const t of STATE_TABLES) tables.set(t, await log.lake.loadTable(ident(t)));
+    const counts = await crateCounts(pin, g);
+    const groups = groupCrates(counts, opts.groupEvents ?? 400_000);
+    let done = 0;
+    for (const group of groups) {
+      opts.onProgress?.({ done, total: counts.size, krate: group[0]!.krate });
+      const folded = await foldGroup(pin, g, group);
+      for (const [t, list] of folded) {
+        if (list.length === 0) continue;
+        list.sort(rowOrder(t));
+        written.get(t)!.push(...(await tables.get(t)!.writeDataFiles([toBatch(t, list)])));
+        rows[t] += list.length;
+        crashPoint('state-rebuild:file-written');
+      }
+      folded.clear();
+      done += group.length;
+    }
+    const committed = await log.commit('state rebuild', async () => {
+      const targets: Omit<CommitTarget, 'io'>[] = [];
+      for (const t of STATE_TABLES) {
+        const at = await pin.table(t, g);
+        const snap = at?.currentSnapshot();
+        const live = at && snap ? (await at.liveFiles()).map((f) => f.file.filePath) : [];
+        const seq = snap?.sequenceNumber ?? 0n;
+        const table = tables.get(t)!;
+        targets.push({ ident: ident(t), update: table.rewriteUpdate(live, written.get(t)!, [], { dataSequenceNumber: seq }, { 'mimir.state': 'rebuild' }) });
+      }
+      for (const guard of await eventGuards(log, g)) targets.push(guard);
+      crashPoint('state-rebuild:before-commit');
+      return (await log.lake.commit(targets, 'state rebuild')).generation;
+    });
+    const overlapping = groups.length > 1;
+    if (overlapping) await maintainState(log, { force: true });
+    return { generation: g, committed, crates: counts.size, groups: groups.length, rows, created, merged: overlapping, ms: Date.now() - t0 };
+  } catch (e) {
+    for (const p of all()) await log.lake.io.delete(p).catch(() => undefined);
+    if (e instanceof ValidationError) {
+      throw new Error(`state rebuild: the state tables changed under the rebuild (${e.message}); nothing committed — run it again`);
+    }
+    throw e;
+  } finally {
+    pin.close();
+  }
+}
+
+/**
+ * Assert-only targets on every event table: each must still be where it is
+ * now, and no generation after `g` may have changed one without updating the
+ * state tables (its changes would be in neither the fold nor the tables).
+ */
+async function eventGuards(log: EventLog, g: bigint): Promise<Omit<CommitTarget, 'io'>[]> {
+  const stateNames = new Set(STATE_TABLES.map((t) => qualified(t)));
+  const eventNames = new Set(SOURCE_KINDS.flatMap((k) => [qualified(tableName(k)), qualified(ringTableName(k))]));
+  const now = log.lake.catalog.pointerGeneration();
+  for (const gen of now > g ? log.lake.catalog.generations({ limit: Number(now - g), before: now + 1n }) : []) {
+    if (gen.generation <= g) break;
+    const touched = gen.tables.map((t) => identToString(t.ident));
+    if (touched.some((t) => eventNames.has(t)) && !touched.some((t) => stateNames.has(t))) {
+      throw new Error(
+        `state rebuild: generation ${gen.generation} (${gen.note ?? 'no note'}) changed the event log without updating the state tables while the rebuild folded generation ${g}; nothing committed — run it again`,
+      );
+    }
+  }
+  const out: Omit<CommitTarget, 'io'>[] = [];
+  for (const k of SOURCE_KINDS) {
+    for (const name of [tableName(k), ringTableName(k)]) {
+      const t = await log.table(name);
+      if (!t) continue;
+      const seen = t.metadata.currentSnapshotId;
+      out.push({
+        ident: ident(name),
+        assertOnly: true,
+        update: checkUpdate((base) => {
+          if (base.currentSnapshotId !== seen) throw new ValidationError(`${qualified(name)} changed after the check`);
+        }),
+      });
+    }
+  }
+  return out;
+}

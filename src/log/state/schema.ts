@@ -1,0 +1,162 @@
+// Every name of the serving state tables: tables, columns, sort orders and
+// properties. Nothing else spells them. They are ordinary Iceberg v2 tables
+// in namespace `mimir`, unpartitioned, each kept sorted for the lookups it
+// serves (docs/design.md, "Serving state tables"). Field ids are fixed here
+// forever. Rows are the current state of the log: one row per live node,
+// edge, file (code_keys: one per lookup key of a live node), with the
+// position merged from `pos` rows.
+import type { NestedField, Schema, SortOrder } from '../../lake/spec/types.ts';
+
+export const CODE_NODES = 'code_nodes';
+export const CODE_KEYS = 'code_keys';
+export const CODE_EDGES_IN = 'code_edges_in';
+export const CODE_EDGES_OUT = 'code_edges_out';
+export const CODE_FILES = 'code_files';
+
+export type StateTable = typeof CODE_NODES | typeof CODE_KEYS | typeof CODE_EDGES_IN | typeof CODE_EDGES_OUT | typeof CODE_FILES;
+export const STATE_TABLES: readonly StateTable[] = [CODE_NODES, CODE_KEYS, CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES];
+
+/** Which entity a table holds rows of (the equality delete key is always `id`). */
+export const TABLE_ENTITY: Record<StateTable, 'node' | 'edge' | 'file'> = {
+  [CODE_NODES]: 'node',
+  [CODE_KEYS]: 'node',
+  [CODE_EDGES_IN]: 'edge',
+  [CODE_EDGES_OUT]: 'edge',
+  [CODE_FILES]: 'file',
+};
+
+/** code_keys.via: what a key is. */
+export type Via = 'id' | 'qpath' | 'public';
+
+const str = (id: number, name: string, required = false): NestedField => ({ id, name, required, type: { type: 'string' } });
+const int = (id: number, name: string): NestedField => ({ id, name, required: false, type: { type: 'int' } });
+const long = (id: number, name: string): NestedField => ({ id, name, required: false, type: { type: 'long' } });
+const bool = (id: number, name: string): NestedField => ({ id, name, required: false, type: { type: 'boolean' } });
+
+/** Position columns every node and edge row carries (merged: the live pos row's, else the event row's own). */
+const POSITION = (first: number): NestedField[] => [
+  str(first, 'file'),
+  int(first + 1, 'line'),
+  int(first + 2, 'col'),
+  int(first + 3, 'line_end'),
+  int(first + 4, 'col_end'),
+  // the position comes from a live pos row (not the node/edge event's own columns)
+  bool(first + 5, 'moved'),
+];
+
+const NODES: NestedField[] = [
+  str(1, 'name'),
+  str(2, 'qpath'),
+  str(3, 'id', true),
+  str(4, 'repo', true),
+  str(5, 'krate', true),
+  str(6, 'kind'),
+  str(7, 'visibility'),
+  str(8, 'signature'),
+  str(9, 'parent'),
+  str(10, 'body_hash'),
+  ...POSITION(11), // 11..16
+  str(17, 'origin'),
+  str(18, 'public_paths'),
+  str(19, 'type_info'),
+];
+
+const KEYS: NestedField[] = [
+  str(1, 'key', true),
+  str(2, 'via', true),
+  str(3, 'id', true),
+  str(4, 'name'),
+  str(5, 'repo', true),
+  str(6, 'krate', true),
+  str(7, 'kind'),
+];
+
+/** One schema for both edge tables (the same rows, sorted two ways). */
+const EDGES: NestedField[] = [
+  // the target's last path segment (see dstName): what refs and callers look up by
+  str(1, 'dst_name'),
+  str(2, 'dst'),
+  str(3, 'edge_kind'),
+  str(4, 'src'),
+  str(5, 'id', true),
+  str(6, 'repo', true),
+  str(7, 'krate', true),
+  str(8, 'dst_path'),
+  str(9, 'dst_krate'),
+  ...POSITION(10), // 10..15
+  str(16, 'unresolved_reason'),
+  str(17, 'origin'),
+  str(18, 'dispatch'),
+];
+
+const FILES: NestedField[] = [
+  str(1, 'repo', true),
+  str(2, 'krate', true),
+  str(3, 'path'),
+  str(4, 'id', true),
+  str(5, 'hash'),
+  long(6, 'size'),
+  str(7, 'parse_status'),
+  str(8, 'crate_dir'),
+];
+
+const SCHEMAS: Record<StateTable, Schema> = {
+  [CODE_NODES]: { schemaId: 0, fields: NODES },
+  [CODE_KEYS]: { schemaId: 0, fields: KEYS },
+  [CODE_EDGES_IN]: { schemaId: 0, fields: EDGES },
+  [CODE_EDGES_OUT]: { schemaId: 0, fields: EDGES },
+  [CODE_FILES]: { schemaId: 0, fields: FILES },
+};
+
+/** The columns each table is sorted by, in order (ascending, nulls first; strings by UTF-8 bytes). */
+export const SORT_COLUMNS: Record<StateTable, readonly string[]> = {
+  [CODE_NODES]: ['name', 'qpath', 'id'],
+  [CODE_KEYS]: ['key', 'id'],
+  [CODE_EDGES_IN]: ['dst_name', 'dst', 'edge_kind', 'id'],
+  [CODE_EDGES_OUT]: ['src', 'edge_kind', 'id'],
+  [CODE_FILES]: ['repo', 'krate', 'path', 'id'],
+};
+
+export function stateSchema(t: StateTable): Schema {
+  return SCHEMAS[t];
+}
+
+/** The Iceberg sort order of a table (recorded in its metadata, for other engines). */
+export function stateSortOrder(t: StateTable): SortOrder {
+  const fields = SCHEMAS[t].fields;
+  return {
+    orderId: 1,
+    fields: SORT_COLUMNS[t].map((name) => ({
+      sourceId: fields.find((f) => f.name === name)!.id,
+      transform: { kind: 'identity' as const },
+      direction: 'asc' as const,
+      nullOrder: 'nulls-first' as const,
+    })),
+  };
+}
+
+/** Table properties: small pages, so a point lookup decodes little; files of a bounded row count. */
+export const STATE_TABLE_PROPERTIES: Record<string, string> = {
+  'write.parquet.compression-codec': 'zstd',
+  'write.parquet.page-size-bytes': '8192',
+  'write.parquet.row-group-limit': '65536',
+  // every run adds a manifest or two: merged past 16, so a lookup reads a few
+  'commit.manifest.min-count-to-merge': '16',
+  // a rewrite buffers one file's rows before encoding it: this bounds its memory
+  'mimir.write.file-rows': '262144',
+  'mimir.table': 'state',
+};
+
+/**
+ * The name an edge's target is looked up by: the last `::` segment of its
+ * path, without a method call's leading `.` or a macro's trailing `!`. A
+ * function of the row alone, so an edge's row never depends on other rows.
+ */
+export function dstName(path: string | null): string | null {
+  if (path === null) return null;
+  const at = path.lastIndexOf('::');
+  let s = at >= 0 ? path.slice(at + 2) : path;
+  if (s.startsWith('.')) s = s.slice(1);
+  if (s.endsWith('!')) s = s.slice(0, -1);
+  return s;
+}

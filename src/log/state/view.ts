@@ -1,0 +1,127 @@
+// Reading the state tables at one lake generation: the lookups questions
+// make (nodes by name or name prefix, keys by path or id, edges by target
+// name or by source, files by crate) as filtered scans that prune on the
+// tables' sort columns — file bounds, row-group statistics, page indexes —
+// with the equality deletes applied. A view is fixed to one generation, so
+// every lookup of one question sees one state. Read-only.
+import type { Expr } from '../../lake/expr/expr.ts';
+import { and, eq, inList, isNull } from '../../lake/expr/expr.ts';
+import { Table } from '../../lake/table/table.ts';
+import { readMetadata } from '../../lake/table/commit.ts';
+import type { Value } from '../../lake/spec/types.ts';
+import type { EventLog } from '../event-log.ts';
+import { ident, qualified } from '../schema.ts';
+import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, STATE_TABLES, type StateTable } from './schema.ts';
+
+export type Row = Record<string, Value>;
+
+/** Above this many values an IN list is split into several scans' worth of lists (each prunes on its own range). */
+const IN_CHUNK = 4000;
+
+/** Does the lake have every state table (now, or at `generation`)? */
+export function hasStateTables(log: EventLog, generation?: bigint): boolean {
+  if (generation === undefined) return STATE_TABLES.every((t) => log.lake.tableExists(ident(t)));
+  const at = log.lake.catalog.pointersAt(generation);
+  return STATE_TABLES.every((t) => at.has(qualified(t)));
+}
+
+export class StateView {
+  private readonly loaded = new Map<StateTable, Promise<Table>>();
+
+  private constructor(
+    private readonly log: EventLog,
+    readonly generation: bigint,
+    /** Metadata location of each table at the generation. */
+    private readonly locations: ReadonlyMap<StateTable, string>,
+  ) {}
+
+  /**
+   * The state tables as the lake held them at `generation` (default: the
+   * handle's read generation). Undefined when any of them did not exist then,
+   * or its metadata file is gone (expired): the caller folds the log. Tables
+   * are loaded on first use.
+   */
+  static async open(log: EventLog, generation?: bigint): Promise<StateView | undefined> {
+    const g = generation ?? log.readGeneration();
+    const catalog = log.lake.catalog;
+    const current = g === catalog.pointerGeneration();
+    const at = current ? undefined : catalog.pointersAt(g);
+    const locations = new Map<StateTable, string>();
+    for (const name of STATE_TABLES) {
+      const loc = current ? catalog.loadTable(ident(name))?.metadataLocation : at!.get(qualified(name));
+      if (!loc) return undefined;
+      locations.set(name, loc);
+    }
+    const view = new StateView(log, g, locations);
+    if (!current) {
+      // the past: its metadata, or the snapshot it names, may have been expired by gc
+      for (const name of STATE_TABLES) {
+        if (!(await log.lake.io.exists(locations.get(name)!))) return undefined;
+        const snap = (await view.table(name)).currentSnapshot();
+        if (snap && !(await log.lake.io.exists(snap.manifestList))) return undefined;
+      }
+    }
+    return view;
+  }
+
+  /** A table as of the view's generation (read-only unless the view is of the current generation). */
+  table(name: StateTable): Promise<Table> {
+    let t = this.loaded.get(name);
+    if (!t) {
+      const loc = this.locations.get(name)!;
+      const { io, catalog } = this.log.lake;
+      t = readMetadata(io, loc).then((m) => new Table(io, loc, m, catalog, ident(name), `a view of lake generation ${this.generation}`));
+      this.loaded.set(name, t);
+    }
+    return t;
+  }
+
+  /** Rows of one table matching `filter` (all columns, or `columns`). */
+  async rows(name: StateTable, filter: Expr | undefined, columns?: string[]): Promise<Row[]> {
+    return (await this.table(name)).scan({ filter, columns }).toArray();
+  }
+
+  /** Live node rows by id: their names from code_keys, then code_nodes by (name, id). */
+  async nodesById(ids: Iterable<string>): Promise<Map<string, Row>> {
+    const want = [...new Set(ids)];
+    const out = new Map<string, Row>();
+    for (let i = 0; i < want.length; i += IN_CHUNK) {
+      const chunk = want.slice(i, i + IN_CHUNK);
+      const keys = await this.rows(CODE_KEYS, and(inList('key', chunk), eq('via', 'id')), ['id', 'name']);
+      const names = [...new Set(keys.map((k) => k.name).filter((n): n is string => typeof n === 'string'))];
+      const nameless = keys.some((k) => k.name === null);
+      const found = keys.map((k) => k.id as string);
+      if (found.length === 0) continue;
+      const byName = names.length > 0 ? await this.rows(CODE_NODES, and(inList('name', names), inList('id', found))) : [];
+      for (const r of byName) out.set(r.id as string, r);
+      if (nameless) for (const r of await this.rows(CODE_NODES, and(isNull('name'), inList('id', found)))) out.set(r.id as string, r);
+    }
+    return out;
+  }
+
+  /** Live edges by id (no index by edge id: a scan of the id column; for writers' rare lookups, not questions). */
+  async edgesById(ids: Iterable<string>): Promise<Map<string, Row>> {
+    const want = [...new Set(ids)];
+    const out = new Map<string, Row>();
+    for (let i = 0; i < want.length; i += IN_CHUNK) {
+      for (const r of await this.rows(CODE_EDGES_OUT, inList('id', want.slice(i, i + IN_CHUNK)))) out.set(r.id as string, r);
+    }
+    return out;
+  }
+
+  nodes(filter: Expr | undefined): Promise<Row[]> {
+    return this.rows(CODE_NODES, filter);
+  }
+  keys(filter: Expr | undefined): Promise<Row[]> {
+    return this.rows(CODE_KEYS, filter);
+  }
+  edgesIn(filter: Expr | undefined): Promise<Row[]> {
+    return this.rows(CODE_EDGES_IN, filter);
+  }
+  edgesOut(filter: Expr | undefined): Promise<Row[]> {
+    return this.rows(CODE_EDGES_OUT, filter);
+  }
+  files(filter: Expr | undefined): Promise<Row[]> {
+    return this.rows(CODE_FILES, filter);
+  }
+}

@@ -1,0 +1,185 @@
+// The serving state tables equal a fold of the event log at every generation:
+// through generic appends (add, change, remove, pos), through ingest runs
+// (line shifts, body edits, renames, crates removed), after ring split,
+// unsplit and compaction, after maintenance (minor and major) and a rebuild;
+// and an independent reader (Python avro + DuckDB) reads them, delete files
+// applied, with the same rows as Mimir.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { EventLog } from '../../src/log/event-log.ts';
+import { ingest } from '../../src/ingest/index.ts';
+import { splitRing, unsplitRing } from '../../src/log/ring-split.ts';
+import { compact } from '../../src/log/compact.ts';
+import { ident } from '../../src/log/schema.ts';
+import { STATE_TABLES, CODE_NODES, CODE_EDGES_IN, stateSchema } from '../../src/log/state/schema.ts';
+import { verifyState, formatVerifyReport } from '../../src/log/state/verify.ts';
+import { rebuildState, hasStateTables } from '../../src/log/state/rebuild.ts';
+import { maintainState } from '../../src/log/state/maintain.ts';
+import { StateView } from '../../src/log/state/view.ts';
+import { repoRoot, scratch } from '../helpers.ts';
+import { noIndependentReader, planIndependently, readIndependently } from '../independent-reader.ts';
+import { sampleLake } from '../query/sample.ts';
+
+const work = scratch('mimir-state-');
+after(work.cleanup);
+let n = 0;
+const dir = (): string => path.join(work.dir, `lake-${n++}`);
+
+async function equalAt(log: EventLog, g: bigint, what: string): Promise<void> {
+  const r = await verifyState(log, { generation: g });
+  assert.ok(r.equal, `${what} (generation ${g}):\n${formatVerifyReport(r).join('\n')}`);
+}
+
+/** Every generation from `from` to now. */
+async function equalEverywhere(log: EventLog, from: bigint, what: string): Promise<void> {
+  const now = log.lake.catalog.pointerGeneration();
+  for (let g = from; g <= now; g++) await equalAt(log, g, what);
+}
+
+function edit(file: string, from: string, to: string): void {
+  const text = readFileSync(file, 'utf8');
+  assert.ok(text.includes(from), `${file} should contain ${JSON.stringify(from)}`);
+  writeFileSync(file, text.replace(from, to));
+}
+
+test('state: a new lake has empty state tables; generic appends (add, change, remove) keep them equal to the fold at every generation', async () => {
+  const s = await sampleLake(dir());
+  try {
+    assert.ok(hasStateTables(s.log));
+    // from the generation that made the lake (its node table, after the state tables)
+    let first = 1n;
+    while (!hasStateTables(s.log, first) || !s.log.lake.catalog.pointersAt(first).has('mimir.code_node_events')) first++;
+    await equalEverywhere(s.log, first, 'sample lake');
+    const view = (await StateView.open(s.log))!;
+    const nodes = await view.nodes(undefined);
+    assert.equal(nodes.length, 5, 'five live nodes (alpha::helper was removed)');
+    assert.equal((await view.edgesIn(undefined)).length, 5);
+    // the change moved alpha::helper to line 30 at `changed`
+    const then = (await StateView.open(s.log, s.changed))!;
+    const helper = (await then.nodes(undefined)).find((r) => r.qpath === 'alpha::helper')!;
+    assert.equal(helper.line, 30);
+    assert.equal(helper.moved, false);
+    // rows of one commit carry its deletes: a change is one delete file plus its rows
+    const edgesIn = (await s.log.table(CODE_EDGES_IN))!;
+    assert.ok((await edgesIn.deleteFiles()).length >= 2);
+  } finally {
+    s.log.close();
+  }
+});
+
+test('state: pos rows appended alone move a node and an edge; a pos remove beside its node remove', async () => {
+  const s = await sampleLake(dir());
+  try {
+    const g0 = s.log.readGeneration();
+    const common = { repo: 'alpha', krate: 'alpha@0.1.0', run: 'r', ts: 1_800_000_000_000_000n };
+    await s.log.append('pos', [{ ...common, op: 'add', id: 'a-main', entity: 'node', file: 'src/main.rs', line: 9, col: 4, line_end: 12 }]);
+    await s.log.append('pos', [{ ...common, op: 'add', id: 'e-a-call', entity: 'edge', file: 'src/main.rs', line: 11, col: 8 }]);
+    // a node change keeps the pos row's position (it still wins)
+    await s.log.append('node', [{ ...common, op: 'change', id: 'a-main', kind: 'fn', name: 'main', qpath: 'alpha::main', file: 'src/main.rs', line_start: 3, line_end: 6, visibility: 'pub', signature: 'fn main() -> ()' }]);
+    const view = (await StateView.open(s.log))!;
+    const main = (await view.nodes(undefined)).find((r) => r.id === 'a-main')!;
+    assert.deepEqual([main.line, main.col, main.line_end, main.moved, main.signature], [9, 4, 12, true, 'fn main() -> ()']);
+    const call = (await view.edgesIn(undefined)).find((r) => r.id === 'e-a-call')!;
+    assert.deepEqual([call.line, call.col, call.moved], [11, 8, true]);
+    await s.log.append('node', [{ ...common, op: 'remove', id: 'a-main' }]);
+    await s.log.append('pos', [{ ...common, op: 'remove', id: 'a-main', entity: 'node' }]);
+    await equalEverywhere(s.log, g0, 'pos rows');
+  } finally {
+    s.log.close();
+  }
+});
+
+test('state: ingest runs (line shift, body edit, rename, crate removed) stay equal to the fold at every generation', async () => {
+  const d = dir();
+  const log = await EventLog.open(path.join(d, 'lake'));
+  try {
+    const ws = path.join(d, 'ws');
+    cpSync(path.join(repoRoot, 'test', 'ingest', 'fixtures', 'ws'), ws, { recursive: true });
+    const lib = path.join(ws, 'alpha', 'src', 'lib.rs');
+    const g0 = log.readGeneration();
+    await ingest(log, ws, { repo: 'demo', workers: 0 });
+    edit(lib, 'pub mod shapes;', '// a line above\npub mod shapes;');
+    await ingest(log, ws, { repo: 'demo', workers: 0 });
+    edit(lib, '    1\n', '    11\n');
+    await ingest(log, ws, { repo: 'demo', workers: 0 });
+    edit(lib, 'pub fn other()', 'pub fn other_renamed()');
+    edit(lib, 'helper() + other()', 'helper() + other_renamed()');
+    await ingest(log, ws, { repo: 'demo', workers: 0 });
+    // beta leaves the workspace
+    edit(path.join(ws, 'Cargo.toml'), '"beta"', '');
+    await ingest(log, ws, { repo: 'demo', workers: 0 });
+    await equalEverywhere(log, g0, 'ingest');
+    const view = (await StateView.open(log))!;
+    assert.ok(!(await view.nodes(undefined)).some((r) => r.krate === 'beta@0.1.0' || r.name === 'other'));
+    const total = (await view.nodes(undefined)).find((r) => r.qpath === 'alpha::total')!;
+    assert.equal(total.line, 13);
+    assert.equal(total.moved, true);
+  } finally {
+    log.close();
+  }
+});
+
+test('state: ring split, unsplit and compaction leave the state tables equal to the fold', async () => {
+  const s = await sampleLake(dir());
+  try {
+    const g0 = s.log.readGeneration();
+    await unsplitRing(s.log);
+    await compact(s.log);
+    await splitRing(s.log);
+    await compact(s.log);
+    await equalEverywhere(s.log, g0, 'split/unsplit/compact');
+  } finally {
+    s.log.close();
+  }
+});
+
+test('state: maintenance (minor and major) and rebuild keep every row; major leaves no delete file', async () => {
+  const s = await sampleLake(dir());
+  try {
+    const minor = await maintainState(s.log, { maxDeltaFiles: 0 });
+    assert.ok(minor.tables.some((t) => t.action !== 'none'));
+    await equalAt(s.log, s.log.readGeneration(), 'after minor');
+    const major = await maintainState(s.log, { force: true });
+    assert.ok(major.tables.every((t) => t.action === 'major' || t.before.dataFiles + t.before.deleteFiles === 0), JSON.stringify(major.tables.map((t) => [t.table, t.action])));
+    for (const t of STATE_TABLES) {
+      const table = (await s.log.table(t))!;
+      assert.equal((await table.deleteFiles()).length, 0, `${t}: no delete file after a major rewrite`);
+      assert.ok((await table.liveFiles()).length <= 1, `${t}: one sorted file`);
+    }
+    await equalAt(s.log, s.log.readGeneration(), 'after major');
+    const again = await maintainState(s.log);
+    assert.ok(again.tables.every((t) => t.action === 'none'));
+    // rebuild of a lake whose state tables are gone
+    for (const t of STATE_TABLES) await s.log.lake.dropTable(ident(t));
+    assert.ok(!hasStateTables(s.log));
+    assert.equal(await StateView.open(s.log), undefined);
+    const r = await rebuildState(s.log);
+    assert.ok(r.created);
+    assert.equal(r.rows[CODE_NODES], 5);
+    await equalAt(s.log, s.log.readGeneration(), 'after rebuild');
+    // and rebuilding a consistent lake changes nothing it holds
+    await rebuildState(s.log, { groupEvents: 3 });
+    await equalAt(s.log, s.log.readGeneration(), 'after a second rebuild in small groups');
+  } finally {
+    s.log.close();
+  }
+});
+
+test('state: DuckDB (with Python avro for the manifests) reads the state tables, delete files applied, with the same rows as Mimir', { skip: noIndependentReader }, async () => {
+  const s = await sampleLake(dir());
+  try {
+    for (const t of STATE_TABLES) {
+      const table = (await s.log.table(t))!;
+      const cols = stateSchema(t).fields.map((f) => f.name);
+      const canon = (r: Record<string, unknown>): string => cols.map((c) => (r[c] === null || r[c] === undefined ? '∅' : String(r[c]))).join('|');
+      const mine = (await table.scan().toArray()).map(canon).sort();
+      const theirs = (await readIndependently(table.metadataLocation, cols)).map(canon).sort();
+      assert.deepEqual(theirs, mine, t);
+      if (t === CODE_NODES) assert.ok(planIndependently(table.metadataLocation).some((f) => f.content === 2), 'code_nodes has equality delete files');
+    }
+  } finally {
+    s.log.close();
+  }
+});
