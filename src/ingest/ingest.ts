@@ -132,6 +132,8 @@ export interface IngestReport {
   /** Bytes of the parsed files. */
   bytes: number;
   events: { add: number; change: number; remove: number };
+  /** Position rows written: items and edges that moved without a semantic change (or moved with one). */
+  moves: number;
   problems: IngestProblem[];
   ms: number;
   /** Attempts the run took: more than 1 when another writer of the same repo or crates landed first and the run diffed again. */
@@ -470,7 +472,7 @@ async function diffAndWrite(
   const landed: string[] = [];
   const report: IngestReport = {
     run: runId, repo, rev: opts.commit?.sha ?? opts.rev ?? null, crates: specs.length, unchangedCrates: 0, presentCrates: 0, removedCrates: 0,
-    files: 0, parsed: 0, skippedUnchanged: 0, bytes: 0, events: { add: 0, change: 0, remove: 0 }, problems, ms: 0,
+    files: 0, parsed: 0, skippedUnchanged: 0, bytes: 0, events: { add: 0, change: 0, remove: 0 }, moves: 0, problems, ms: 0,
     attempts: 0, generation: 0n,
   };
   const total = specs.length;
@@ -648,6 +650,7 @@ async function diffAndWrite(
     await pool.close();
   }
   report.events = writer.counts;
+  report.moves = writer.rows.pos;
   return { report, landed };
 }
 
@@ -768,7 +771,7 @@ function runRow(report: IngestReport, started: number, commit: IngestOptions['co
   const ev = report.events;
   const row: EventRow = {
     run: report.run, repo: report.repo, rev: report.rev, started: BigInt(started) * 1000n, finished: BigInt(Date.now()) * 1000n,
-    status: report.problems.length > 0 ? 'problems' : 'ok', events: BigInt(ev.add + ev.change + ev.remove), summary,
+    status: report.problems.length > 0 ? 'problems' : 'ok', events: BigInt(ev.add + ev.change + ev.remove + report.moves), summary,
   };
   if (commit) {
     row['rev_time'] = BigInt(commit.timeMs) * 1000n;
@@ -788,7 +791,7 @@ export function formatIngestReport(r: IngestReport): string {
   if (notes.length) crates.push(`(${notes.join(', ')})`);
   const e = r.events;
   let line = `ingest ${r.repo}${r.rev ? `@${r.rev}` : ''} run ${r.run}: ${crates.join(' ')}, ${r.files} files (${r.parsed} parsed, ${r.skippedUnchanged} unchanged), `
-    + `events +${e.add} ~${e.change} -${e.remove}, ${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}, ${(r.ms / 1000).toFixed(1)} s`;
+    + `events +${e.add} ~${e.change} -${e.remove}${r.moves ? ` (${r.moves} moved)` : ''}, ${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}, ${(r.ms / 1000).toFixed(1)} s`;
   if (r.deps) {
     const d = r.deps.report;
     line += `; deps: ${d.crates} found (${d.presentCrates} already present), ${r.deps.notFound.length} not found, events +${d.events.add}`;

@@ -21,6 +21,8 @@ export class Writer {
   private readonly batches: Record<Kind, Batch[]> = { node: [], edge: [], pos: [], file: [] };
   private batchRows = 0;
   readonly counts: DeltaCounts = { add: 0, change: 0, remove: 0 };
+  /** Event rows pushed per kind (every row the run writes, pos rows included). */
+  readonly rows: Record<Kind, number> = { node: 0, edge: 0, pos: 0, file: 0 };
   written = 0;
   constructor(
     private readonly run: Run,
@@ -31,11 +33,13 @@ export class Writer {
 
   push(kind: Kind, row: EventRow): void {
     this.buf[kind].push(row);
+    this.rows[kind]++;
   }
   /** A batch of the kind's schema, values canonical (see EventLog.appendBatches). */
   pushBatch(kind: Kind, batch: Batch): void {
     if (batch.numRows === 0) return;
     this.batches[kind].push(batch);
+    this.rows[kind] += batch.numRows;
     this.batchRows += batch.numRows;
   }
   get buffered(): number {

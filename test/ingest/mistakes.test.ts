@@ -101,7 +101,7 @@ test('repo remove: a dry run writes nothing; the removal is one generation of re
 
   const dry = await mimir('repo', 'remove', 'gone', '--dry-run');
   assert.equal(dry.code, 0, dry.stderr);
-  assert.match(dry.stdout, /^repo remove gone \(dry run\): would write \d+ remove events over 2 crates \(alpha@0.1.0: node \d+, edge \d+, file \d+; beta@0.1.0: .*\) — nothing written/);
+  assert.match(dry.stdout, /^repo remove gone \(dry run\): would write \d+ remove events over 2 crates \(alpha@0.1.0: node \d+, edge \d+, file \d+(, pos \d+)?; beta@0.1.0: .*\) — nothing written/);
   assert.equal(generation(), g, 'dry run: generation unchanged');
   assert.equal(await liveNodes('gone'), live);
 

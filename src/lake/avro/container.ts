@@ -38,6 +38,8 @@ export interface Container {
   /** Decoded records (avsc record objects) keyed by Avro field name, names Avro refuses made valid
    * by `avroCompatibleName`; longs are bigint, bytes/fixed are Buffers viewing the block. */
   records: unknown[];
+  /** Did the file carry (and match) Mimir's whole-file checksum, i.e. Mimir wrote it? */
+  checksummed: boolean;
   /** The codec the file's blocks use. */
   codec: string;
 }
@@ -427,7 +429,7 @@ export function readContainer(bytes: Uint8Array, file: string): Container {
     }
     block++;
   }
-  return { schemaJson, meta, records, codec };
+  return { schemaJson, meta, records, codec, checksummed: sum !== undefined };
 }
 
 /**

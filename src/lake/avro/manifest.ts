@@ -494,8 +494,8 @@ export function decodeManifest(
   bytes: Uint8Array,
   file: string,
   inherit: { addedSnapshotId: bigint; sequenceNumber: bigint },
-): { entries: ManifestEntry[]; specId: number | undefined; content: 0 | 1 } {
-  const { schemaJson, meta, records } = readContainer(bytes, file);
+): { entries: ManifestEntry[]; specId: number | undefined; content: 0 | 1; checksummed: boolean } {
+  const { schemaJson, meta, records, checksummed } = readContainer(bytes, file);
   const index = new AvroSchemaIndex(schemaJson, file);
   const top = index.fields(schemaJson, 'manifest_entry');
   if (!top.has(0) || !top.has(2)) {
@@ -530,5 +530,5 @@ export function decodeManifest(
   const specText = meta.get('partition-spec-id');
   const specId = specText !== undefined && /^-?\d+$/.test(specText.trim()) ? Number(specText.trim()) : undefined;
   const content: 0 | 1 = meta.get('content') === 'deletes' ? 1 : 0;
-  return { entries, specId, content };
+  return { entries, specId, content, checksummed };
 }

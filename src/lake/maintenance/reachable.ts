@@ -153,14 +153,15 @@ export class ReachabilityWalker {
       }
       this.manifestsRead.add(key);
       this.reached.manifests.add(mf.manifestPath);
-      let entries;
+      let decoded;
       try {
-        entries = decodeManifest(mbytes, mf.manifestPath, { addedSnapshotId: mf.addedSnapshotId, sequenceNumber: mf.sequenceNumber }).entries;
+        decoded = decodeManifest(mbytes, mf.manifestPath, { addedSnapshotId: mf.addedSnapshotId, sequenceNumber: mf.sequenceNumber });
       } catch (e) {
         throw new Error(`snapshot ${snap.snapshotId}: manifest ${mf.manifestPath} (listed in ${snap.manifestList}) cannot be decoded: ${(e as Error).message}`);
       }
       // a manifest that is not what its list says may name other files than it should: never guess
-      checkManifest(mf, mbytes.length, entries, snap.manifestList);
+      const { entries } = decoded;
+      checkManifest(mf, mbytes.length, entries, snap.manifestList, decoded.checksummed);
       for (const e of entries) {
         if (e.status === 2) continue; // DELETED: not a reference, the file left the table in this snapshot
         const df = e.dataFile;

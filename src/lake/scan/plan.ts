@@ -116,8 +116,8 @@ export async function readManifestList(io: FileIO, snap: Snapshot): Promise<Mani
  */
 export async function readManifest(io: FileIO, mf: ManifestFile, listPath?: string): Promise<ManifestEntry[]> {
   const bytes = await io.readAll(mf.manifestPath);
-  const { entries } = decodeManifest(bytes, mf.manifestPath, { addedSnapshotId: mf.addedSnapshotId, sequenceNumber: mf.sequenceNumber });
-  checkManifest(mf, bytes.length, entries, listPath);
+  const { entries, checksummed } = decodeManifest(bytes, mf.manifestPath, { addedSnapshotId: mf.addedSnapshotId, sequenceNumber: mf.sequenceNumber });
+  checkManifest(mf, bytes.length, entries, listPath, checksummed);
   return entries;
 }
 
