@@ -237,7 +237,15 @@ export class LocalFileIO implements FileIO {
         const s = shown.endsWith('/') ? shown + ent.name : `${shown}/${ent.name}`;
         if (ent.isDirectory()) await walk(l, s);
         else if (ent.isFile()) {
-          const st = await io('stat', l, () => fs.stat(l));
+          // a file that vanished between the listing and its stat (another writer's
+          // temporary file renamed into place) is simply not listed
+          let st;
+          try {
+            st = await io('stat', l, () => fs.stat(l));
+          } catch (e) {
+            if ((e as IoError).code === 'ENOENT') continue;
+            throw e;
+          }
           out.push({ path: s, size: st.size, mtimeMs: st.mtimeMs });
         }
       }
