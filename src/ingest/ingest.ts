@@ -33,7 +33,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import {
-  activeFeatures, pickVersion, readCrateDir, readWorkspace, type CrateGraph, type FeatureSelection, type FileStatus, type Package,
+  activeFeatures, pickVersion, readCrateDir, readWorkspace, type CrateGraph, type Dependency, type FeatureSelection, type FileStatus, type Package,
   type ProblemKind, type Workspace,
 } from '../extract/index.ts';
 import { and, eq, inList } from '../lake/expr/expr.ts';
@@ -44,7 +44,7 @@ import { formatMaintainReport, maintain, type MaintainReport } from '../log/main
 import { StateDelta } from '../log/state/delta.ts';
 import { placed } from '../log/state/rows.ts';
 import { crashPoint } from '../lake/testing/crash.ts';
-import { UNIVERSE_REPO, runNote, type Kind } from '../log/schema.ts';
+import { UNIVERSE_REPO, runNote, targetKrate, type Kind, type TargetKind } from '../log/schema.ts';
 import { DepSummaries, type DepRef } from './deps.ts';
 import { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
 import { Writer } from './writer.ts';
@@ -217,6 +217,8 @@ interface CrateSpec {
   buildScript: string | null;
   /** The normal dependencies, whose summaries resolution reads (ingest/deps.ts). */
   resolveInto: DepRef[];
+  /** A crate made of one test/example/bench/build target of its package: its kind, its own name in paths, extra cfg names. */
+  target?: { kind: TargetKind; ident: string; cfgNames: string[] };
 }
 
 const DEFAULT_BATCH = 50_000;
@@ -250,7 +252,9 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
     const krate = `${pkg.name}@${pkg.version}`;
     if (seen.has(krate)) continue;
     seen.add(krate);
-    specs.push(specOf(pkg, krate, repo, ws.packages, (name, req) => pickVersion(ws.lock.get(name) ?? [], req), opts));
+    const pick = (name: string, req: string | null) => pickVersion(ws.lock.get(name) ?? [], req);
+    specs.push(specOf(pkg, krate, repo, ws.packages, pick, opts));
+    specs.push(...targetSpecs(pkg, krate, repo, ws.packages, pick, opts));
   }
   // Dependencies first (their own run): the repo's crates then resolve into them.
   let deps: IngestReport['deps'];
@@ -341,13 +345,18 @@ export async function universeAdd(log: EventLog, paths: string[], opts: Universe
 
 function specOf(
   pkg: Package, krate: string, repo: string, members: Package[], pick: (name: string, req: string | null) => string | null,
-  sel: FeatureSelection,
+  sel: FeatureSelection, kinds: readonly Dependency['kind'][] = ['normal', 'build', 'dev'], resolveKinds: readonly Dependency['kind'][] = ['normal'],
+  first: { local: string; krate: string; repo: string }[] = [],
 ): CrateSpec {
   const deps = new Map<string, { krate: string; repo?: string }>();
   const resolveInto: DepRef[] = [];
+  for (const f of first) {
+    deps.set(f.local, { krate: f.krate, repo: f.repo });
+    resolveInto.push({ krate: f.krate, repo: f.repo });
+  }
   // normal dependencies first: a name that is also a dev-dependency keeps the normal one
   const order = { normal: 0, build: 1, dev: 2 } as const;
-  for (const d of [...pkg.deps].sort((a, b) => order[a.kind] - order[b.kind])) {
+  for (const d of [...pkg.deps].filter((x) => kinds.includes(x.kind)).sort((a, b) => order[a.kind] - order[b.kind])) {
     if (deps.has(d.localName)) continue;
     const sibling = d.path ? members.find((m) => m.dir === d.path) : undefined;
     const dep = sibling ? { krate: `${sibling.name}@${sibling.version}`, repo } : null;
@@ -355,7 +364,7 @@ function specOf(
     const chosen: { krate: string; repo?: string } | null = dep ?? (v ? { krate: `${d.crateName}@${v}` } : null);
     if (!chosen) continue;
     deps.set(d.localName, chosen);
-    if (d.kind === 'normal' && !resolveInto.some((r) => r.krate === chosen.krate)) resolveInto.push({ krate: chosen.krate, repo: chosen.repo ?? UNIVERSE_REPO });
+    if (resolveKinds.includes(d.kind) && !resolveInto.some((r) => r.krate === chosen.krate)) resolveInto.push({ krate: chosen.krate, repo: chosen.repo ?? UNIVERSE_REPO });
   }
   return {
     krate, rootDir: pkg.dir, targets: pkg.targets.map((t) => t.path),
@@ -363,6 +372,38 @@ function specOf(
     edition: pkg.edition, features: activeFeatures(pkg, sel), buildScript: pkg.buildScript,
     resolveInto: resolveInto.sort((a, b) => (a.krate < b.krate ? -1 : a.krate > b.krate ? 1 : 0)),
   };
+}
+
+/**
+ * The package's tests, examples, benches and build script, each a crate of its own
+ * (`name@version/<kind>/<target>`, as cargo builds them): a test, example or bench sees
+ * the package's lib (same repo) and its normal and dev-dependencies, with cfg `test` on
+ * for tests and benches; the build script sees its build-dependencies only.
+ */
+function targetSpecs(
+  pkg: Package, krate: string, repo: string, members: Package[], pick: (name: string, req: string | null) => string | null, sel: FeatureSelection,
+): CrateSpec[] {
+  const out: CrateSpec[] = [];
+  const lib = pkg.targets.find((t) => t.kind === 'lib');
+  const seen = new Set<string>();
+  for (const t of pkg.otherTargets) {
+    const kind = t.kind as TargetKind;
+    const k = targetKrate(krate, kind, t.name);
+    if (seen.has(k)) continue;
+    seen.add(k);
+    const ident = t.name.replace(/-/g, '_');
+    const spec = kind === 'build'
+      ? specOf(pkg, k, repo, members, pick, sel, ['build'], ['build'])
+      : specOf(pkg, k, repo, members, pick, sel, ['normal', 'dev'], ['normal', 'dev'], lib && lib.name !== ident ? [{ local: lib.name, krate, repo }] : []);
+    spec.targets = [t.path];
+    if (kind === 'build') {
+      spec.features = [];
+      spec.buildScript = null;
+    }
+    spec.target = { kind, ident, cfgNames: kind === 'test' || kind === 'bench' ? ['test'] : [] };
+    out.push(spec);
+  }
+  return out;
 }
 
 interface RunOptions extends IngestOptions {
@@ -386,9 +427,11 @@ async function manifestFact(spec: CrateSpec, maxFileBytes: number | undefined, d
   if (spec.buildScript) build = sha256(await readFile(path.join(spec.rootDir, spec.buildScript)).catch(() => Buffer.alloc(0)));
   const hash = sha256(JSON.stringify({
     manifest: sha256(bytes), krate: spec.krate, targets: spec.targets, deps: spec.deps, maxFileBytes: maxFileBytes ?? null,
-    edition: spec.edition, features: spec.features, build, depsAvailable,
+    edition: spec.edition, features: spec.features, build, depsAvailable, ...spec.target ? { target: spec.target } : {},
   }));
-  return { path: MANIFEST_PATH, hash, size: BigInt(bytes.length), parse_status: MANIFEST_STATUS };
+  const fact: Fields = { path: MANIFEST_PATH, hash, size: BigInt(bytes.length), parse_status: MANIFEST_STATUS };
+  if (spec.target) fact['target_kind'] = spec.target.kind;
+  return fact;
 }
 
 /** Do all recorded files still hash as recorded (a recorded '' = unreadable then: still unreadable)? */
@@ -519,6 +562,7 @@ async function diffAndWrite(
       job: {
         repo, krate: spec.krate, rootDir: spec.rootDir, targets: spec.targets, deps: spec.deps, maxFileBytes: opts.maxFileBytes,
         edition: spec.edition, features: spec.features, buildScript: spec.buildScript,
+        ...spec.target ? { ident: spec.target.ident, cfgNames: spec.target.cfgNames } : {},
       },
     });
   }

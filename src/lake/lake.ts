@@ -65,6 +65,13 @@ export interface LakeOpenOptions {
   catalogName?: string;
   /** The SQLite catalog file, when it is not `<root>/catalog.db` (a PyIceberg or Java catalog). */
   catalogFile?: string;
+  /**
+   * Refuse to read any file outside the opened root (lexically or through a
+   * symlink), whatever the metadata names; relative locations resolve against
+   * the root only. `mimir serve` opens its lake so. Default: a path outside the
+   * root is read where it says, as any Iceberg reader does.
+   */
+  confineReads?: boolean;
 }
 
 /** Where the lake's recorded root came from. */
@@ -133,6 +140,7 @@ export class Lake {
     readonly root: string,
     readonly catalog: SqlCatalog,
     roots: { recorded: string; former: string[]; source: RootSource; notWritable: boolean },
+    confineReads: boolean,
   ) {
     this.notWritable = roots.notWritable;
     this.recordedRoot = roots.recorded;
@@ -140,7 +148,7 @@ export class Lake {
     this.rootSource = roots.source;
     // relative locations (a foreign catalog written with a relative warehouse)
     // resolve against the working directory, as PyIceberg does, else the lake root
-    this.io = new LakeFileIO(root, [roots.recorded, ...roots.former], [process.cwd(), root]);
+    this.io = new LakeFileIO(root, [roots.recorded, ...roots.former], [process.cwd(), root], { confineReads });
     this.hooks = { begin: (releaseBase) => this.lease(releaseBase, 'commit') };
   }
 
@@ -161,11 +169,12 @@ export class Lake {
     try {
       const recorded = catalog.property(PROP_LAKE_ROOT);
       const former = (catalog.property(PROP_FORMER_ROOTS) ?? '').split('\n').filter((r) => r !== '');
-      if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded', notWritable });
+      const confine = opts.confineReads === true;
+      if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded', notWritable }, confine);
       const inferred = inferRoot(catalog);
       const roots = { recorded: inferred ?? abs, former, source: (inferred === undefined ? 'opened' : 'inferred') as RootSource, notWritable };
       if (!readOnly) catalog.setProperty(PROP_LAKE_ROOT, roots.recorded);
-      return new Lake(abs, catalog, roots);
+      return new Lake(abs, catalog, roots, confine);
     } catch (e) {
       catalog.close();
       throw e;
