@@ -273,6 +273,11 @@ export class Lake {
     if (this.catalog.everMetadataLocations(ident).length > 0) return; // a dropped table of this lake
     const files = (await this.io.list(`${location}/metadata`)).filter((f) => f.path.endsWith('.metadata.json'));
     if (files.length === 0) return;
+    // Another writer creating this table now: it takes a lease, writes the metadata
+    // file, then commits; seen in that order, its file is not a stranger's.
+    if (this.catalog.loadTable(ident) !== undefined) return;
+    const creating = `create ${identToString(ident)}`;
+    if (this.catalog.liveLeases().some((l) => l.note === creating)) return;
     throw new Error(
       `cannot create table ${identToString(ident)}: its folder ${this.io.local(location)} already holds ${files.length} metadata file(s) ` +
         `of a table this catalog never recorded (a lost or replaced catalog?); run 'mimir lake recover --lake ${this.root}' to register it — nothing created`,
