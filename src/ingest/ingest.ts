@@ -42,6 +42,7 @@ import type { EventLog, EventRow } from '../log/event-log.ts';
 import { withRun, type Run } from '../log/run.ts';
 import { formatMaintainReport, maintain, type MaintainReport } from '../log/maintain.ts';
 import { StateDelta } from '../log/state/delta.ts';
+import { SourcesWriter, ensureSourcesTable, type SourcesWritten } from '../log/blobs.ts';
 import { placed } from '../log/state/rows.ts';
 import { crashPoint } from '../lake/testing/crash.ts';
 import { UNIVERSE_REPO, runNote, targetKrate, type Kind, type TargetKind } from '../log/schema.ts';
@@ -144,6 +145,8 @@ export interface IngestReport {
   maintenance?: MaintainReport;
   /** Why that maintenance failed (the run itself landed). */
   maintenanceError?: string;
+  /** File contents the run stored in `mimir.code_sources` (absent when the lake has no such table). */
+  sources?: SourcesWritten;
   /** `withDeps`: the universe add of the dependencies, and the `name@version`s not found locally. */
   deps?: { report: IngestReport; notFound: string[] };
 }
@@ -475,11 +478,14 @@ async function runCrates(
   const keys = repo === UNIVERSE_REPO ? specs.map((s) => universeKey(s.krate)) : [repoKey(repo)];
   const rev = opts.commit?.sha ?? opts.rev ?? null;
   const note = runNote({ what: repo === UNIVERSE_REPO ? 'universe' : 'ingest', repo, rev, run: runId });
+  await ensureSourcesTable(log.lake);
   const { result: report, generation, attempts } = await withRun(log, { repo, run: runId, keys, note }, async (run, attempt) => {
     // the serving state tables change in the run's commit (when the lake has them)
     const state = await StateDelta.open(run.view, { base: run.generation });
+    // file contents new to the lake, in the same commit (log/blobs.ts)
+    const sources = await SourcesWriter.open(log, run.view, (p) => run.track([p]));
     try {
-      const { report, landed } = await diffAndWrite(run, repo, specs, [...problems], opts, state);
+      const { report, landed } = await diffAndWrite(run, repo, specs, [...problems], opts, state, sources);
       report.ms = Date.now() - opts.started;
       report.attempts = attempt;
       const set: Record<string, string> = {};
@@ -489,6 +495,11 @@ async function runCrates(
         const targets = await state.finish();
         run.track(state.paths());
         for (const t of targets) run.addTarget({ ident: t.ident, update: t.update });
+      }
+      if (sources) {
+        const t = await sources.finish();
+        if (t) run.addTarget(t);
+        report.sources = sources.written;
       }
       return { row: runRow(report, opts.started, opts.commit), keys: set, result: report };
     } catch (e) {
@@ -508,6 +519,7 @@ async function runCrates(
  */
 async function diffAndWrite(
   run: Run, repo: string, specs: CrateSpec[], problems: IngestProblem[], opts: RunOptions, state: StateDelta | undefined,
+  sources: SourcesWriter | undefined,
 ): Promise<{ report: IngestReport; landed: string[] }> {
   const log = run.view;
   const runId = run.id;
@@ -671,7 +683,11 @@ async function diffAndWrite(
       const ctx: RowContext = { repo, krate: plan.spec.krate, run: runId, ts };
       await writeCrate(log, writer, ctx, res, plan.manifest, fileState.get(plan.spec.krate) ?? new Map(), known.has(plan.spec.krate));
       landed.push(plan.spec.krate);
+      const before = fileState.get(plan.spec.krate);
       for (const f of res.graph.files) {
+        if (sources && (f.parseStatus === 'ok' || f.parseStatus === 'errors') && before?.get(f.path)?.['hash'] !== f.hash) {
+          await sources.want(f.hash, path.resolve(plan.spec.rootDir, f.path));
+        }
         report.files++;
         if (f.parseStatus === 'ok' || f.parseStatus === 'errors') {
           report.parsed++;
