@@ -131,7 +131,7 @@ export async function removeUniverseCrate(log: EventLog, krate: string, opts: Un
   return { ...result, generation, attempts, ms: Date.now() - started };
 }
 
-/** Live edges whose `dst_krate` is `krate`, counted per repo (candidates by the column, then folded by id). */
+/** Live edges of other crates whose `dst_krate` is `krate`, counted per repo (candidates by the column, then folded by id). */
 async function edgesInto(log: EventLog, krate: string): Promise<Record<string, number>> {
   // a later event of a candidate (a change to another target, a remove) may not carry
   // dst_krate = krate: each candidate is folded from all its events before it counts
@@ -144,6 +144,7 @@ async function edgesInto(log: EventLog, krate: string): Promise<Record<string, n
   }
   const out: Record<string, number> = {};
   for (const g of groups.values()) {
+    if (g.repo === UNIVERSE_REPO && g.krate === krate) continue; // its own edges
     const ids = [...new Set(g.ids)];
     for (let i = 0; i < ids.length; i += 2000) {
       const live = await log.state('edge', and(eq('repo', g.repo), eq('krate', g.krate), inList('id', ids.slice(i, i + 2000))));
