@@ -102,7 +102,9 @@ export function matchItems(model: CrateModel, nodes: MNode[], byId: Map<string, 
   }
   const toNode = new Map<number, string>();
   const toItem = new Map<string, number>();
-  const items = [...model.doc.items.values()];
+  // derive output last: Mimir makes none, and inside a macro invocation a derived impl has the
+  // same key as the generated ones (the invocation's span) — it must not take their nodes
+  const items = [...model.doc.items.values()].sort((a, b) => Number(a.origin === 'derive') - Number(b.origin === 'derive'));
   const take = (it: OracleItem, n: MNode) => { toNode.set(it.id, n.id); toItem.set(n.id, it.id); };
   // exact keys first, then macro-generated items anywhere in their invocation
   for (const it of items) {
@@ -184,6 +186,10 @@ export interface CallMiss {
   /** What Mimir has there (an edge's dst_path), when anything. */
   got: string;
   macro?: string;
+  /** The callee's crate, for a call into another measured crate (the "into lake" figure). */
+  into?: string;
+  /** The graph nodes that would be right (qpaths), as the bench maps the compiler's callee. */
+  want?: string[];
 }
 
 export interface CallFigures {
@@ -320,6 +326,8 @@ export function checkCalls(calls: OracleCall[], ctx: CallContext): CallFigures {
     if (o !== 'right') {
       const miss: CallMiss = { cls: s.c.cls, outcome: o, file: s.c.file, line: s.c.line, callee: s.c.callee, got };
       if (s.c.macro) miss.macro = s.c.macro;
+      if (s.lake && s.c.target.k === 'item') miss.into = s.c.target.krate;
+      if (o === 'wrong') miss.want = [...s.want].map((id) => ctx.nodes.get(id)?.qpath ?? id);
       f.misses.push(miss);
     }
   }

@@ -125,7 +125,7 @@ export async function extractCrate(input: ExtractInput): Promise<CrateGraph> {
   const world = new DepWorld(input.depCrates ?? []);
   const names = new Names(table, { ident, edition: input.edition ?? '2015', deps, world });
   const lowering = new TypeLowering(names, world);
-  const impls = new Impls(table, names, lowering, ident);
+  const impls = new Impls(table, names, lowering, ident, world);
   impls.place();
   assignIds(table.defs, input.repo, input.krate);
   names.computePublicPaths();

@@ -51,6 +51,16 @@ export interface LoadOptions {
 
 export { PROP_FORMER_ROOTS, PROP_LAKE_ROOT };
 
+/**
+ * Properties every table created in a lake gets unless its own say otherwise.
+ * Iceberg's metadata-log keeps 100 previous metadata files by default, and gc
+ * keeps what that log lists: a table committed to at every run would hold 100
+ * metadata files after any gc. Ten is what the event tables always had.
+ */
+export const LAKE_TABLE_DEFAULTS: Readonly<Record<string, string>> = {
+  'write.metadata.previous-versions-max': '10',
+};
+
 export interface LakeOpenOptions {
   /** Create the folder and catalog when absent (default true; never over a lost catalog's table folders). */
   create?: boolean;
@@ -250,7 +260,8 @@ export class Lake {
     await this.refuseUnknownTableFolder(ident, location);
     let last = 999;
     const spec = { specId: 0, fields: (opts.partitionBy ?? []).map((f) => ({ ...f, fieldId: ++last })) };
-    const metadata = newTableMetadata({ location, schema, spec, sortOrder: opts.sortOrder, properties: opts.properties });
+    const properties = { ...LAKE_TABLE_DEFAULTS, ...opts.properties };
+    const metadata = newTableMetadata({ location, schema, spec, sortOrder: opts.sortOrder, properties });
     const loc = `${location}/metadata/00000-${crypto.randomUUID()}.metadata.json`;
     await this.inFlight(`create ${identToString(ident)}`, async () => {
       await this.io.writeNew(loc, serializeTableMetadata(metadata));
@@ -273,6 +284,11 @@ export class Lake {
     if (this.catalog.everMetadataLocations(ident).length > 0) return; // a dropped table of this lake
     const files = (await this.io.list(`${location}/metadata`)).filter((f) => f.path.endsWith('.metadata.json'));
     if (files.length === 0) return;
+    // Another writer creating this table now: it takes a lease, writes the metadata
+    // file, then commits; seen in that order, its file is not a stranger's.
+    if (this.catalog.loadTable(ident) !== undefined) return;
+    const creating = `create ${identToString(ident)}`;
+    if (this.catalog.liveLeases().some((l) => l.note === creating)) return;
     throw new Error(
       `cannot create table ${identToString(ident)}: its folder ${this.io.local(location)} already holds ${files.length} metadata file(s) ` +
         `of a table this catalog never recorded (a lost or replaced catalog?); run 'mimir lake recover --lake ${this.root}' to register it — nothing created`,

@@ -34,7 +34,7 @@ export type Question =
   | PathQuestion<'callers'>
   | PathQuestion<'callees'>
   | PathQuestion<'history'>
-  | { q: 'diff'; from: bigint; to: bigint; repo?: string };
+  | { q: 'diff'; from?: bigint; to?: bigint; fromRev?: string; toRev?: string; repo?: string; moves?: boolean; public?: boolean };
 
 export type QuestionName = Question['q'];
 
@@ -62,7 +62,7 @@ export const QUESTION_PARAMS: Record<QuestionName, { required: string[]; optiona
   callers: { required: ['path'], optional: ['asOf'] },
   callees: { required: ['path'], optional: ['asOf'] },
   history: { required: ['path'], optional: ['asOf'] },
-  diff: { required: ['from', 'to'], optional: ['repo'] },
+  diff: { required: [], optional: ['from', 'to', 'fromRev', 'toRev', 'repo', 'moves', 'public'] },
 };
 
 export const QUESTION_NAMES = Object.keys(QUESTION_PARAMS) as QuestionName[];
@@ -89,7 +89,7 @@ export async function ask(log: EventLog, q: Question, from?: QueryOptions['from'
     case 'history':
       return history(log, q.path, { asOf: q.asOf, from });
     case 'diff':
-      return diff(log, { from: q.from, to: q.to, repo: q.repo });
+      return diff(log, { from: q.from, to: q.to, fromRev: q.fromRev, toRev: q.toRev, repo: q.repo, moves: q.moves, public: q.public });
   }
 }
 
@@ -174,7 +174,20 @@ export function parseQuestion(name: QuestionName, params: Iterable<[string, stri
     case 'refs':
       return dropUndefined({ q: name, path: nonEmpty(p.get('path')!, 'path', 'a PATH such as regex::Regex::new'), kind: opt('kind', (v) => parseEdgeKind(v)), asOf });
     case 'diff':
-      return dropUndefined({ q: name, from: parseGeneration(p.get('from')!, 'from'), to: parseGeneration(p.get('to')!, 'to'), repo: opt('repo', (v) => v) });
+      for (const [g, rev] of [['from', 'fromRev'], ['to', 'toRev']] as const) {
+        if (!p.has(g) && !p.has(rev)) throw new BadQuestion(`diff: missing parameter ${g} (a generation) or ${rev} (a commit, tag or branch of an ingested repo)`);
+        if (p.has(g) && p.has(rev)) throw new BadQuestion(`diff: give ${g} (a generation) or ${rev} (a commit), not both`);
+      }
+      return dropUndefined({
+        q: name,
+        from: opt('from', (v) => parseGeneration(v, 'from')),
+        to: opt('to', (v) => parseGeneration(v, 'to')),
+        fromRev: opt('fromRev', (v) => nonEmpty(v, 'fromRev', 'a commit, tag or branch')),
+        toRev: opt('toRev', (v) => nonEmpty(v, 'toRev', 'a commit, tag or branch')),
+        repo: opt('repo', (v) => v),
+        moves: opt('moves', (v) => parseFlag(v, 'moves')),
+        public: opt('public', (v) => parseFlag(v, 'public')),
+      });
     default:
       return dropUndefined({ q: name, path: nonEmpty(p.get('path')!, 'path', 'a PATH such as regex::Regex::new'), asOf });
   }

@@ -15,8 +15,9 @@
 // Macro names resolve as rustc does within reason: `$crate` is the defining
 // crate; a one-segment name looks in the textual scope, then the
 // `#[macro_use] extern crate` imports, then the module's `use`s (named, then
-// globs), and in a `local_inner_macros` definition its own crate first;
-// longer paths name their crate by the first segment.
+// globs); longer paths name their crate by the first segment. A
+// `local_inner_macros` definition's own one-segment calls were made
+// `$crate::` paths when it was compiled (expand.ts), as rustc does.
 //
 // Limits: expansion depth (rustc's default recursion limit, 128) and tokens
 // per written invocation (nested expansions included); a limit hit is a
@@ -25,11 +26,11 @@
 import type { Expansion, ItemExpander } from '../modules.ts';
 import type { RustParser } from '../parser.ts';
 import type { DepCrate } from '../resolve/summary.ts';
-import type { ExpansionStats, Item, MacroCall, Problem, Ref } from '../types.ts';
+import type { ExpansionStats, Item, MacroCall, Problem } from '../types.ts';
 import { scanArgs, scanCode, type InnerMacro } from './args.ts';
 import { expandMacro, type MacroDef } from './expand.ts';
 import type { Edition } from './fragments.ts';
-import { allItems, cfgIf, inlineCalls, type Nested } from './inline.ts';
+import { allItems, cfgIf, inlineCalls, threadLocal, type Nested } from './inline.ts';
 import { callRecord, lastName, produceItems, siteOf, type ScopeKind, type Site } from './produce.ts';
 import { isPunct, tokenize, type Token } from './tokens.ts';
 
@@ -177,6 +178,12 @@ export class MacroExpander implements ItemExpander {
         this.stats.cfgIf++;
         return { tokens, def: null };
       }
+    } else if (site.name === 'thread_local') {
+      const tokens = threadLocal(site.input, this.opts.edition);
+      if (tokens) {
+        this.stats.wrappers++;
+        return { tokens, def: null };
+      }
     } else if (!NO_ITEMS.has(site.name) && allItems(site.input, this.opts.edition)) {
       this.stats.wrappers++;
       return { tokens: site.input, def: null };
@@ -194,7 +201,7 @@ export class MacroExpander implements ItemExpander {
       for (const c of calls) {
         this.stats.bodyCalls++;
         const before = item.refs.length;
-        this.callRefs(siteOf(c), item.refs, 'macro-arg', 0);
+        this.callRefs(siteOf(c), item, 'macro-arg', 0);
         this.stats.argRefs += item.refs.length - before;
       }
     }
@@ -203,7 +210,7 @@ export class MacroExpander implements ItemExpander {
 
   // --- calls inside bodies --------------------------------------------------------
 
-  private callRefs(site: Site, into: Ref[], defOrigin: string, depth: number): void {
+  private callRefs(site: Site, into: Item, defOrigin: string, depth: number): void {
     if (depth >= this.maxDepth) return;
     const def = this.resolve(site);
     const place = { anchor: site.anchor, at: site.at, defOrigin };
@@ -216,11 +223,13 @@ export class MacroExpander implements ItemExpander {
       origin = `macro:${def.name}`;
       parent = def;
       const scan = scanCode(exp.tokens, { ...place, defOrigin: origin });
-      into.push(...scan.refs);
+      into.refs.push(...scan.refs);
+      if (scan.bindings.length > 0) (into.bindings ??= []).push(...scan.bindings);
       inner = scan.macros;
     } else {
       const scan = scanArgs(site.name, site.input, place, this.opts.edition);
-      into.push(...scan.refs);
+      into.refs.push(...scan.refs);
+      if (scan.bindings.length > 0) (into.bindings ??= []).push(...scan.bindings);
       inner = scan.macros;
     }
     for (const m of inner) {
@@ -236,10 +245,6 @@ export class MacroExpander implements ItemExpander {
     const name = lastName(site.path);
     if (segs.length === 0 || !name) return null;
     if (segs.length === 1 && segs[0]!.k === 'ident' && !isPunct(site.path[0], '::')) {
-      if (site.parent?.localInner && segs[0]!.line === 0) {
-        const d = this.inKrate(site.parent.krate, name);
-        if (d) return d;
-      }
       for (let i = this.textual.length - 1; i >= 0; i--) if (this.textual[i]!.name === name) return this.textual[i]!;
       const pre = this.prelude.get(name);
       if (pre) return pre;
