@@ -70,6 +70,12 @@ export interface IngestOptions {
   commit?: { sha: string; timeMs: number; subject: string; refs: string[] };
   /** Also add the Cargo.lock dependency crates found locally to the universe. */
   withDeps?: boolean;
+  /**
+   * The folder recorded as the repo's root on the run (`root` in its summary;
+   * `--abs` answers join paths to it). Default: the workspace folder; git
+   * ingest gives the repository's own folder (+ the workspace's prefix).
+   */
+  root?: string;
   /** Any problem fails the run before anything is written. */
   strict?: boolean;
   onProgress?: (p: IngestProgress) => void;
@@ -209,6 +215,8 @@ export class StrictIngestError extends Error {
 interface CrateSpec {
   krate: string;
   rootDir: string;
+  /** The crate's folder relative to the repo root ('' at the root; `/`-separated); null for universe crates (file column crate_dir). */
+  crateDir?: string | null;
   targets: string[];
   deps: [string, { krate: string; repo?: string }][];
   edition: string;
@@ -250,7 +258,9 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
     const krate = `${pkg.name}@${pkg.version}`;
     if (seen.has(krate)) continue;
     seen.add(krate);
-    specs.push(specOf(pkg, krate, repo, ws.packages, (name, req) => pickVersion(ws.lock.get(name) ?? [], req), opts));
+    const spec = specOf(pkg, krate, repo, ws.packages, (name, req) => pickVersion(ws.lock.get(name) ?? [], req), opts);
+    spec.crateDir = path.relative(root, pkg.dir).split(path.sep).join('/');
+    specs.push(spec);
   }
   // Dependencies first (their own run): the repo's crates then resolve into them.
   let deps: IngestReport['deps'];
@@ -271,7 +281,7 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
     const { features: _f, allFeatures: _a, noDefaultFeatures: _n, ...depOpts } = opts;
     deps = { report: await universeAdd(log, found, { ...depOpts, lock: ws.lock, maintain: false }), notFound };
   }
-  const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, removeMissing: true, started, maintain: false });
+  const report = await runCrates(log, repo, specs, problems, { ...opts, root: opts.root ?? root, rev: opts.rev, removeMissing: true, started, maintain: false });
   if (deps) report.deps = deps;
   if (opts.maintain !== false) await maintainAfter(log, report);
   return report;
@@ -447,7 +457,7 @@ async function runCrates(
         run.track(state.paths());
         for (const t of targets) run.addTarget({ ident: t.ident, update: t.update });
       }
-      return { row: runRow(report, opts.started, opts.commit), keys: set, result: report };
+      return { row: runRow(report, opts.started, opts.commit, repo === UNIVERSE_REPO ? null : (opts.root ?? null)), keys: set, result: report };
     } catch (e) {
       await state?.abort();
       throw e;
@@ -625,7 +635,7 @@ async function diffAndWrite(
       if (res instanceof Error) return;
       progress('write', plan.spec.krate);
       const ctx: RowContext = { repo, krate: plan.spec.krate, run: runId, ts };
-      await writeCrate(log, writer, ctx, res, plan.manifest, fileState.get(plan.spec.krate) ?? new Map(), known.has(plan.spec.krate));
+      await writeCrate(log, writer, ctx, res, plan.manifest, fileState.get(plan.spec.krate) ?? new Map(), known.has(plan.spec.krate), plan.spec.crateDir ?? null);
       landed.push(plan.spec.krate);
       for (const f of res.graph.files) {
         report.files++;
@@ -718,6 +728,7 @@ async function krates(log: EventLog, repo: string, wanted: string[]): Promise<Se
  */
 async function writeCrate(
   log: EventLog, writer: Writer, ctx: RowContext, res: ExtractResult, manifest: Fields | null, prevFiles: FileState, known: boolean,
+  crateDir: string | null = null,
 ): Promise<void> {
   const { graph } = res;
   if (res.batches) {
@@ -744,8 +755,9 @@ async function writeCrate(
     edges.clear();
   }
   const files = new Map<string, Fields>();
-  for (const f of graph.files) files.set(fileId(ctx.repo, ctx.krate, f.path), fileFields(f));
-  if (manifest) files.set(fileId(ctx.repo, ctx.krate, MANIFEST_PATH), manifest);
+  // crate_dir: where the crate sits in the repo, so answers print repo-relative paths (query/scope.ts)
+  for (const f of graph.files) files.set(fileId(ctx.repo, ctx.krate, f.path), { ...fileFields(f), crate_dir: crateDir });
+  if (manifest) files.set(fileId(ctx.repo, ctx.krate, MANIFEST_PATH), { ...manifest, crate_dir: crateDir });
   const prev = new Map<string, Record<string, Value>>();
   for (const row of prevFiles.values()) prev.set(row['id'] as string, row);
   addCounts(writer.counts, diff('file', ctx, prev, files, { event: (_k, r) => writer.push('file', r), state: stateSink(writer.state, ctx) }));
@@ -765,9 +777,9 @@ function stateSink(state: StateDelta | undefined, ctx: RowContext): DeltaSink['s
 }
 
 /** The run's `ingest_runs` row (landed in the run's commit). */
-function runRow(report: IngestReport, started: number, commit: IngestOptions['commit']): EventRow {
+function runRow(report: IngestReport, started: number, commit: IngestOptions['commit'], root: string | null): EventRow {
   const { deps: _deps, generation: _generation, maintenance: _maintenance, ...rest } = report;
-  const summary = JSON.stringify({ ...rest, problems: report.problems.slice(0, 1000), problemCount: report.problems.length });
+  const summary = JSON.stringify({ ...rest, problems: report.problems.slice(0, 1000), problemCount: report.problems.length, ...(root !== null ? { root } : {}) });
   const ev = report.events;
   const row: EventRow = {
     run: report.run, repo: report.repo, rev: report.rev, started: BigInt(started) * 1000n, finished: BigInt(Date.now()) * 1000n,
