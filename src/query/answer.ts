@@ -18,7 +18,7 @@ import { readAt, type AsOf, type EdgeHit, type NodeHit, type ReadAt } from './re
 import { callees, refs, type EdgeKind } from './refs.ts';
 import { checkNodeKind, checkScope, inScope, isTestPlace, placer, UnknownNameError, type Placed, type Scope } from './scope.ts';
 import { fuzzyScore, didYouMean } from './suggest.ts';
-import { allNames, suggestPaths, unresolvedNamed } from './unknown.ts';
+import { allNames, everHad, suggestPaths, unresolvedNamed } from './unknown.ts';
 import { hasGlob } from './read.ts';
 
 /** The version of each answer's JSON shape (schemas/<question>.schema.json); bump on any change to it. */
@@ -145,17 +145,25 @@ export function isFuzzy(name: string, exact: boolean | undefined): boolean {
   return exact !== true && !hasGlob(name) && !name.includes('::');
 }
 
-/** The error for a path no live item has: the closest paths, and the unresolved edges named like it. */
-async function unknownPath(r: ReadAt, path: string, scope: Scope, edgeKind?: string): Promise<UnknownNameError> {
-  const close = await suggestPaths(r, path);
+/**
+ * A path no live item has: fine (an empty answer) when an item had it once
+ * (removed since: `history` shows it); else an UnknownNameError with the
+ * closest paths and the unresolved edges named like it.
+ */
+async function refuseUnknown(r: ReadAt, path: string, scope: Scope, edgeKind?: string): Promise<void> {
+  if (await everHad(r, path)) return;
+  throw await unknownPath(r, path, scope, edgeKind);
+}
+
+async function unknownPath(r: ReadAt, path: string, scope: Scope, edgeKind?: string, ever = false): Promise<UnknownNameError> {
+  const close = await suggestPaths(r, path, ever);
   const loose = (await unresolvedNamed(r, path, edgeKind)).filter((u) => passes(scope, u.edge, u.edge.file, u.from?.qpath ?? null)).length;
   const what = edgeKind === 'calls' ? 'call site' : 'reference';
   const notes = [
     ...(loose > 0 ? [`${loose} unresolved ${what}${loose === 1 ? ' is' : 's are'} named ${lastName(path)}: \`mimir ${edgeKind === 'calls' ? 'callers' : 'refs'} ${path} --unresolved\``] : []),
-    `an item removed since: \`mimir history ${path}\``,
   ];
   const head = close.length > 0 ? `no item has the path ${path} at generation ${r.generation} — did you mean ${close.join(', ')}?` : `no such item: ${path} (at generation ${r.generation})`;
-  return new UnknownNameError(`${head} (${notes.join('; ')})`, close);
+  return new UnknownNameError(notes.length > 0 ? `${head} (${notes.join('; ')})` : head, close);
 }
 
 const lastName = (path: string): string => path.slice(path.lastIndexOf('::') + (path.includes('::') ? 2 : 0));
@@ -165,7 +173,7 @@ export async function answerDef(log: EventLog, path: string, opts: AnswerOptions
   return at(log, opts, async (r) => {
     await checkScope(r.log, r.generation, opts);
     const res = await def(r.log, path, { from: opts.from });
-    if (res.hits.length === 0) throw await unknownPath(r, path, opts);
+    if (res.hits.length === 0) await refuseUnknown(r, path, opts);
     const place = await placeAll(r, res.hits, opts.abs);
     const hits = res.hits.map(place).filter((h) => passes(opts, h, h.path, h.qpath));
     return { question: 'def', version: ANSWER_VERSIONS.def, generation: r.generation, match: res.match, total: hits.length, hits: limited(hits, opts.limit) };
@@ -191,7 +199,7 @@ export async function answerRefs(log: EventLog, path: string, opts: RefsAnswerOp
       list.sort((a, b) => cmpPlace(a, b));
       return { question, version, generation: r.generation, match: res.match, targets: res.targets.map(place), unresolvedOnly: true, total: list.length, refs: limited(list, opts.limit), unresolved: null };
     }
-    if (res.targets.length === 0 && res.refs.length === 0) throw await unknownPath(r, path, opts, opts.edgeKind);
+    if (res.targets.length === 0 && res.refs.length === 0) await refuseUnknown(r, path, opts, opts.edgeKind);
     const place = await placeAll(r, [...res.targets, ...res.refs, ...res.refs.flatMap((h) => (h.from ? [h.from] : []))], opts.abs);
     const list = res.refs.map((h) => ({ ...place(h), from: h.from ? place(h.from) : null })).filter((h) => passes(opts, h, h.path, h.from?.qpath ?? null));
     let unresolved: number | null = null;
@@ -207,7 +215,7 @@ export async function answerCallees(log: EventLog, path: string, opts: AnswerOpt
   return at(log, opts, async (r) => {
     await checkScope(r.log, r.generation, opts);
     const res = await callees(r.log, path, { from: opts.from });
-    if (res.targets.length === 0) throw await unknownPath(r, path, opts);
+    if (res.targets.length === 0) await refuseUnknown(r, path, opts);
     const place = await placeAll(r, [...res.targets, ...res.callees, ...res.callees.flatMap((h) => (h.to ? [h.to] : []))], opts.abs);
     const targets = res.targets.map(place);
     const list = res.callees.map((h) => ({ ...place(h), to: h.to ? place(h.to) : null })).filter((h) => passes(opts, h, h.path, null));
@@ -220,7 +228,7 @@ export async function answerHistory(log: EventLog, path: string, opts: AnswerOpt
   return at(log, opts, async (r) => {
     await checkScope(r.log, r.generation, opts);
     const res = await history(r.log, path, { from: opts.from });
-    if (res.ids.length === 0) throw await unknownPath(r, path, opts);
+    if (res.ids.length === 0) throw await unknownPath(r, path, opts, undefined, true);
     const place = await placeAll(r, res.events.flatMap((e): Placed[] => (e.node ? [e.node] : e.edge ? [e.edge] : [])), opts.abs);
     const events: PlacedEvent[] = res.events.map((e) => {
       const { node, edge, ...rest } = e;

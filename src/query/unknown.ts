@@ -6,23 +6,26 @@
 // whose target the resolver could not find), which a zero answer counts and
 // `--unresolved` lists. From the state tables; on a lake without them, from
 // a fold of the node or edge events (slow, as every answer there). Read-only.
-import { and, inList, type Expr } from '../lake/expr/expr.ts';
+import { and, eq, inList, type Expr } from '../lake/expr/expr.ts';
 import { dstName } from '../log/state/schema.ts';
 import { candidateIds, edgeHit, foldIds, nodeHit, prefixRange, str, type EdgeHit, type NodeHit, type ReadAt, type Row } from './read.ts';
 import { stateNodeHit } from './state.ts';
-import { liveCrates } from './scope.ts';
+import { allCrates } from './scope.ts';
 import { didYouMean } from './suggest.ts';
 
-/** The lake's qualified paths (and public paths) closest to `path`, best first. */
-export async function suggestPaths(r: ReadAt, path: string): Promise<string[]> {
+/**
+ * The lake's qualified paths (and public paths) closest to `path`, best
+ * first; `ever`: paths removed since count too (for `history`).
+ */
+export async function suggestPaths(r: ReadAt, path: string, ever = false): Promise<string[]> {
   const segs = path.split('::').filter((s) => s !== '');
   if (segs.length === 0) return [];
   if (segs.length === 1) return didYouMean(segs[0]!, await allNames(r));
-  const under = async (head: string): Promise<string[]> => pathsUnder(r, head);
+  const under = async (head: string): Promise<string[]> => (ever ? [...(await pathsUnder(r, head)), ...(await pathsEverUnder(r, head))] : pathsUnder(r, head));
   const keys = await under(segs[0]!);
   if (keys.length > 0) return didYouMean(path, keys);
   // the crate segment is unknown: the closest crate names, each with the rest of the path
-  const crates = new Set((await liveCrates(r.log, r.generation)).map((c) => c.krate.slice(0, c.krate.lastIndexOf('@')).replace(/-/g, '_')));
+  const crates = new Set((await allCrates(r.log, r.generation)).map((c) => c.krate.slice(0, c.krate.lastIndexOf('@')).replace(/-/g, '_')));
   const out: string[] = [];
   for (const head of didYouMean(segs[0]!, crates)) {
     const rest = [head, ...segs.slice(1)].join('::');
@@ -43,6 +46,26 @@ async function pathsUnder(r: ReadAt, head: string): Promise<string[]> {
   const test = (row: Row): boolean => typeof row.qpath === 'string' && row.qpath.startsWith(prefix);
   const ids = await candidateIds(r, 'node', prefixRange('qpath', `${prefix}*`), { columns: ['qpath'], fn: test });
   return [...(await foldIds(r, 'node', ids)).values()].filter(test).map((row) => row.qpath as string);
+}
+
+/** Qualified paths starting `head::` that any node event ever had (removed items too). */
+async function pathsEverUnder(r: ReadAt, head: string): Promise<string[]> {
+  const prefix = `${head}::`;
+  const out = new Set<string>();
+  await candidateIds(r, 'node', prefixRange('qpath', `${prefix}*`), {
+    columns: ['qpath'],
+    fn: (row) => {
+      if (typeof row.qpath === 'string' && row.qpath.startsWith(prefix)) out.add(row.qpath);
+      return false;
+    },
+  });
+  return [...out];
+}
+
+/** Did any item ever have `path` as its qualified path (removed ones too), up to the read generation? */
+export async function everHad(r: ReadAt, path: string): Promise<boolean> {
+  const ids = await candidateIds(r, 'node', eq('qpath', path), { columns: ['qpath'], fn: (row) => row.qpath === path });
+  return ids.size > 0;
 }
 
 /** Every live item name (for a one-segment path or a find that matched nothing). */

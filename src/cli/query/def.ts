@@ -22,6 +22,8 @@ async function run(args: Args, ctx: Context): Promise<number> {
     ctx,
     { q: 'def', path, ...filtersOf(args), asOf: parseAsOf(args) },
     (r) => r.hits.map((h) => ({ text: `${nodeLine(h)}  ${h.kind ?? '-'}`, at: h })),
-    (r) => `${plural(r.total, 'definition')} of ${path}${r.match === 'suffix' ? ' (by its last segments)' : ''}${shown(r.hits.length, r.total)} ${atGen(r.generation)}`,
+    (r) =>
+      `${plural(r.total, 'definition')} of ${path}${r.match === 'suffix' ? ' (by its last segments)' : ''}${shown(r.hits.length, r.total)} ${atGen(r.generation)}` +
+      (r.match === 'none' ? ` (no live item has it; \`mimir history ${path}\` shows when it went)` : ''),
   );
 }

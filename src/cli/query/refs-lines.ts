@@ -20,5 +20,6 @@ export function refSummary(r: RefsAnswer, path: string, word: string): string {
     r.unresolved !== null && r.unresolved > 0
       ? `; ${plural(r.unresolved, `unresolved ${word}`)} ${r.unresolved === 1 ? 'is' : 'are'} named ${name}: mimir ${r.question} ${path} --unresolved`
       : '';
-  return `${plural(r.total, word)} to ${target} from ${plural(repos, 'repo')}${shown(r.refs.length, r.total)} ${atGen(r.generation)}${loose}`;
+  const from = r.refs.length < r.total ? '' : ` from ${plural(repos, 'repo')}`;
+  return `${plural(r.total, word)} to ${target}${from}${shown(r.refs.length, r.total)} ${atGen(r.generation)}${loose}`;
 }
