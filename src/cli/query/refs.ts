@@ -9,9 +9,7 @@ import type { EdgeKind } from '../../query/index.ts';
 import { EDGE_KINDS } from '../../serve/questions.ts';
 import { didYouMean } from '../../query/suggest.ts';
 import { AS_OF, FILTER_OPTIONS, SERVER, answer, filtersOf, parseAsOf } from './common.ts';
-import { refLines, refSummary } from './refs-lines.ts';
-
-export const UNRESOLVED = { name: 'unresolved', kind: 'flag', help: 'list the unresolved edges named like the last segment of PATH instead' } as const;
+import { UNRESOLVED, refLines, refSummary } from './refs-lines.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--kind EDGE] [--unresolved] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
