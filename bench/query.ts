@@ -243,8 +243,16 @@ if (dirs.length < MIN_CRATES) {
   log(`bench:query skipped: ${corpus} holds ${dirs.length} crate folders, fewer than ${MIN_CRATES}; run scripts/install-debian-crates.sh (as root, with apt) first`);
   process.exit(0);
 }
-buildDist();
+if (!args.includes('--build-only')) buildDist();
 await ensureLake();
+if (args.includes('--build-only')) {
+  log(`1x: ${await eventCount()} events`);
+  if (!args.includes('--skip-grow')) {
+    await grow();
+    log(`10x: ${await eventCount()} events`);
+  }
+  process.exit(0);
+}
 const results: Record<string, Partial<Record<From, Figures>>> = { '1x': {}, '10x': {} };
 log(`1x: ${await eventCount()} events`);
 for (const from of ['state', 'log'] as From[]) print('1x', from, (results['1x']![from] = await measure(from)));

@@ -3,15 +3,17 @@
 // edit of one function plus a function added, then reverted) with default
 // settings (maintenance after each run included), into a fresh lake. Every 50
 // runs it prints: files and bytes under the lake, the node table's current
-// metadata.json size, its live data files and manifests, and the latency of
+// metadata.json size, its live data files and manifests, the live data and
+// delete files of the serving state tables (what a lookup opens), and the latency of
 // `find` and `callers` in-process (median of 3) and through the CLI (one
 // process each, start-up included). At the end: run-500 / run-50 ratios
 // (aim: files and latency within 1.5x).
 //
 // Not a test: it prints figures. Flags: --runs N (500), --every N (50),
-// --fns N (functions in the crate, 120), --gc (also run `gc` with default
-// retention every --every runs, as a user's cron would), --keep (leave the
-// scratch folder and print its path).
+// --fns N (functions in the crate, 120), --gc (also run `gc` every --every
+// runs, as a user's cron would; default retention 7 days, so it expires
+// nothing during a soak), --retain-ms N (that gc's retention), --keep (leave
+// the scratch folder and print its path).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +25,7 @@ import { gc } from '../src/log/gc.ts';
 import { callers, find } from '../src/query/index.ts';
 import { readManifestList } from '../src/lake/scan/plan.ts';
 import { CODE_NODE_EVENTS } from '../src/log/schema.ts';
+import { STATE_TABLES } from '../src/log/state/schema.ts';
 
 const args = process.argv.slice(2);
 const num = (name: string, d: number): number => {
@@ -33,6 +36,7 @@ const RUNS = num('--runs', 500);
 const EVERY = num('--every', 50);
 const FNS = num('--fns', 120);
 const withGc = args.includes('--gc');
+const retainMs = args.includes('--retain-ms') ? num('--retain-ms', 0) : undefined;
 const keep = args.includes('--keep');
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -100,6 +104,7 @@ interface Point {
   metaKb: number;
   liveFiles: number;
   manifests: number;
+  stateFiles: number;
   findMs: number;
   callersMs: number;
   cliFindMs: number;
@@ -116,22 +121,24 @@ async function measure(log: EventLog, run: number, ingestMs: number): Promise<Po
   const snap = node.currentSnapshot();
   const manifests = snap ? (await readManifestList(node.io, snap)).length : 0;
   const liveFiles = (await node.dataFiles()).length;
+  let stateFiles = 0;
+  for (const name of STATE_TABLES) stateFiles += (await (await log.table(name))?.liveFiles() ?? []).length;
   const findMs = await median(() => find(log, 'f7'));
   const callersMs = await median(() => callers(log, 'soak::m0::f6'));
   return {
-    run, files, mb: bytes / 2 ** 20, metaKb: meta / 1024, liveFiles, manifests, findMs, callersMs,
+    run, files, mb: bytes / 2 ** 20, metaKb: meta / 1024, liveFiles, manifests, stateFiles, findMs, callersMs,
     cliFindMs: cliMs('find', 'f7'), cliCallersMs: cliMs('callers', 'soak::m0::f6'), ingestMs,
   };
 }
 
-const header = 'run    files      MB  meta.json KB  node files  manifests  find ms  callers ms  CLI find ms  CLI callers ms  ingest ms';
+const header = 'run    files      MB  meta.json KB  node files  manifests  state files  find ms  callers ms  CLI find ms  CLI callers ms  ingest ms';
 const row = (p: Point): string => [
   String(p.run).padStart(3), String(p.files).padStart(8), p.mb.toFixed(2).padStart(7), p.metaKb.toFixed(1).padStart(13),
-  String(p.liveFiles).padStart(11), String(p.manifests).padStart(10), p.findMs.toFixed(1).padStart(8), p.callersMs.toFixed(1).padStart(11),
+  String(p.liveFiles).padStart(11), String(p.manifests).padStart(10), String(p.stateFiles).padStart(12), p.findMs.toFixed(1).padStart(8), p.callersMs.toFixed(1).padStart(11),
   p.cliFindMs.toFixed(0).padStart(12), p.cliCallersMs.toFixed(0).padStart(15), p.ingestMs.toFixed(0).padStart(10),
 ].join(' ');
 
-console.log(`soak: ${RUNS} alternating edit/revert ingests of a ${FNS}-function crate into ${lakeDir}${withGc ? ', gc every ' + EVERY + ' runs' : ''}`);
+console.log(`soak: ${RUNS} alternating edit/revert ingests of a ${FNS}-function crate into ${lakeDir}${withGc ? `, gc every ${EVERY} runs (retention ${retainMs ?? 'default'} ms)` : ''}`);
 console.log(header);
 const points: Point[] = [];
 const log = await EventLog.open(lakeDir);
@@ -145,7 +152,7 @@ try {
     if (run > 1 && r.events.add + r.events.change + r.events.remove === 0) throw new Error(`run ${run} wrote no event: the edit did not register`);
     if (r.maintenanceError) console.log(`run ${run}: maintenance failed: ${r.maintenanceError}`);
     if (run % EVERY === 0 || run === 1) {
-      if (withGc && run % EVERY === 0) await gc(log);
+      if (withGc && run % EVERY === 0) await gc(log, { retainMs });
       const p = await measure(log, run, ingestTotal / (run % EVERY === 0 ? EVERY : 1));
       ingestTotal = 0;
       points.push(p);

@@ -16,7 +16,8 @@
 //   --verbose         per-crate kind and call tables, oracle notes
 //   --misses items|extra|calls|paths   list misses: items the graph lacks, nodes the compiler
 //                     does not have, call sites, paths (with --crate REGEX, --limit N, and --class C:
-//                     a call class such as method, or an item origin such as written)
+//                     a call class such as method, lake for calls into other measured crates,
+//                     or an item origin such as written)
 //   --cache DIR       oracle cache (default $MIMIR_TRUTH_CACHE, else $XDG_CACHE_HOME or ~/.cache, /mimir/truth)
 //   --rebuild         rebuild the oracle of the selected crates
 //   --oracle-only     build the oracle and stop
@@ -275,8 +276,8 @@ function misses(what: string): { krate: string; total: number; lines: string[]; 
       entries = f.paths.misses;
       text = (m: PathMiss) => `${m.path}  ${m.why}: want ${m.want}; def gives ${m.got.join(' | ') || 'nothing'}`;
     } else {
-      entries = f.calls.misses.filter((m) => !missClass || m.cls === missClass);
-      text = (m: CallMiss) => `${m.file}:${m.line}  ${m.cls} ${m.outcome}: ${m.callee}${m.got ? `  (graph: ${m.got})` : ''}${m.macro ? `  [in ${m.macro}!]` : ''}`;
+      entries = f.calls.misses.filter((m) => !missClass || m.cls === missClass || (missClass === 'lake' && m.into !== undefined));
+      text = (m: CallMiss) => `${m.file}:${m.line}  ${m.cls} ${m.outcome}: ${m.callee}${m.got ? `  (graph: ${m.got})` : ''}${m.macro ? `  [in ${m.macro}!]` : ''}${m.into ? `  [into ${m.into}]` : ''}${m.want ? `  [want ${m.want.slice(0, 3).join(' | ')}]` : ''}`;
     }
     const first = entries.slice(0, limit);
     out.push({ krate: f.krate, total: entries.length, lines: first.map((e) => text(e as never)), entries: first });

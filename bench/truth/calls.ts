@@ -29,7 +29,7 @@ import { publicPaths } from './rustdoc.ts';
 import type { CrateSource } from './source.ts';
 import { calleeName, findTopLevelWord, implAtKey, parseCallee, segsOf, splitPath, type Callee, type Seg } from './callee.ts';
 import { classify, FN_TRAITS, generatedImpl, type CallClass, type Caller } from './classify.ts';
-import { fromMirType, renderType, TypeReader, tokenize, type TypeAst } from './types.ts';
+import { fromMirType, implTakes, renderType, TypeReader, tokenize, type TypeAst } from './types.ts';
 
 export { WRITTEN_CLASSES, type CallClass } from './classify.ts';
 
@@ -309,6 +309,8 @@ function pickImpls(home: CrateModel, traitName: string, self: TypeAst, selfText:
     const want = renderType(self);
     hits = all.filter((i) => renderType(i.impl!.self) === want);
   }
+  // a generic impl for a path type (`impl<T: ToTokens> ToTokens for Box<T>`), then a blanket one
+  if (hits.length === 0) hits = all.filter((i) => !i.impl!.forGeneric && implTakes(i.impl!.self, self));
   if (hits.length === 0) hits = all.filter((i) => i.impl!.forGeneric);
   if (hits.length > 1 && traitArgs) {
     const want = new TypeReader(tokenize(traitArgs)).genericArgs().map(renderType).join(', ');

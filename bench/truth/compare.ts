@@ -184,6 +184,10 @@ export interface CallMiss {
   /** What Mimir has there (an edge's dst_path), when anything. */
   got: string;
   macro?: string;
+  /** The callee's crate, for a call into another measured crate (the "into lake" figure). */
+  into?: string;
+  /** The graph nodes that would be right (qpaths), as the bench maps the compiler's callee. */
+  want?: string[];
 }
 
 export interface CallFigures {
@@ -320,6 +324,8 @@ export function checkCalls(calls: OracleCall[], ctx: CallContext): CallFigures {
     if (o !== 'right') {
       const miss: CallMiss = { cls: s.c.cls, outcome: o, file: s.c.file, line: s.c.line, callee: s.c.callee, got };
       if (s.c.macro) miss.macro = s.c.macro;
+      if (s.lake && s.c.target.k === 'item') miss.into = s.c.target.krate;
+      if (o === 'wrong') miss.want = [...s.want].map((id) => ctx.nodes.get(id)?.qpath ?? id);
       f.misses.push(miss);
     }
   }

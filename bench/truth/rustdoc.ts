@@ -17,7 +17,9 @@
 // outermost invocation (`ast_struct! { … }`); such an item is `macro`, and
 // is matched anywhere within the invocation's lines; so is a member (variant,
 // impl or trait item) of a `macro` item, whatever its own span. An item whose
-// span points into a `#[derive(…)]` list is `derive`. Every other item with a
+// span points into a `#[derive(…)]` list is `derive`, and so is an impl that
+// rustdoc marks `automatically_derived` inside an invocation (a derive on a
+// generated type gets the invocation's span), with its members. Every other item with a
 // span in the crate is `written`; a span outside the crate's
 // folder (another crate's macro) is `external` and not compared.
 import type { TypeAst } from './types.ts';
@@ -51,6 +53,8 @@ export interface DocItem {
   impls?: number[];
   use?: { source: string; name: string; target: number | null; glob: boolean };
   impl?: { traitName: string | null; traitId: number | null; traitArgs: TypeAst[]; self: TypeAst; selfId: number | null; forGeneric: boolean };
+  /** An impl `#[derive]` made (rustdoc keeps its `#[automatically_derived]`). */
+  derived?: true;
 }
 
 export interface DocCrate {
@@ -115,6 +119,7 @@ export function slimDoc(raw: Json): DocCrate {
           selfId: isObj(forT) && isObj(forT['resolved_path']) && typeof (forT['resolved_path'] as Json)['id'] === 'number' ? Number((forT['resolved_path'] as Json)['id']) : null,
           forGeneric: isObj(forT) && 'generic' in forT,
         };
+        if (Array.isArray(it['attrs']) && (it['attrs'] as unknown[]).some((a) => a === 'automatically_derived')) item.derived = true;
         break;
       }
       default: break;
@@ -246,7 +251,9 @@ export function docModel(doc: DocCrate, source: SourceText): DocModel {
     const span = it.span;
     const text = relative(span.file) ? source.text(span.file) : null;
     const at = text === null ? null : source.offset(span.file, span.line, span.col);
-    const origin: Origin = !relative(span.file) ? 'external' : originOf(text, at);
+    let origin: Origin = !relative(span.file) ? 'external' : originOf(text, at);
+    // a derive on an item a macro generated: rustdoc gives it the invocation's span, the impl says what made it
+    if (origin === 'macro' && it.derived) origin = 'derive';
     if (origin === 'external') { skip('span outside the crate'); continue; }
     let name = it.name ?? '';
     if (it.kind === 'proc_macro') name = procMacroFnName(text, at) ?? name;
@@ -265,9 +272,11 @@ export function docModel(doc: DocCrate, source: SourceText): DocModel {
 
   // A member of an enum, impl or trait that a macro invocation generated is generated too, even
   // when its own span is real (tokens passed through `$($t)*`): it matches anywhere in the invocation.
+  // A member of a derived impl is the derive's.
   for (const it of items.values()) {
     const p = parent.get(it.id);
     const pi = p === undefined ? undefined : items.get(p);
+    if (pi && pi.kind === 'impl' && pi.origin === 'derive' && it.origin === 'macro') { it.origin = 'derive'; continue; }
     if (!pi || pi.kind === 'module' || pi.origin !== 'macro' || it.origin !== 'written') continue;
     it.origin = 'macro';
     it.line = Math.min(it.line, pi.line);

@@ -7,7 +7,7 @@
 // callees to rustdoc impls needs. Pure functions.
 
 export type TypeAst =
-  | { k: 'path'; name: string; args: TypeAst[] }
+  | { k: 'path'; name: string; args: TypeAst[]; generic?: true }
   | { k: 'ref'; mut: boolean; t: TypeAst }
   | { k: 'ptr'; mut: boolean; t: TypeAst }
   | { k: 'slice'; t: TypeAst }
@@ -34,6 +34,32 @@ export function renderType(t: TypeAst): string {
     case 'qpath': return `<${renderType(t.self)}${t.trait ? ` as ${renderType(t.trait)}` : ''}>::${t.name}`;
     case 'never': return '!';
     case 'other': return t.text;
+  }
+}
+
+/**
+ * Does an impl's self type (rustdoc, with its generic parameters) take the
+ * concrete type (MIR)? A parameter takes anything; paths compare by their
+ * rendering (last segment) and arguments.
+ */
+export function implTakes(pattern: TypeAst, concrete: TypeAst): boolean {
+  if (pattern.k === 'path' && pattern.generic) return true;
+  if (pattern.k !== concrete.k) return false;
+  switch (pattern.k) {
+    case 'path': {
+      const c = concrete as typeof pattern;
+      return pattern.name === c.name && pattern.args.length === c.args.length && pattern.args.every((a, i) => implTakes(a, c.args[i]!));
+    }
+    case 'ref': case 'ptr': {
+      const c = concrete as typeof pattern;
+      return pattern.mut === c.mut && implTakes(pattern.t, c.t);
+    }
+    case 'slice': case 'array': return implTakes(pattern.t, (concrete as typeof pattern).t);
+    case 'tuple': {
+      const c = concrete as typeof pattern;
+      return pattern.ts.length === c.ts.length && pattern.ts.every((a, i) => implTakes(a, c.ts[i]!));
+    }
+    default: return renderType(pattern) === renderType(concrete);
   }
 }
 
@@ -71,7 +97,7 @@ export function fromRustdoc(t: unknown): TypeAst {
   const [kind, v] = Object.entries(t)[0] ?? ['', null];
   switch (kind) {
     case 'resolved_path': return rustdocPath(v);
-    case 'generic': return { k: 'path', name: String(v), args: [] };
+    case 'generic': return { k: 'path', name: String(v), args: [], generic: true };
     case 'primitive': return { k: 'path', name: String(v), args: [] };
     case 'borrowed_ref': return { k: 'ref', mut: Boolean((v as Json)['is_mutable']), t: fromRustdoc((v as Json)['type']) };
     case 'raw_pointer': return { k: 'ptr', mut: Boolean((v as Json)['is_mutable']), t: fromRustdoc((v as Json)['type']) };

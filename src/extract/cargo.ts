@@ -9,8 +9,11 @@ import * as path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { Problem } from './types.ts';
 
+/** `lib`/`bin` make the package's own crate; the others are crates of their own (cargo's targets). */
+export type TargetKind = 'lib' | 'bin' | 'test' | 'example' | 'bench' | 'build';
+
 export interface Target {
-  kind: 'lib' | 'bin';
+  kind: TargetKind;
   name: string;
   /** Relative to the package dir, '/'-separated. */
   path: string;
@@ -38,7 +41,13 @@ export interface Package {
   edition: string;
   /** Absolute package dir. */
   dir: string;
+  /** The package's own crate: its lib (first, when there is one) and bins. */
   targets: Target[];
+  /**
+   * The targets that are crates of their own: tests, examples, benches (explicit and
+   * discovered, as cargo) and the build script (kind `build`), in that order.
+   */
+  otherTargets: Target[];
   deps: Dependency[];
   /** The `[features]` table: feature -> what it enables (`feat`, `dep:x`, `x/feat`, `x?/feat`). */
   features: Record<string, string[]>;
@@ -218,11 +227,16 @@ async function packageOf(
     version: inherited('version'),
     edition: inherited('edition') || '2015',
     dir,
-    targets: await targetsOf(dir, name, doc, pkg),
+    targets: [],
+    otherTargets: [],
     deps: [],
     features: featuresTable(doc['features']),
     buildScript: await buildScriptOf(dir, pkg),
   };
+  const all = await targetsOf(dir, name, doc, pkg, out.edition);
+  out.targets = all.filter((t) => t.kind === 'lib' || t.kind === 'bin');
+  out.otherTargets = all.filter((t) => t.kind !== 'lib' && t.kind !== 'bin');
+  if (out.buildScript) out.otherTargets.push({ kind: 'build', name: 'build-script-build', path: out.buildScript });
   const wsDeps = workspace && isTable(workspace['dependencies']) ? workspace['dependencies'] : {};
   const sections: [string, Dependency['kind']][] = [['dependencies', 'normal'], ['dev-dependencies', 'dev'], ['build-dependencies', 'build']];
   const tables: [Table, Dependency['kind']][] = [];
@@ -315,7 +329,7 @@ async function exists(p: string): Promise<boolean> {
   try { return (await stat(p)).isFile(); } catch { return false; }
 }
 
-async function targetsOf(dir: string, name: string, doc: Table, pkg: Table): Promise<Target[]> {
+async function targetsOf(dir: string, name: string, doc: Table, pkg: Table, edition: string): Promise<Target[]> {
   const targets: Target[] = [];
   const ident = name.replace(/-/g, '_');
   const lib = isTable(doc['lib']) ? doc['lib'] : null;
@@ -333,17 +347,50 @@ async function targetsOf(dir: string, name: string, doc: Table, pkg: Table): Pro
   }
   if (pkg['autobins'] !== false) {
     if (!seen.has('src/main.rs') && await exists(path.join(dir, 'src/main.rs'))) targets.push({ kind: 'bin', name, path: 'src/main.rs' });
-    let names: string[] = [];
-    try { names = (await readdir(path.join(dir, 'src/bin'))).sort(); } catch { /* no src/bin */ }
-    for (const n of names) {
-      const p = n.endsWith('.rs') ? `src/bin/${n}` : `src/bin/${n}/main.rs`;
-      if (!seen.has(p) && await exists(path.join(dir, p))) {
-        targets.push({ kind: 'bin', name: n.replace(/\.rs$/, ''), path: p });
-        seen.add(p);
+    for (const t of await discovered(dir, 'src/bin')) {
+      if (!seen.has(t.path)) {
+        targets.push({ kind: 'bin', ...t });
+        seen.add(t.path);
       }
     }
   }
+  // tests, examples, benches: the explicit [[test]]… entries, then the discovered files (cargo's
+  // autotests/autoexamples/autobenches; edition 2015 turns discovery off for a kind with entries)
+  const kinds: [Target['kind'], string, string][] = [['test', 'test', 'tests'], ['example', 'example', 'examples'], ['bench', 'bench', 'benches']];
+  for (const [kind, key, folder] of kinds) {
+    const explicit = Array.isArray(doc[key]) ? (doc[key] as unknown[]).filter(isTable) : [];
+    const names = new Set<string>();
+    for (const t of explicit) {
+      const tname = str(t['name']);
+      if (!tname) continue;
+      const tpath = str(t['path']) ?? (await exists(path.join(dir, folder, `${tname}.rs`)) ? `${folder}/${tname}.rs` : `${folder}/${tname}/main.rs`);
+      if (seen.has(tpath) || names.has(tname)) continue;
+      targets.push({ kind, name: tname, path: tpath });
+      seen.add(tpath);
+      names.add(tname);
+    }
+    const auto = pkg[`auto${folder}`];
+    if (auto === false || (auto === undefined && edition === '2015' && explicit.length > 0)) continue;
+    for (const t of await discovered(dir, folder)) {
+      if (seen.has(t.path) || names.has(t.name)) continue;
+      targets.push({ kind, ...t });
+      seen.add(t.path);
+      names.add(t.name);
+    }
+  }
   return targets;
+}
+
+/** Cargo's target discovery in `folder`: `x.rs` and `x/main.rs`, sorted by name. */
+async function discovered(dir: string, folder: string): Promise<{ name: string; path: string }[]> {
+  let entries: string[] = [];
+  try { entries = (await readdir(path.join(dir, folder))).sort(); } catch { /* no such folder */ }
+  const out: { name: string; path: string }[] = [];
+  for (const n of entries) {
+    const p = n.endsWith('.rs') ? `${folder}/${n}` : `${folder}/${n}/main.rs`;
+    if (await exists(path.join(dir, p))) out.push({ name: n.replace(/\.rs$/, ''), path: p });
+  }
+  return out;
 }
 
 // --- versions -------------------------------------------------------------

@@ -69,6 +69,10 @@ export interface ExtractInput {
   depCrates?: readonly DepCrate[];
   /** Item-position macro expansion (src/extract/macros); none by default. */
   expander?: ItemExpander;
+  /** The crate's own name in paths (default: from `krate`); a test target `tests/it.rs` is `it`. */
+  ident?: string;
+  /** Extra cfg names set (`test` for a test or bench target). */
+  cfgNames?: readonly string[];
 }
 
 /** Stable id of an item: 32 hex chars of sha256 over (repo, krate, namespace, qpath, disambiguator). */
@@ -83,12 +87,12 @@ export function universeNodeId(krate: string, ns: Namespace, qpath: string): str
 
 export async function extractCrate(input: ExtractInput): Promise<CrateGraph> {
   const parser = input.parser ?? await loadRust();
-  const ident = crateIdent(input.krate);
+  const ident = input.ident ?? crateIdent(input.krate);
   const files = new Map<string, FileFact>();
   const problems: Problem[] = [];
 
   // cfg, then each target's module tree (expanding macros as it goes)
-  const cfg = new Cfg({ features: input.features ?? [], names: await buildScriptNames(input) });
+  const cfg = new Cfg({ features: input.features ?? [], names: [...await buildScriptNames(input), ...input.cfgNames ?? []] });
   const table = new DefTable();
   const macros = input.expander ? null : new MacroExpander({
     krate: input.krate, ident, edition: editionOf(input.edition), parser,
@@ -121,7 +125,7 @@ export async function extractCrate(input: ExtractInput): Promise<CrateGraph> {
   const world = new DepWorld(input.depCrates ?? []);
   const names = new Names(table, { ident, edition: input.edition ?? '2015', deps, world });
   const lowering = new TypeLowering(names, world);
-  const impls = new Impls(table, names, lowering, ident);
+  const impls = new Impls(table, names, lowering, ident, world);
   impls.place();
   assignIds(table.defs, input.repo, input.krate);
   names.computePublicPaths();

@@ -33,7 +33,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import {
-  activeFeatures, pickVersion, readCrateDir, readWorkspace, type CrateGraph, type FeatureSelection, type FileStatus, type Package,
+  activeFeatures, pickVersion, readCrateDir, readWorkspace, type CrateGraph, type Dependency, type FeatureSelection, type FileStatus, type Package,
   type ProblemKind, type Workspace,
 } from '../extract/index.ts';
 import { and, eq, inList } from '../lake/expr/expr.ts';
@@ -42,9 +42,10 @@ import type { EventLog, EventRow } from '../log/event-log.ts';
 import { withRun, type Run } from '../log/run.ts';
 import { formatMaintainReport, maintain, type MaintainReport } from '../log/maintain.ts';
 import { StateDelta } from '../log/state/delta.ts';
+import { SourcesWriter, ensureSourcesTable, type SourcesWritten } from '../log/blobs.ts';
 import { placed } from '../log/state/rows.ts';
 import { crashPoint } from '../lake/testing/crash.ts';
-import { UNIVERSE_REPO, runNote, type Kind } from '../log/schema.ts';
+import { UNIVERSE_REPO, runNote, targetKrate, type Kind, type TargetKind } from '../log/schema.ts';
 import { DepSummaries, type DepRef } from './deps.ts';
 import { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
 import { Writer } from './writer.ts';
@@ -150,6 +151,8 @@ export interface IngestReport {
   maintenance?: MaintainReport;
   /** Why that maintenance failed (the run itself landed). */
   maintenanceError?: string;
+  /** File contents the run stored in `mimir.code_sources` (absent when the lake has no such table). */
+  sources?: SourcesWritten;
   /** `withDeps`: the universe add of the dependencies, and the `name@version`s not found locally. */
   deps?: { report: IngestReport; notFound: string[] };
 }
@@ -225,6 +228,8 @@ interface CrateSpec {
   buildScript: string | null;
   /** The normal dependencies, whose summaries resolution reads (ingest/deps.ts). */
   resolveInto: DepRef[];
+  /** A crate made of one test/example/bench/build target of its package: its kind, its own name in paths, extra cfg names. */
+  target?: { kind: TargetKind; ident: string; cfgNames: string[] };
 }
 
 const DEFAULT_BATCH = 50_000;
@@ -258,9 +263,13 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
     const krate = `${pkg.name}@${pkg.version}`;
     if (seen.has(krate)) continue;
     seen.add(krate);
-    const spec = specOf(pkg, krate, repo, ws.packages, (name, req) => pickVersion(ws.lock.get(name) ?? [], req), opts);
-    spec.crateDir = path.relative(root, pkg.dir).split(path.sep).join('/');
-    specs.push(spec);
+    const pick = (name: string, req: string | null) => pickVersion(ws.lock.get(name) ?? [], req);
+    // crate_dir: the package's folder relative to the repo root, for its lib/bin crate and its targets
+    const crateDir = path.relative(root, pkg.dir).split(path.sep).join('/');
+    for (const spec of [specOf(pkg, krate, repo, ws.packages, pick, opts), ...targetSpecs(pkg, krate, repo, ws.packages, pick, opts)]) {
+      spec.crateDir = crateDir;
+      specs.push(spec);
+    }
   }
   // Dependencies first (their own run): the repo's crates then resolve into them.
   let deps: IngestReport['deps'];
@@ -351,13 +360,18 @@ export async function universeAdd(log: EventLog, paths: string[], opts: Universe
 
 function specOf(
   pkg: Package, krate: string, repo: string, members: Package[], pick: (name: string, req: string | null) => string | null,
-  sel: FeatureSelection,
+  sel: FeatureSelection, kinds: readonly Dependency['kind'][] = ['normal', 'build', 'dev'], resolveKinds: readonly Dependency['kind'][] = ['normal'],
+  first: { local: string; krate: string; repo: string }[] = [],
 ): CrateSpec {
   const deps = new Map<string, { krate: string; repo?: string }>();
   const resolveInto: DepRef[] = [];
+  for (const f of first) {
+    deps.set(f.local, { krate: f.krate, repo: f.repo });
+    resolveInto.push({ krate: f.krate, repo: f.repo });
+  }
   // normal dependencies first: a name that is also a dev-dependency keeps the normal one
   const order = { normal: 0, build: 1, dev: 2 } as const;
-  for (const d of [...pkg.deps].sort((a, b) => order[a.kind] - order[b.kind])) {
+  for (const d of [...pkg.deps].filter((x) => kinds.includes(x.kind)).sort((a, b) => order[a.kind] - order[b.kind])) {
     if (deps.has(d.localName)) continue;
     const sibling = d.path ? members.find((m) => m.dir === d.path) : undefined;
     const dep = sibling ? { krate: `${sibling.name}@${sibling.version}`, repo } : null;
@@ -365,7 +379,7 @@ function specOf(
     const chosen: { krate: string; repo?: string } | null = dep ?? (v ? { krate: `${d.crateName}@${v}` } : null);
     if (!chosen) continue;
     deps.set(d.localName, chosen);
-    if (d.kind === 'normal' && !resolveInto.some((r) => r.krate === chosen.krate)) resolveInto.push({ krate: chosen.krate, repo: chosen.repo ?? UNIVERSE_REPO });
+    if (resolveKinds.includes(d.kind) && !resolveInto.some((r) => r.krate === chosen.krate)) resolveInto.push({ krate: chosen.krate, repo: chosen.repo ?? UNIVERSE_REPO });
   }
   return {
     krate, rootDir: pkg.dir, targets: pkg.targets.map((t) => t.path),
@@ -373,6 +387,38 @@ function specOf(
     edition: pkg.edition, features: activeFeatures(pkg, sel), buildScript: pkg.buildScript,
     resolveInto: resolveInto.sort((a, b) => (a.krate < b.krate ? -1 : a.krate > b.krate ? 1 : 0)),
   };
+}
+
+/**
+ * The package's tests, examples, benches and build script, each a crate of its own
+ * (`name@version/<kind>/<target>`, as cargo builds them): a test, example or bench sees
+ * the package's lib (same repo) and its normal and dev-dependencies, with cfg `test` on
+ * for tests and benches; the build script sees its build-dependencies only.
+ */
+function targetSpecs(
+  pkg: Package, krate: string, repo: string, members: Package[], pick: (name: string, req: string | null) => string | null, sel: FeatureSelection,
+): CrateSpec[] {
+  const out: CrateSpec[] = [];
+  const lib = pkg.targets.find((t) => t.kind === 'lib');
+  const seen = new Set<string>();
+  for (const t of pkg.otherTargets) {
+    const kind = t.kind as TargetKind;
+    const k = targetKrate(krate, kind, t.name);
+    if (seen.has(k)) continue;
+    seen.add(k);
+    const ident = t.name.replace(/-/g, '_');
+    const spec = kind === 'build'
+      ? specOf(pkg, k, repo, members, pick, sel, ['build'], ['build'])
+      : specOf(pkg, k, repo, members, pick, sel, ['normal', 'dev'], ['normal', 'dev'], lib && lib.name !== ident ? [{ local: lib.name, krate, repo }] : []);
+    spec.targets = [t.path];
+    if (kind === 'build') {
+      spec.features = [];
+      spec.buildScript = null;
+    }
+    spec.target = { kind, ident, cfgNames: kind === 'test' || kind === 'bench' ? ['test'] : [] };
+    out.push(spec);
+  }
+  return out;
 }
 
 interface RunOptions extends IngestOptions {
@@ -396,9 +442,11 @@ async function manifestFact(spec: CrateSpec, maxFileBytes: number | undefined, d
   if (spec.buildScript) build = sha256(await readFile(path.join(spec.rootDir, spec.buildScript)).catch(() => Buffer.alloc(0)));
   const hash = sha256(JSON.stringify({
     manifest: sha256(bytes), krate: spec.krate, targets: spec.targets, deps: spec.deps, maxFileBytes: maxFileBytes ?? null,
-    edition: spec.edition, features: spec.features, build, depsAvailable,
+    edition: spec.edition, features: spec.features, build, depsAvailable, ...spec.target ? { target: spec.target } : {},
   }));
-  return { path: MANIFEST_PATH, hash, size: BigInt(bytes.length), parse_status: MANIFEST_STATUS };
+  const fact: Fields = { path: MANIFEST_PATH, hash, size: BigInt(bytes.length), parse_status: MANIFEST_STATUS };
+  if (spec.target) fact['target_kind'] = spec.target.kind;
+  return fact;
 }
 
 /** Do all recorded files still hash as recorded (a recorded '' = unreadable then: still unreadable)? */
@@ -442,11 +490,14 @@ async function runCrates(
   const keys = repo === UNIVERSE_REPO ? specs.map((s) => universeKey(s.krate)) : [repoKey(repo)];
   const rev = opts.commit?.sha ?? opts.rev ?? null;
   const note = runNote({ what: repo === UNIVERSE_REPO ? 'universe' : 'ingest', repo, rev, run: runId });
+  await ensureSourcesTable(log.lake);
   const { result: report, generation, attempts } = await withRun(log, { repo, run: runId, keys, note }, async (run, attempt) => {
     // the serving state tables change in the run's commit (when the lake has them)
     const state = await StateDelta.open(run.view, { base: run.generation });
+    // file contents new to the lake, in the same commit (log/blobs.ts)
+    const sources = await SourcesWriter.open(log, run.view, (p) => run.track([p]));
     try {
-      const { report, landed } = await diffAndWrite(run, repo, specs, [...problems], opts, state);
+      const { report, landed } = await diffAndWrite(run, repo, specs, [...problems], opts, state, sources);
       report.ms = Date.now() - opts.started;
       report.attempts = attempt;
       const set: Record<string, string> = {};
@@ -456,6 +507,11 @@ async function runCrates(
         const targets = await state.finish();
         run.track(state.paths());
         for (const t of targets) run.addTarget({ ident: t.ident, update: t.update });
+      }
+      if (sources) {
+        const t = await sources.finish();
+        if (t) run.addTarget(t);
+        report.sources = sources.written;
       }
       return { row: runRow(report, opts.started, opts.commit, repo === UNIVERSE_REPO ? null : (opts.root ?? null)), keys: set, result: report };
     } catch (e) {
@@ -475,6 +531,7 @@ async function runCrates(
  */
 async function diffAndWrite(
   run: Run, repo: string, specs: CrateSpec[], problems: IngestProblem[], opts: RunOptions, state: StateDelta | undefined,
+  sources: SourcesWriter | undefined,
 ): Promise<{ report: IngestReport; landed: string[] }> {
   const log = run.view;
   const runId = run.id;
@@ -529,6 +586,7 @@ async function diffAndWrite(
       job: {
         repo, krate: spec.krate, rootDir: spec.rootDir, targets: spec.targets, deps: spec.deps, maxFileBytes: opts.maxFileBytes,
         edition: spec.edition, features: spec.features, buildScript: spec.buildScript,
+        ...spec.target ? { ident: spec.target.ident, cfgNames: spec.target.cfgNames } : {},
       },
     });
   }
@@ -637,7 +695,11 @@ async function diffAndWrite(
       const ctx: RowContext = { repo, krate: plan.spec.krate, run: runId, ts };
       await writeCrate(log, writer, ctx, res, plan.manifest, fileState.get(plan.spec.krate) ?? new Map(), known.has(plan.spec.krate), plan.spec.crateDir ?? null);
       landed.push(plan.spec.krate);
+      const before = fileState.get(plan.spec.krate);
       for (const f of res.graph.files) {
+        if (sources && (f.parseStatus === 'ok' || f.parseStatus === 'errors') && before?.get(f.path)?.['hash'] !== f.hash) {
+          await sources.want(f.hash, path.resolve(plan.spec.rootDir, f.path));
+        }
         report.files++;
         if (f.parseStatus === 'ok' || f.parseStatus === 'errors') {
           report.parsed++;

@@ -23,6 +23,9 @@ export interface ExtractJob {
   edition: string;
   features: string[];
   buildScript: string | null;
+  /** A target crate's own name in paths and extra cfg names (extract's ExtractInput). */
+  ident?: string;
+  cfgNames?: string[];
   /** Summaries of the dependencies to resolve into (ingest/deps.ts). */
   depCrates?: DepCrate[];
   /** Return this crate's own summary too (a later job of the run depends on it). */
@@ -55,6 +58,7 @@ export function extractInput(job: ExtractJob, parser: RustParser): ExtractInput 
     repo: job.repo, krate: job.krate, rootDir: job.rootDir, targets: job.targets, deps: new Map(job.deps),
     readFile: (p) => readFile(p), parser, limits: { maxFileBytes: job.maxFileBytes },
     edition: job.edition, features: job.features, buildScript: job.buildScript, depCrates: job.depCrates,
+    ...job.ident ? { ident: job.ident } : {}, ...job.cfgNames ? { cfgNames: job.cfgNames } : {},
   };
 }
 

@@ -32,7 +32,7 @@ type RowKind = Exclude<Kind, 'pos'>;
 export const SEMANTIC: Record<RowKind, readonly string[]> = {
   node: ['kind', 'name', 'qpath', 'visibility', 'signature', 'parent', 'body_hash', 'origin', 'public_paths', 'type_info'],
   edge: ['src', 'dst', 'dst_path', 'dst_krate', 'edge_kind', 'unresolved_reason', 'origin', 'dispatch'],
-  file: ['path', 'hash', 'size', 'parse_status'],
+  file: ['path', 'hash', 'size', 'parse_status', 'target_kind'],
 };
 
 /** The position columns of a node or an edge row (written with its events, read when it has no pos row). */

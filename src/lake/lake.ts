@@ -51,6 +51,16 @@ export interface LoadOptions {
 
 export { PROP_FORMER_ROOTS, PROP_LAKE_ROOT };
 
+/**
+ * Properties every table created in a lake gets unless its own say otherwise.
+ * Iceberg's metadata-log keeps 100 previous metadata files by default, and gc
+ * keeps what that log lists: a table committed to at every run would hold 100
+ * metadata files after any gc. Ten is what the event tables always had.
+ */
+export const LAKE_TABLE_DEFAULTS: Readonly<Record<string, string>> = {
+  'write.metadata.previous-versions-max': '10',
+};
+
 export interface LakeOpenOptions {
   /** Create the folder and catalog when absent (default true; never over a lost catalog's table folders). */
   create?: boolean;
@@ -65,6 +75,13 @@ export interface LakeOpenOptions {
   catalogName?: string;
   /** The SQLite catalog file, when it is not `<root>/catalog.db` (a PyIceberg or Java catalog). */
   catalogFile?: string;
+  /**
+   * Refuse to read any file outside the opened root (lexically or through a
+   * symlink), whatever the metadata names; relative locations resolve against
+   * the root only. `mimir serve` opens its lake so. Default: a path outside the
+   * root is read where it says, as any Iceberg reader does.
+   */
+  confineReads?: boolean;
 }
 
 /** Where the lake's recorded root came from. */
@@ -133,6 +150,7 @@ export class Lake {
     readonly root: string,
     readonly catalog: SqlCatalog,
     roots: { recorded: string; former: string[]; source: RootSource; notWritable: boolean },
+    confineReads: boolean,
   ) {
     this.notWritable = roots.notWritable;
     this.recordedRoot = roots.recorded;
@@ -140,7 +158,7 @@ export class Lake {
     this.rootSource = roots.source;
     // relative locations (a foreign catalog written with a relative warehouse)
     // resolve against the working directory, as PyIceberg does, else the lake root
-    this.io = new LakeFileIO(root, [roots.recorded, ...roots.former], [process.cwd(), root]);
+    this.io = new LakeFileIO(root, [roots.recorded, ...roots.former], [process.cwd(), root], { confineReads });
     this.hooks = { begin: (releaseBase) => this.lease(releaseBase, 'commit') };
   }
 
@@ -161,11 +179,12 @@ export class Lake {
     try {
       const recorded = catalog.property(PROP_LAKE_ROOT);
       const former = (catalog.property(PROP_FORMER_ROOTS) ?? '').split('\n').filter((r) => r !== '');
-      if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded', notWritable });
+      const confine = opts.confineReads === true;
+      if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded', notWritable }, confine);
       const inferred = inferRoot(catalog);
       const roots = { recorded: inferred ?? abs, former, source: (inferred === undefined ? 'opened' : 'inferred') as RootSource, notWritable };
       if (!readOnly) catalog.setProperty(PROP_LAKE_ROOT, roots.recorded);
-      return new Lake(abs, catalog, roots);
+      return new Lake(abs, catalog, roots, confine);
     } catch (e) {
       catalog.close();
       throw e;
@@ -241,7 +260,8 @@ export class Lake {
     await this.refuseUnknownTableFolder(ident, location);
     let last = 999;
     const spec = { specId: 0, fields: (opts.partitionBy ?? []).map((f) => ({ ...f, fieldId: ++last })) };
-    const metadata = newTableMetadata({ location, schema, spec, sortOrder: opts.sortOrder, properties: opts.properties });
+    const properties = { ...LAKE_TABLE_DEFAULTS, ...opts.properties };
+    const metadata = newTableMetadata({ location, schema, spec, sortOrder: opts.sortOrder, properties });
     const loc = `${location}/metadata/00000-${crypto.randomUUID()}.metadata.json`;
     await this.inFlight(`create ${identToString(ident)}`, async () => {
       await this.io.writeNew(loc, serializeTableMetadata(metadata));
@@ -264,6 +284,11 @@ export class Lake {
     if (this.catalog.everMetadataLocations(ident).length > 0) return; // a dropped table of this lake
     const files = (await this.io.list(`${location}/metadata`)).filter((f) => f.path.endsWith('.metadata.json'));
     if (files.length === 0) return;
+    // Another writer creating this table now: it takes a lease, writes the metadata
+    // file, then commits; seen in that order, its file is not a stranger's.
+    if (this.catalog.loadTable(ident) !== undefined) return;
+    const creating = `create ${identToString(ident)}`;
+    if (this.catalog.liveLeases().some((l) => l.note === creating)) return;
     throw new Error(
       `cannot create table ${identToString(ident)}: its folder ${this.io.local(location)} already holds ${files.length} metadata file(s) ` +
         `of a table this catalog never recorded (a lost or replaced catalog?); run 'mimir lake recover --lake ${this.root}' to register it — nothing created`,

@@ -28,6 +28,7 @@
 // a lease on their generation while open, so GC keeps what they read (except
 // on a lake this process may not write: no lease can be recorded there, and
 // the CLI says so).
+import { ensureSourcesTable } from './blobs.ts';
 import type { Batch, NestedField, Schema, Value } from '../lake/spec/types.ts';
 import { Lake } from '../lake/lake.ts';
 import { addColumnsUpdate, type Table } from '../lake/table/table.ts';
@@ -202,6 +203,8 @@ export class EventLog {
     // a new lake gets its (empty) state tables before the node table marks it
     // made; an older lake gets them from `mimir state rebuild` (they need a fold)
     if (fresh && stateTables) await createStateTables(this);
+    // and the content-addressed sources table (log/blobs.ts; an older lake gets it at its next ingest)
+    if (fresh) await ensureSourcesTable(lake);
     const node: { schema: Schema; props: Record<string, string> } = { schema: kindSchema('node'), props: mode === 'split' ? { [PROP_RING]: RING_SPLIT } : {} };
     if (!lake.tableExists(nodeIdent)) {
       try {

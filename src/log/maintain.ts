@@ -17,11 +17,16 @@
 // the other finds its files replaced and skips. Cost: a table is compacted
 // about once every `threshold` runs that touch it. Crash story: compaction's.
 //
-// Other tables join here: the serving state tables (log/state) add their own
-// check-and-rewrite as a `MaintenanceTask` in `TASKS` below.
+// Other tables join here as a `MaintenanceTask` in `TASKS` below: the serving
+// state tables (log/state/maintain.ts: a table past 8 delete files, or 8 data
+// files beyond its ideal count, is merged into sorted files). Without it each
+// run leaves a data and a delete file in each state table, and every lookup
+// opens them all. `mimir.maintain=false` on a state table skips it too.
 import type { Table } from '../lake/table/table.ts';
 import { compact, RUNS_TARGET_FILE_ROWS, type CompactTableReport } from './compact.ts';
 import type { EventLog } from './event-log.ts';
+import { maintainState } from './state/maintain.ts';
+import { STATE_TABLES } from './state/schema.ts';
 import {
   DEFAULT_MAINTAIN_SMALL_FILES, INGEST_RUNS, PROP_MAINTAIN, PROP_MAINTAIN_SMALL_FILES, SOURCE_KINDS, qualified, ringTableName, tableName,
 } from './schema.ts';
@@ -32,6 +37,8 @@ export interface MaintainTableCheck {
   threshold: number;
   /** The compaction, when the table passed its threshold. */
   compacted?: CompactTableReport;
+  /** A state table's rewrite (`minor` | `major`), data + delete files before and after. */
+  rewritten?: { action: string; before: { dataFiles: number; deleteFiles: number }; after: { dataFiles: number; deleteFiles: number } };
   /** Why the table was not looked at (maintenance off for it). */
   skipped?: string;
 }
@@ -47,11 +54,30 @@ export interface MaintenanceTask {
   run(log: EventLog): Promise<MaintainTableCheck[]>;
 }
 
-/**
- * Maintenance beyond the event tables and `ingest_runs`. The state layer adds
- * its task here (one entry), so every ingest maintains its tables too.
- */
-const TASKS: MaintenanceTask[] = [];
+/** The serving state tables (those the lake has, maintenance not off): merged past their own thresholds. */
+const STATE_TASK: MaintenanceTask = {
+  name: 'state',
+  async run(log) {
+    const checks: MaintainTableCheck[] = [];
+    const tables: (typeof STATE_TABLES)[number][] = [];
+    for (const name of STATE_TABLES) {
+      const t = await log.table(name);
+      if (!t) continue;
+      if (t.properties[PROP_MAINTAIN] === 'false') checks.push({ table: qualified(name), smallFiles: 0, threshold: 0, skipped: `${PROP_MAINTAIN}=false` });
+      else tables.push(name);
+    }
+    if (tables.length === 0) return checks;
+    for (const r of (await maintainState(log, { tables })).tables) {
+      const check: MaintainTableCheck = { table: qualified(r.table), smallFiles: r.before.deleteFiles, threshold: 8 };
+      if (r.action !== 'none') check.rewritten = { action: r.action, before: r.before, after: r.after };
+      checks.push(check);
+    }
+    return checks;
+  },
+};
+
+/** Maintenance beyond the event tables and `ingest_runs`: each task checks its tables and rewrites those that need it. */
+const TASKS: MaintenanceTask[] = [STATE_TASK];
 
 /** Live data files of `t` that count as small for table `name` (see the module comment). */
 export async function smallFiles(t: Table, name: string): Promise<number> {
@@ -100,9 +126,20 @@ export async function maintain(log: EventLog, opts: { tables?: string[] } = {}):
 /** `maintenance: compacted mimir.code_node_events (17 small files -> 1)`, or '' when nothing was done. */
 export function formatMaintainReport(r: MaintainReport): string {
   const done = r.tables.filter((t) => t.compacted);
-  if (done.length === 0) return '';
-  return `maintenance: compacted ${done.map((t) => {
-    const c = t.compacted!;
-    return c.skipped ? `${t.table} (skipped: ${c.skipped})` : `${t.table} (${t.smallFiles} small files; files ${c.before.files}->${c.after.files})`;
-  }).join(', ')} in ${r.ms} ms`;
+  const merged = r.tables.filter((t) => t.rewritten);
+  if (done.length === 0 && merged.length === 0) return '';
+  const parts: string[] = [];
+  if (done.length > 0) {
+    parts.push(`compacted ${done.map((t) => {
+      const c = t.compacted!;
+      return c.skipped ? `${t.table} (skipped: ${c.skipped})` : `${t.table} (${t.smallFiles} small files; files ${c.before.files}->${c.after.files})`;
+    }).join(', ')}`);
+  }
+  if (merged.length > 0) {
+    parts.push(`merged ${merged.map((t) => {
+      const w = t.rewritten!;
+      return `${t.table} (${w.action}: ${w.before.dataFiles}+${w.before.deleteFiles} -> ${w.after.dataFiles}+${w.after.deleteFiles} data+delete files)`;
+    }).join(', ')}`);
+  }
+  return `maintenance: ${parts.join('; ')} in ${r.ms} ms`;
 }

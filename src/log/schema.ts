@@ -63,6 +63,28 @@ export function qualified(name: string): string {
   return `${NAMESPACE}.${name}`;
 }
 
+// ---- crates of a package ------------------------------------------------------
+
+/** A crate made of one non-library target of its package (a repo's tests, examples, benches, build script). */
+export type TargetKind = 'test' | 'example' | 'bench' | 'build';
+export const TARGET_KINDS: readonly TargetKind[] = ['test', 'example', 'bench', 'build'];
+
+/**
+ * The krate of a package's target crate: `name@version/<kind>/<target>`
+ * (`ripgrep@14.1.0/test/integration`); the package's own lib and bins are
+ * `name@version`. The one place that spells it (with `targetKindOf`).
+ */
+export function targetKrate(pkgKrate: string, kind: TargetKind, target: string): string {
+  return `${pkgKrate}/${kind}/${target}`;
+}
+
+/** The target kind a krate is flagged with (null: a package's lib/bin crate, or a universe crate). */
+export function targetKindOf(krate: string): TargetKind | null {
+  const at = krate.lastIndexOf('@');
+  const m = /^[^/]*\/(test|example|bench|build)\/[^/]+$/.exec(at < 0 ? krate : krate.slice(at));
+  return m ? (m[1] as TargetKind) : null;
+}
+
 // ---- columns -----------------------------------------------------------------
 
 export const COL_REPO = 'repo';
@@ -134,6 +156,9 @@ const FILE: NestedField[] = [
   ...COMMON, str(7, 'path'), str(8, 'hash'), long(9, 'size'), str(10, 'parse_status'),
   // added later (see NODE)
   str(11, 'crate_dir'),
+  // on a crate's `Cargo.toml` row: `test` | `example` | `bench` | `build` for a crate made of
+  // one such target of its package (see targetKindOf); null for the package's lib/bin crate
+  str(12, 'target_kind'),
 ];
 
 /**

@@ -97,7 +97,7 @@ function at<T>(log: EventLog, opts: AnswerOptions, fn: (r: ReadAt) => Promise<T>
 }
 
 const passes = (scope: Scope, h: { repo: string; krate: string }, path: string | null, qpath: string | null): boolean =>
-  inScope(scope, h.repo, h.krate) && !(scope.excludeTests === true && isTestPlace(path, qpath));
+  inScope(scope, h.repo, h.krate) && !(scope.excludeTests === true && isTestPlace(path, qpath, h.krate));
 
 function limited<T>(xs: T[], limit: number | undefined): T[] {
   return limit === undefined ? xs : xs.slice(0, limit);
@@ -236,7 +236,7 @@ export async function answerHistory(log: EventLog, path: string, opts: AnswerOpt
     });
     const list = events.filter((e) => {
       const h = e.node ?? e.edge;
-      return inScope(opts, e.repo, e.krate) && !(opts.excludeTests === true && h !== undefined && isTestPlace(h.path, e.node?.qpath ?? null));
+      return inScope(opts, e.repo, e.krate) && !(opts.excludeTests === true && (isTestPlace(h?.path ?? null, e.node?.qpath ?? null, e.krate)));
     });
     return { question: 'history', version: ANSWER_VERSIONS.history, generation: r.generation, ids: res.ids, total: list.length, events: limited(list, opts.limit) };
   });

@@ -10,7 +10,7 @@
 import * as path from 'node:path';
 import { and, eq, inList } from '../lake/expr/expr.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
-import { INGEST_RUNS, UNIVERSE_REPO } from '../log/schema.ts';
+import { INGEST_RUNS, UNIVERSE_REPO, targetKindOf } from '../log/schema.ts';
 import { StateView } from '../log/state/view.ts';
 import type { NodeKind } from '../extract/types.ts';
 import { didYouMean } from './suggest.ts';
@@ -41,10 +41,14 @@ export interface Scope {
 
 export const NODE_KINDS: readonly NodeKind[] = ['module', 'fn', 'method', 'struct', 'enum', 'variant', 'union', 'trait', 'trait_item', 'impl', 'const', 'static', 'type', 'macro'];
 
-/** `--krate regex` names every version; `regex@1.10.0` that one (a `-` and `_` are the same). */
+/**
+ * `--krate regex` names every version; `regex@1.10.0` that one; either
+ * includes the package's target crates (`tally@0.1.0/test/words`), which a
+ * full target krate names alone (a `-` and `_` are the same).
+ */
 export function krateMatches(wanted: string, krate: string): boolean {
   const norm = (s: string): string => s.replace(/-/g, '_');
-  if (wanted.includes('@')) return norm(wanted) === norm(krate);
+  if (wanted.includes('@')) return norm(wanted) === norm(krate) || norm(krate).startsWith(`${norm(wanted)}/`);
   const at = krate.lastIndexOf('@');
   return norm(at < 0 ? krate : krate.slice(0, at)) === norm(wanted);
 }
@@ -55,12 +59,16 @@ export function inScope(scope: Scope, repo: string, krate: string): boolean {
 }
 
 /**
- * Is this place test code? A `tests` or `benches` folder on its path (Cargo's
- * integration tests and benches), a `tests.rs`/`test.rs` file, or a `tests`
- * or `test` module on its qualified path (`#[cfg(test)] mod tests`, kept when
- * a crate is indexed with test cfg).
+ * Is this place test code? A test or bench target crate (`name@v/test/t`,
+ * targetKindOf), a `tests` or `benches` folder on its path, a
+ * `tests.rs`/`test.rs` file, or a `tests` or `test` module on its qualified
+ * path (`#[cfg(test)] mod tests`, kept when a crate is indexed with test cfg).
  */
-export function isTestPlace(file: string | null, qpath: string | null): boolean {
+export function isTestPlace(file: string | null, qpath: string | null, krate?: string): boolean {
+  if (krate !== undefined) {
+    const t = targetKindOf(krate);
+    if (t === 'test' || t === 'bench') return true;
+  }
   if (file !== null) {
     const segs = file.split(/[\\/]/);
     const base = segs[segs.length - 1];
@@ -132,6 +140,7 @@ export async function checkScope(log: EventLog, generation: bigint, scope: Scope
       for (const c of inRepo) {
         names.add(c.krate);
         if (!wanted.includes('@')) names.add(c.krate.slice(0, c.krate.lastIndexOf('@')));
+        else if (c.krate.includes('/')) names.add(c.krate.slice(0, c.krate.indexOf('/')));
       }
       const elsewhere = scope.repo !== undefined && crates.some((c) => krateMatches(wanted, c.krate));
       throw unknown('crate', wanted, names, generation, elsewhere ? `it is not in repo ${scope.repo}` : `crates are name@version, or a name for every version`);

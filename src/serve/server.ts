@@ -24,8 +24,10 @@
 // Safety: read-only — the log is opened without creating or evolving tables
 // and every read goes through a pinned handle; read leases are the only
 // writes. No request names a file: routes are fixed strings and parameters
-// are matched against column values, so no request can read outside the
-// lake. Binds 127.0.0.1 unless told otherwise (cli/serve.ts warns).
+// are matched against column values; and the lake's FileIO has its reads
+// confined to the lake folder (Lake `confineReads`, turned on here for any
+// lake given), so even a crafted metadata file or a symlink naming a file
+// elsewhere gets an error, never that file's contents. Binds 127.0.0.1 unless told otherwise (cli/serve.ts warns).
 // Crash story: nothing to recover; a killed server's leases expire.
 import * as http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
@@ -44,7 +46,7 @@ import { Pins } from './pins.ts';
 import { BadQuestion, QUESTION_PARAMS, ask, isQuestionName, parseAsOf, parseQuestion, questionKey, type Question } from './questions.ts';
 
 export interface ServeOptions {
-  /** The lake: an open Lake (the server closes it when it stops) or a lake folder. */
+  /** The lake: an open Lake (the server confines its reads to its folder, and closes it when it stops) or a lake folder. */
   lake: Lake | string;
   /** Interface to bind (default 127.0.0.1). */
   host?: string;
@@ -132,6 +134,7 @@ export function isLoopback(host: string): boolean {
 /** Open the lake read-only and start listening. */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const lake = typeof opts.lake === 'string' ? openLake(opts.lake) : opts.lake;
+  lake.io.confineReads(); // never a file outside the lake, whoever opened it
   const root = lake.root;
   let log: EventLog;
   try {
@@ -345,7 +348,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
 function openLake(dir: string): Lake {
   const root = nodePath.resolve(dir);
   if (!existsSync(nodePath.join(root, 'catalog.db'))) throw new Error(`no lake at ${root} (no catalog.db there); give --lake DIR or set MIMIR_LAKE — nothing served`);
-  return Lake.open(root, { create: false });
+  return Lake.open(root, { create: false, confineReads: true });
 }
 
 function hostName(hostHeader: string): string {

@@ -1,7 +1,7 @@
 // gc and lake check as a user meets them, real `mimir` processes on a real
-// lake: after many small appends, `gc --retain 0` leaves each table at most
-// its current metadata file and the 10 its metadata-log keeps, and one
-// manifest list; a stranger's files placed in a table folder are listed and
+// lake: after many small appends, `gc --retain 0` leaves each table (event,
+// ring, state tables, ingest_runs) at most its current metadata file and the
+// 10 its metadata-log keeps, and one manifest list; a stranger's files placed in a table folder are listed and
 // kept; a manifest with 16 flipped bytes is reported by `lake check` (exit 1)
 // and by `table scan`, naming the file.
 import { test, after } from 'node:test';
@@ -41,6 +41,8 @@ test('gc: bounded metadata after many appends; a stranger\'s files listed and ke
   await populate(lake, 12); // 12 appends of each kind: 13+ metadata files per event table
   const nodes = tableDir(lake, 'code_node_events');
   assert.ok(count(path.join(nodes, 'metadata'), (f) => f.endsWith('.metadata.json')) > 12);
+  const stateMeta = count(path.join(tableDir(lake, 'code_nodes'), 'metadata'), (f) => f.endsWith('.metadata.json'));
+  assert.ok(stateMeta > 12, `a state table committed to more than its log keeps (${stateMeta} metadata files)`);
   const strangers = [path.join(nodes, 'notes.txt'), path.join(nodes, 'data', 'mine.parquet'), path.join(nodes, 'metadata', 'backup.metadata.json')];
   for (const s of strangers) writeFileSync(s, 'not Mimir\'s');
 
@@ -50,7 +52,10 @@ test('gc: bounded metadata after many appends; a stranger\'s files listed and ke
     assert.ok(gc.stdout.includes(`kept ${s}: nothing references it, and Mimir does not write files of that name`), `${s} listed: ${gc.stdout}`);
   }
   assert.match(gc.stdout, /kept 3 file\(s\) Mimir did not write \(listed\)/);
-  for (const t of ['code_node_events', 'code_edge_events', 'code_file_events', 'code_node_events_ring']) {
+  // every table of the lake — event, ring, state tables and ingest_runs alike
+  const tables = readdirSync(path.join(lake, 'mimir'));
+  assert.ok(tables.length >= 9 && tables.includes('code_nodes') && tables.includes('ingest_runs'), tables.join(', '));
+  for (const t of tables) {
     const meta = path.join(tableDir(lake, t), 'metadata');
     const metadataFiles = count(meta, (f) => /^\d{5}-.*\.metadata\.json$/.test(f));
     assert.ok(metadataFiles <= 11, `${t}: ${metadataFiles} metadata files, at most the current and 10 in its log`);

@@ -1,15 +1,17 @@
 // A lost catalog, with real `mimir` processes: after catalog.db is deleted,
 // `ingest`, `init` and `table append` refuse (exit 1, naming `mimir lake
 // recover`) and create nothing; `lake recover --dry-run` writes nothing;
-// `lake recover` registers every table and the lake answers exactly as before
-// (find, table scan of every event table); a rerun of the ingest then writes
-// no event. `init` into a non-empty folder that is not a lake refuses.
+// `lake recover` registers every table, deletes or changes no file (sha256 of
+// every file but the catalog, before and after), and the lake answers exactly
+// as before (find, callers, table scan of every table); a rerun of the ingest
+// then writes no event. `init` into a non-empty folder that is not a lake refuses.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot, scratch } from '../helpers.ts';
 import { runCli, type CliResult } from './run-cli.ts';
+import { digests } from './digests.ts';
 
 const work = scratch('mimir-cli-recover-');
 after(work.cleanup);
@@ -41,6 +43,8 @@ test('lost catalog: commands refuse, lake recover restores every table and the a
   assert.ok(before[0]!.includes('tally::Tally'));
 
   for (const f of ['catalog.db', 'catalog.db-wal', 'catalog.db-shm']) rmSync(path.join(lake, f), { force: true });
+  const files = digests(lake);
+  assert.ok(files.size > TABLES.length * 2, `${files.size} files in the lake without its catalog`);
   for (const args of [['ingest', sample, '--repo', 'sample'], ['init'], ['table', 'append', 'lake:demo.t', '--jsonl', '-']]) {
     const r = await runCli(args, { lake, input: '{"a":1}\n' });
     assert.equal(r.code, 1, `${args[0]} refuses: ${r.stderr}`);
@@ -53,6 +57,9 @@ test('lost catalog: commands refuse, lake recover restores every table and the a
   assert.ok(!existsSync(path.join(lake, 'catalog.db')), 'a dry run writes nothing');
 
   const rec = ok(await runCli(['lake', 'recover'], { lake }), 'recover');
+  const afterRecovery = digests(lake);
+  for (const f of ['catalog.db', 'catalog.db-wal', 'catalog.db-shm']) afterRecovery.delete(f);
+  assert.deepEqual(afterRecovery, files, 'recovery wrote only the catalog: no file deleted, changed or added');
   for (const t of TABLES) assert.match(rec.stdout, new RegExp(`^mimir\\.${t}: registered .*metadata\\.json \\(version \\d+`, 'm'));
   assert.match(rec.stderr, new RegExp(`registered ${TABLES.length} table\\(s\\), 0 already in the catalog, 0 without a valid metadata file; .*nothing deleted`));
   assert.deepEqual(await reads(lake), before, 'every answer as before the loss');

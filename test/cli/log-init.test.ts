@@ -43,6 +43,7 @@ test('init: split by default, creating the lake and every event table', async ()
     'mimir.code_nodes',
     'mimir.code_position_events',
     'mimir.code_position_events_ring',
+    'mimir.code_sources',
     'mimir.ingest_runs',
   ]);
   const s = json(await runCli(['ring', 'status', '--json', '--lake', lake]));

@@ -6,18 +6,19 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { repoRoot } from '../helpers.ts';
-import { activeFeatures, extractCrate, readWorkspace, type CrateGraph, type EdgeFact, type NodeFact } from '../../src/extract/index.ts';
+import { activeFeatures, extractCrate, readWorkspace, type CrateGraph, type DepCrate, type EdgeFact, type NodeFact } from '../../src/extract/index.ts';
+import { summaryOf } from '../../src/ingest/deps.ts';
 
 const fixture = path.join(repoRoot, 'test', 'extract', 'fixtures', 'resolve');
 
-async function extract(name: string): Promise<CrateGraph> {
+async function extract(name: string, depCrates: DepCrate[] = []): Promise<CrateGraph> {
   const ws = await readWorkspace(fixture);
   const pkg = ws.packages.find((p) => p.name === name);
   assert.ok(pkg, `fixture package ${name}`);
   const g = await extractCrate({
     repo: 'r', krate: `${pkg.name}@${pkg.version}`, rootDir: pkg.dir, targets: pkg.targets.map((t) => t.path),
     deps: new Map(pkg.deps.map((d) => [d.localName, { krate: `${d.crateName}@1.0.0`, repo: 'r' }])), readFile: (p) => readFile(p),
-    edition: pkg.edition, features: activeFeatures(pkg), buildScript: pkg.buildScript,
+    edition: pkg.edition, features: activeFeatures(pkg), buildScript: pkg.buildScript, depCrates,
   });
   assert.deepEqual(g.problems, []);
   return g;
@@ -130,4 +131,22 @@ test('method calls: trait default methods inherited (static), through a bound or
   assert.deepEqual([dyn.dst, dyn.dispatch], [describe, 'dynamic']);
   // in the trait's own default method, `self` is bounded by the trait
   assert.equal(callTo(g, 'calls::Shape::describe', 22, 'calls::Shape::area').dispatch, 'dynamic');
+});
+
+test('method calls into dependencies: a trait of one dependency implemented for another\'s type, for Option<T> and Box<T>; its default methods', async () => {
+  const dep = await extract('dep');
+  const depSummary = summaryOf('dep@1.0.0', 'r', dep);
+  const ext = await extract('ext', [depSummary]);
+  const extSummary = summaryOf('ext@1.0.0', 'r', ext);
+  const g = await extract('user', [depSummary, extSummary]);
+  const id = (graph: CrateGraph, qpath: string) => node(graph, qpath).id;
+  const into = (line: number, qpath: string) => {
+    const e = callTo(g, 'user::run', line, qpath);
+    assert.equal(e.dst, id(ext, qpath));
+    assert.equal(e.dstKrate, 'ext@1.0.0');
+  };
+  into(5, '<dep::engine::Engine as ext::Show>::show'); // ext's impl for dep's type, found though neither crate is the caller's
+  into(6, '<std::option::Option as ext::Show>::show'); // a dependency's impl for a std type
+  into(7, '<std::boxed::Box as ext::Show>::show'); // Box<Engine>: the impl for Box at the first autoderef step, not Engine's
+  into(8, 'ext::Show::shout'); // a default method the impl inherits
 });

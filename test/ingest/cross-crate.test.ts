@@ -67,7 +67,7 @@ test('cross-crate: calls on a dependency\'s types resolve to its nodes, in the s
   const lib = path.join(ws, 'app', 'src', 'lib.rs');
   writeFileSync(lib, readFileSync(lib, 'utf8').replace('usize::from(found)', 'usize::from(!found)'));
   const second = await ingest(log, ws, { repo: 'fx' });
-  assert.equal(second.unchangedCrates, 4, 'names, old2015, calls and dep are not parsed again');
+  assert.equal(second.unchangedCrates, 6, 'names, old2015, calls, dep, ext and user are not parsed again');
   await check();
   assert.equal(second.events.add + second.events.remove, 0, 'a body edit adds and removes nothing');
 });

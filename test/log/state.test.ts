@@ -6,12 +6,13 @@
 // applied, with the same rows as Mimir.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { EventLog } from '../../src/log/event-log.ts';
-import { ingest } from '../../src/ingest/index.ts';
+import { ingest, removeRepo } from '../../src/ingest/index.ts';
 import { splitRing, unsplitRing } from '../../src/log/ring-split.ts';
 import { compact } from '../../src/log/compact.ts';
+import { gc } from '../../src/log/gc.ts';
 import { ident } from '../../src/log/schema.ts';
 import { STATE_TABLES, CODE_NODES, CODE_EDGES_IN, stateSchema } from '../../src/log/state/schema.ts';
 import { verifyState, formatVerifyReport } from '../../src/log/state/verify.ts';
@@ -91,7 +92,7 @@ test('state: pos rows appended alone move a node and an edge; a pos remove besid
   }
 });
 
-test('state: ingest runs (line shift, body edit, rename, crate removed) stay equal to the fold at every generation', async () => {
+test('state: ingest runs (line shift, body edit, rename, crate removed, repo removed and ingested again) stay equal to the fold at every generation', async () => {
   const d = dir();
   const log = await EventLog.open(path.join(d, 'lake'));
   try {
@@ -110,12 +111,21 @@ test('state: ingest runs (line shift, body edit, rename, crate removed) stay equ
     // beta leaves the workspace
     edit(path.join(ws, 'Cargo.toml'), '"beta"', '');
     await ingest(log, ws, { repo: 'demo', workers: 0 });
-    await equalEverywhere(log, g0, 'ingest');
     const view = (await StateView.open(log))!;
     assert.ok(!(await view.nodes(undefined)).some((r) => r.krate === 'beta@0.1.0' || r.name === 'other'));
     const total = (await view.nodes(undefined)).find((r) => r.qpath === 'alpha::total')!;
     assert.equal(total.line, 13);
     assert.equal(total.moved, true);
+    // the repo goes away in one run (its state rows with it), then comes back
+    await removeRepo(log, 'demo');
+    const gone = (await StateView.open(log))!;
+    for (const t of STATE_TABLES) assert.equal((await gone.rows(t, undefined)).filter((r) => r.repo === 'demo').length, 0, `${t}: no demo row after repo remove`);
+    await ingest(log, ws, { repo: 'demo', workers: 0 });
+    await equalEverywhere(log, g0, 'ingest');
+    const back = (await StateView.open(log))!;
+    const again = (await back.nodes(undefined)).find((r) => r.qpath === 'alpha::total')!;
+    assert.equal(again.line, 13, 'the re-added item sits where its file says');
+    assert.equal(again.moved, false, 'a re-add starts from its own row (no pos row survives the remove)');
   } finally {
     log.close();
   }
@@ -162,6 +172,35 @@ test('state: maintenance (minor and major) and rebuild keep every row; major lea
     // and rebuilding a consistent lake changes nothing it holds
     await rebuildState(s.log, { groupEvents: 3 });
     await equalAt(s.log, s.log.readGeneration(), 'after a second rebuild in small groups');
+  } finally {
+    s.log.close();
+  }
+});
+
+test('state: gc deletes the files maintenance replaced only once no pinned handle reads them; the tables stay equal to the fold', async () => {
+  const s = await sampleLake(dir());
+  try {
+    const dataOf = (t: string): string[] => {
+      const d = path.join(s.log.lake.root, 'mimir', t, 'data');
+      return existsSync(d) ? readdirSync(d).filter((f) => f.endsWith('.parquet')).map((f) => path.join(d, f)) : [];
+    };
+    const old = STATE_TABLES.flatMap(dataOf);
+    assert.ok(old.length > STATE_TABLES.length, 'the sample leaves delta and delete files');
+    const g = s.log.readGeneration();
+    const pin = s.log.pin({ generation: g });
+    const seen = async (): Promise<string[]> => (await (await StateView.open(pin, g))!.nodes(undefined)).map((r) => `${r.id} ${r.line}`).sort();
+    const before = await seen();
+    await maintainState(s.log, { force: true });
+    await gc(s.log, { retainMs: 0 });
+    for (const f of old) assert.ok(existsSync(f), `${f} (read by the pin) was deleted`);
+    assert.deepEqual(await seen(), before, 'the pinned handle reads the state tables as they were');
+    pin.close();
+    await gc(s.log, { retainMs: 0 });
+    const left = old.filter((f) => existsSync(f));
+    assert.deepEqual(left, [], 'the replaced files are gone once nothing reads them');
+    await equalAt(s.log, s.log.readGeneration(), 'after maintenance and gc');
+    // a past generation whose state snapshot gc expired is not served from the tables
+    assert.equal(await StateView.open(s.log, s.added), undefined);
   } finally {
     s.log.close();
   }

@@ -37,12 +37,15 @@ before(async () => {
     node('gamma', 'gamma@0.3.0', 'g-rsb2', 'gamma::regex_set_builder', { file: 'src/lib.rs', line: 30 }),
     node('gamma', 'gamma@0.3.0', 'g-rs', 'gamma::ReaderSet', { kind: 'struct', file: 'src/lib.rs', line: 35 }),
     node('alpha', 'alpha@0.1.0', 'a-run', 'alpha::run', { file: 'src/main.rs', line: 50 }),
+    // a test target of gamma's package (flagged by its krate, not by its folder)
+    node('gamma', 'gamma@0.3.0/test/smoke', 'g-smoke', 'smoke::smoke_run', { file: 'it/smoke.rs', line: 2 }),
   ]);
   await log.append('edge', [
     edge('gamma', 'gamma@0.3.0', 'e-g-it', 'g-it', null, 'regex::Regex::new', 'calls', 'tests/it.rs', 4, { dstKrate: REGEX }),
     edge('gamma', 'gamma@0.3.0', 'e-g-unit', 'g-unit', null, 'regex::Regex::new', 'calls', 'src/lib.rs', 43, { dstKrate: REGEX }),
     edge('gamma', 'gamma@0.3.0', 'e-g-run', 'g-run', null, 'regex::Regex::new', 'calls', 'src/lib.rs', 11, { dstKrate: REGEX }),
     edge('alpha', 'alpha@0.1.0', 'e-a-run', A_MAIN_ID, null, 'run', 'calls', 'src/main.rs', 6),
+    edge('gamma', 'gamma@0.3.0/test/smoke', 'e-g-smoke', 'g-smoke', null, 'regex::Regex::new', 'calls', 'it/smoke.rs', 3, { dstKrate: REGEX }),
   ]);
   log.close();
   const r = await cli(['ingest', workspace, '--repo', 'sample', '--with-deps'], { MIMIR_LAKE: real, MIMIR_SERVER: undefined });
@@ -104,10 +107,11 @@ test('answers: unknown paths, names, kinds, repos and crates fail with exit 1 an
 test('answers: --repo, --krate, --limit and --exclude-tests narrow every question', async () => {
   const count = async (...args: string[]): Promise<number> => lines(ok(await mimir(...args), `mimir ${args.join(' ')}`)).length;
   const table: [string[], number][] = [
-    [['find', 'un'], 3], // alpha::run, gamma::run, gamma::tests::unit (fuzzy: u..n)
-    [['find', 'un', '--repo', 'gamma'], 2],
+    [['find', 'un'], 4], // alpha::run, gamma::run, gamma::tests::unit, smoke::smoke_run (fuzzy: u..n)
+    [['find', 'un', '--repo', 'gamma'], 3],
     [['find', 'un', '--krate', 'alpha'], 1],
-    [['find', 'un', '--krate', 'gamma@0.3.0'], 2],
+    [['find', 'un', '--krate', 'gamma@0.3.0'], 3],
+    [['find', 'un', '--krate', 'gamma@0.3.0/test/smoke'], 1],
     [['find', 'un', '--exclude-tests'], 2],
     [['find', 'un', '--limit', '1'], 1],
     [['def', 'regex::Regex::new'], 1],
@@ -117,12 +121,14 @@ test('answers: --repo, --krate, --limit and --exclude-tests narrow every questio
     [['def', 'regex::Regex::new', '--limit', '0'], 0],
     [['def', 'gamma::it_works', '--exclude-tests'], 0],
     [['def', 'gamma::tests::unit', '--exclude-tests'], 0],
-    [['callers', 'regex::Regex::new'], 5],
-    [['callers', 'regex::Regex::new', '--repo', 'gamma'], 3],
+    [['callers', 'regex::Regex::new'], 6],
+    [['callers', 'regex::Regex::new', '--repo', 'gamma'], 4],
+    [['callers', 'regex::Regex::new', '--krate', 'gamma'], 4],
+    [['callers', 'regex::Regex::new', '--krate', 'gamma@0.3.0/test/smoke'], 1],
     [['callers', 'regex::Regex::new', '--krate', 'beta@0.2.0'], 1],
     [['callers', 'regex::Regex::new', '--exclude-tests'], 3],
     [['callers', 'regex::Regex::new', '--limit', '2'], 2],
-    [['refs', 'regex::Regex::new'], 7],
+    [['refs', 'regex::Regex::new'], 8],
     [['refs', 'regex::Regex::new', '--repo', 'beta'], 2],
     [['refs', 'regex::Regex::new', '--krate', 'regex'], 1],
     [['refs', 'regex::Regex::new', '--exclude-tests', '--repo', 'gamma'], 1],
@@ -142,9 +148,9 @@ test('answers: --repo, --krate, --limit and --exclude-tests narrow every questio
   ];
   for (const [args, n] of table) assert.equal(await count(...args), n, `mimir ${args.join(' ')}`);
   const limited = ok(await mimir('callers', 'regex::Regex::new', '--limit', '2'), 'limit');
-  assert.match(limited.stderr, /^5 call sites to regex::regex::string::Regex::new \(2 shown: --limit\) at generation \d+\n$/);
+  assert.match(limited.stderr, /^6 call sites to regex::regex::string::Regex::new \(2 shown: --limit\) at generation \d+\n$/);
   const j = parseJson(ok(await mimir('find', 'un', '--limit', '1', '--json'), 'find --json').stdout) as { [k: string]: Json };
-  assert.equal(j.total, 3);
+  assert.equal(j.total, 4);
   assert.equal((j.hits as Json[]).length, 1);
   const usage = await mimir('find', 'un', '--limit', 'many');
   assert.equal(usage.code, 2, '--limit takes a count');

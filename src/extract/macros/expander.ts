@@ -29,7 +29,7 @@ import type { ExpansionStats, Item, MacroCall, Problem, Ref } from '../types.ts'
 import { scanArgs, scanCode, type InnerMacro } from './args.ts';
 import { expandMacro, type MacroDef } from './expand.ts';
 import type { Edition } from './fragments.ts';
-import { allItems, cfgIf, inlineCalls, type Nested } from './inline.ts';
+import { allItems, cfgIf, inlineCalls, threadLocal, type Nested } from './inline.ts';
 import { callRecord, lastName, produceItems, siteOf, type ScopeKind, type Site } from './produce.ts';
 import { isPunct, tokenize, type Token } from './tokens.ts';
 
@@ -175,6 +175,12 @@ export class MacroExpander implements ItemExpander {
       const tokens = cfgIf(site.input);
       if (tokens) {
         this.stats.cfgIf++;
+        return { tokens, def: null };
+      }
+    } else if (site.name === 'thread_local') {
+      const tokens = threadLocal(site.input, this.opts.edition);
+      if (tokens) {
+        this.stats.wrappers++;
         return { tokens, def: null };
       }
     } else if (!NO_ITEMS.has(site.name) && allItems(site.input, this.opts.edition)) {

@@ -148,6 +148,40 @@ export function allItems(tokens: Token[], edition: Edition): boolean {
 }
 
 /**
+ * `thread_local! { static K: T = e; … }` as std expands it: each key is a
+ * `const K: LocalKey<T>` (rustdoc lists a const). The tokens become
+ * `const` items with the written type wrapped; null when they are not that.
+ */
+export function threadLocal(tokens: Token[], edition: Edition): Token[] | null {
+  const out: Token[] = [];
+  const c = new Cursor(tokens, 0, edition);
+  while (!c.atEnd()) {
+    const start = c.i;
+    c.attrs();
+    c.vis();
+    const kw = c.i;
+    if (!c.kw('static') || !isIdent(c.peek(1)) || !c.punct(':', 2)) return null;
+    c.i += 3;
+    const ty = c.i;
+    if (!c.ty(true) || c.half || !c.punct('=')) return null;
+    const tyEnd = c.i;
+    c.bump();
+    if (!c.expr(false) || c.half) return null;
+    const exprEnd = c.i;
+    c.eat(';');
+    const key = tokens[kw]!;
+    const at = (text: string): Token => ({ k: 'ident', text, line: key.line, col: key.col });
+    const p = (text: string): Token => ({ k: 'punct', text, line: key.line, col: key.col });
+    out.push(
+      ...tokens.slice(start, kw), at('const'), tokens[kw + 1]!, p(':'),
+      p('::'), at('std'), p('::'), at('thread'), p('::'), at('LocalKey'), p('<'), ...tokens.slice(ty, tyEnd), p('>'),
+      ...tokens.slice(tyEnd, exprEnd), p(';'),
+    );
+  }
+  return out.length > 0 ? out : null;
+}
+
+/**
  * `cfg_if! { if #[cfg(a)] { … } else if #[cfg(b)] { … } else { … } }` as the
  * items of each branch under the cfg that selects it: `a`,
  * `all(b, not(any(a)))`, `not(any(a, b))`. Null when the tokens are not that.

@@ -7,7 +7,9 @@
 // A crate that is not loaded (not in the lake) answers nothing: callers fall
 // back to the path text.
 import { namespaceOf, type Namespace } from './defs.ts';
+import { stdPath } from './std.ts';
 import { parseType, type DepCrate, type DepNode } from './summary.ts';
+import type { TypeRef } from '../types.ts';
 
 /** An item of a dependency crate. */
 export interface DepItem {
@@ -22,8 +24,6 @@ export class DepIndex {
   private readonly byQpath = new Map<string, DepNode[]>();
   private readonly byId = new Map<string, DepNode>();
   private readonly children = new Map<string, DepNode[]>();
-  /** Self type's definition qpath -> impls of it. */
-  private readonly implsOf = new Map<string, DepNode[]>();
   readonly ident: string;
 
   constructor(readonly crate: DepCrate) {
@@ -31,15 +31,7 @@ export class DepIndex {
     for (const n of crate.nodes) this.byId.set(n.id, n);
     for (const n of crate.nodes) {
       if (n.parent) push(this.children, n.parent, n);
-      if (n.kind === 'impl') {
-        const self = n.typeInfo?.self;
-        if (self) {
-          const t = parseType(self);
-          const key = t.k === 'path' ? t.path : t.k === 'ref' && t.of.k === 'path' ? t.of.path : null;
-          if (key) push(this.implsOf, key, n);
-        }
-        continue;
-      }
+      if (n.kind === 'impl') continue;
       if (!(n.parent && this.byId.get(n.parent)?.kind === 'impl')) push(this.byQpath, n.qpath, n);
       // another crate sees an item only through its public paths (the crate root aside)
       for (const p of n.publicPaths) push(this.byPath, p, n);
@@ -69,17 +61,14 @@ export class DepIndex {
   childrenOf(n: DepNode): DepNode[] {
     return this.children.get(n.id) ?? [];
   }
-
-  /** Impls whose self type is the item at `qpath`. */
-  impls(qpath: string): DepNode[] {
-    return this.implsOf.get(qpath) ?? [];
-  }
 }
 
 /** All loaded dependency crates, by the ident their own qpaths start with. */
 export class DepWorld {
   private readonly byIdent = new Map<string, DepCrate>();
   private readonly indexes = new Map<string, DepIndex>();
+  /** Impls of every loaded crate by their self type's key (implKey), built on first use. */
+  private implIndex: Map<string, DepItem[]> | null = null;
 
   constructor(crates: readonly DepCrate[]) {
     for (const c of crates) if (!this.byIdent.has(crateIdent(c.krate))) this.byIdent.set(crateIdent(c.krate), c);
@@ -96,10 +85,49 @@ export class DepWorld {
     return ix;
   }
 
+  /**
+   * The impls, in any loaded crate, whose self type has key `key` (implKey):
+   * a dependency's trait implemented for another dependency's type or a std
+   * type (`impl ToTokens for proc_macro2::Ident` in quote, `for Option<T>`)
+   * is found as well as the type's own crate's impls.
+   */
+  implsFor(key: string): DepItem[] {
+    if (!this.implIndex) {
+      const index = new Map<string, DepItem[]>();
+      for (const ident of this.byIdent.keys()) {
+        const ix = this.crate(ident)!;
+        for (const n of ix.crate.nodes) {
+          if (n.kind !== 'impl' || !n.typeInfo?.self) continue;
+          const k = implKey(parseType(n.typeInfo.self));
+          if (k !== null) push(index, k, { crate: ix, node: n });
+        }
+      }
+      this.implIndex = index;
+    }
+    return this.implIndex.get(key) ?? [];
+  }
+
   /** The crate of `krate` (`name@version`), if loaded. */
   byKrate(krate: string): DepIndex | null {
     const ix = this.crate(crateIdent(krate));
     return ix && ix.crate.krate === krate ? ix : null;
+  }
+}
+
+/**
+ * The key impls are found by: a path type's canonical path (std spelled
+ * `std::`), `prim:NAME`, `slice`; references and pointers stripped. Null for a
+ * type parameter (a blanket impl) and anything else.
+ */
+export function implKey(t: TypeRef): string | null {
+  let cur = t;
+  while (cur.k === 'ref' || cur.k === 'ptr') cur = cur.of;
+  switch (cur.k) {
+    case 'path': return cur.path.includes('::') ? stdPath(cur.path) : null;
+    case 'prim': return `prim:${cur.name}`;
+    case 'slice': return 'slice';
+    case 'tuple': return cur.of.length === 0 ? 'prim:()' : null;
+    default: return null;
   }
 }
 

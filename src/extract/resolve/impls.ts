@@ -13,10 +13,10 @@
 import type { TypeRef } from '../types.ts';
 import { typeText } from '../syntax.ts';
 import type { Def, DefTable, Namespace } from './defs.ts';
-import { depNs, type DepItem } from './deps.ts';
+import { depNs, type DepItem, type DepWorld } from './deps.ts';
 import type { Names, PathCtx, Res } from './names.ts';
 import type { DepNode } from './summary.ts';
-import { headOf, renderTy, resKey, tyKey, type Ty, type TypeLowering } from './types.ts';
+import { headOf, renderTy, resKey, resPath, tyKey, type Ty, type TypeLowering } from './types.ts';
 
 export interface ImplInfo {
   def: Def;
@@ -43,7 +43,7 @@ export class Impls {
 
   constructor(
     private readonly table: DefTable, private readonly names: Names, private readonly lowering: TypeLowering,
-    private readonly ident: string,
+    private readonly ident: string, private readonly world: DepWorld,
   ) {}
 
   /** Resolve every impl header, write impl and member paths, and answer `Type::name` paths from now on. */
@@ -165,10 +165,25 @@ export class Impls {
     return k === null ? [] : this.byType.get(k) ?? [];
   }
 
-  /** The impls a loaded dependency has for its item. */
+  /** The impls the loaded dependencies have for their item (in its own crate or any other loaded one). */
   depImpls(item: DepItem): DepImpl[] {
+    return this.depImplsByKey(item.node.qpath);
+  }
+
+  /** The impls the loaded dependencies have for a type (a dependency's item, a std type, a primitive, a slice). */
+  depImplsOfTy(t: Ty): DepImpl[] {
+    const k = implKeyOfTy(t);
+    return k === null ? [] : this.depImplsByKey(k);
+  }
+
+  private readonly depImplMemo = new Map<string, DepImpl[]>();
+
+  private depImplsByKey(key: string): DepImpl[] {
+    const memo = this.depImplMemo.get(key);
+    if (memo) return memo;
     const out: DepImpl[] = [];
-    for (const node of item.crate.impls(item.node.qpath)) {
+    for (const item of this.world.implsFor(key)) {
+      const node = item.node;
       const traitText = node.typeInfo?.trait ?? null;
       let trait: Res | null = null;
       let traitArgs: string | null = null;
@@ -179,23 +194,36 @@ export class Impls {
           traitArgs = t.args.length > 0 ? traitText : null;
         }
       }
-      out.push({ node, item: { crate: item.crate, node }, trait, traitArgs });
+      out.push({ node, item, trait, traitArgs });
     }
+    this.depImplMemo.set(key, out);
     return out;
   }
 
   private depAssoc(item: DepItem, name: string, ns: Namespace, traits: boolean): Res | null {
     for (const impl of this.depImpls(item)) {
       if ((impl.trait !== null) !== traits) continue;
-      const hit = item.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === ns)
-        ?? item.crate.childrenOf(impl.node).find((c) => c.name === name);
-      if (hit) return { dep: { crate: item.crate, node: hit } };
+      const members = impl.item.crate.childrenOf(impl.node);
+      const hit = members.find((c) => c.name === name && depNs(c) === ns) ?? members.find((c) => c.name === name);
+      if (hit) return { dep: { crate: impl.item.crate, node: hit } };
     }
     if (item.node.kind === 'trait') {
       const hit = item.crate.childrenOf(item.node).find((c) => c.name === name);
       if (hit) return { dep: { crate: item.crate, node: hit } };
     }
     return null;
+  }
+}
+
+/** A type's key among the dependencies' impls (deps.ts implKey): canonical path, `prim:x`, `slice`. */
+export function implKeyOfTy(t: Ty): string | null {
+  const s = stripRefs(t);
+  switch (s.k) {
+    case 'adt': return resPath(s.res);
+    case 'prim': return `prim:${s.name}`;
+    case 'slice': return 'slice';
+    case 'tuple': return s.of.length === 0 ? 'prim:()' : null;
+    default: return null;
   }
 }
 

@@ -15,7 +15,7 @@
 // data; every body's inference state (binding types) lives in a BodyEnv.
 import type { Binding, Expr, Ref } from '../types.ts';
 import type { Def } from './defs.ts';
-import { depNs, type DepItem } from './deps.ts';
+import { depNs } from './deps.ts';
 import type { Impls } from './impls.ts';
 import type { Names, PathCtx, Res } from './names.ts';
 import { DEREF_TO_ARG, stdKey } from './std.ts';
@@ -540,9 +540,7 @@ export class Infer {
     if (s.k === 'param') return (env.bounds.get(s.name) ?? []).some((x) => x.k === 'adt' && resKey(x.res) === resKey(b.res));
     if ('ext' in b.res) return false;
     if (this.impls.implsOfTy(s).some((i) => i.trait && resKey(i.trait.res) === resKey(b.res))) return true;
-    const head = headOf(s);
-    if (head && 'dep' in head.res) return this.impls.depImpls(head.res.dep).some((i) => i.trait !== null && resKey(i.trait) === resKey(b.res));
-    return false;
+    return this.impls.depImplsOfTy(s).some((i) => i.trait !== null && resKey(i.trait) === resKey(b.res));
   }
 
   /** A method of a blanket impl (`impl<T: Bound> Trait for T`) whose bounds `t` meets: the impl's member, else the trait's item. */
@@ -611,13 +609,10 @@ export class Infer {
       const ctx: PathCtx = { self: head ? head.res : null, generics: info.def.item.generics, locals: [] };
       return substitute(this.lowering.lower(a.item.ty!, a.scope, ctx, info.self), matchArgs(info.self, t));
     }
-    const head = headOf(t);
-    if (head && 'dep' in head.res) {
-      for (const impl of this.impls.depImpls(head.res.dep)) {
-        if (!impl.trait || !isOne(impl.trait)) continue;
-        const a = head.res.dep.crate.childrenOf(impl.node).find((c) => c.name === name);
-        if (a?.typeInfo?.a) return this.lowering.lowerCanonical(a.typeInfo.a);
-      }
+    for (const impl of this.impls.depImplsOfTy(t)) {
+      if (!impl.trait || !isOne(impl.trait)) continue;
+      const a = impl.item.crate.childrenOf(impl.node).find((c) => c.name === name);
+      if (a?.typeInfo?.a) return this.lowering.lowerCanonical(a.typeInfo.a);
     }
     return null;
   }
@@ -656,40 +651,49 @@ export class Infer {
     const base = stripRefs(target);
     const inherent: Method[] = [];
     const traits: Method[] = [];
+    /** The trait each of `traits` comes from. */
+    const traitRes = new Map<Method, Res>();
     for (const info of this.impls.implsOfTy(base)) {
       const hit = pickFn(info.members.get(name));
       if (!hit || !sameChain(refChain(info.self), hit.item.selfParam ?? null, want)) continue;
       if (info.trait && !this.argFits(info.trait, info.self, arg)) continue;
       const res: Res = { def: hit };
-      (info.trait ? traits : inherent).push({ res, ret: this.returnType(res, null, target), dispatch: 'static' });
+      const m: Method = { res, ret: this.returnType(res, null, target), dispatch: 'static' };
+      (info.trait ? traits : inherent).push(m);
+      if (info.trait) traitRes.set(m, info.trait.res);
     }
-    const head = headOf(base);
-    if (head && 'dep' in head.res) {
-      for (const impl of this.impls.depImpls(head.res.dep)) {
-        const hit = head.res.dep.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
-        const self = impl.node.typeInfo?.self ? this.lowering.lowerCanonical(impl.node.typeInfo.self) : null;
-        if (!hit || !self || !sameChain(refChain(self), hit.typeInfo?.s ?? null, want)) continue;
-        const res: Res = { dep: { crate: head.res.dep.crate, node: hit } };
-        (impl.trait ? traits : inherent).push({ res, ret: this.returnType(res, null, target), dispatch: 'static' });
+    for (const impl of this.impls.depImplsOfTy(base)) {
+      const self = impl.node.typeInfo?.self ? this.lowering.lowerCanonical(impl.node.typeInfo.self) : null;
+      if (!self) continue;
+      const hit = impl.item.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
+      let res: Res | null = hit ? { dep: { crate: impl.item.crate, node: hit } } : null;
+      let selfParam = hit?.typeInfo?.s ?? null;
+      if (!res && impl.trait && 'dep' in impl.trait) {
+        // the trait's default method, inherited by an impl that does not define it
+        const d = impl.trait.dep.crate.childrenOf(impl.trait.dep.node).find((c) => c.name === name && depNs(c) === 'value');
+        if (d) { res = { dep: { crate: impl.trait.dep.crate, node: d } }; selfParam = d.typeInfo?.s ?? null; }
       }
+      if (!res || !sameChain(refChain(self), selfParam, want)) continue;
+      if (impl.traitArgs !== null && arg && !this.argFitsText(impl.traitArgs, arg)) continue;
+      const m: Method = { res, ret: this.returnType(res, null, target), dispatch: 'static' };
+      (impl.trait ? traits : inherent).push(m);
+      if (impl.trait) traitRes.set(m, impl.trait);
     }
     if (inherent[0]) return inherent[0];
     if (traits.length <= 1) return traits[0] ?? null;
     // several traits give the method: the ones in scope (rustc's rule); several impls of one trait that
     // only the argument's type tells apart, and it does not: no guess
     const traitOf = (m: Method): object | string | null => {
-      const r = m.res;
-      if ('def' in r && r.def.impl) return this.impls.byDef.get(r.def.impl)?.trait?.res ? resKey(this.impls.byDef.get(r.def.impl)!.trait!.res) : null;
-      return null;
+      const t = traitRes.get(m);
+      return t ? resKey(t) : null;
     };
     const distinct = new Set(traits.map(traitOf));
     if (distinct.size > 1) {
       const inScope = traits.filter((m) => {
-        const r = m.res;
-        const t = 'def' in r && r.def.impl ? this.impls.byDef.get(r.def.impl)?.trait : null;
+        const t = traitRes.get(m);
         if (!t) return false;
-        const seen = this.names.lookup(env.def.scope, resPath(t.res).split('::').pop()!, 'type');
-        return seen !== null && resKey(seen) === resKey(t.res);
+        const seen = this.names.lookup(env.def.scope, resPath(t).split('::').pop()!, 'type');
+        return seen !== null && resKey(seen) === resKey(t);
       });
       return new Set(inScope.map(traitOf)).size === 1 ? inScope[0]! : null;
     }
@@ -703,6 +707,17 @@ export class Infer {
   private argFits(trait: Ty & { k: 'adt' }, self: Ty, arg: (() => Ty) | null): boolean {
     const want = trait.args[0] ?? (RHS_IS_SELF.has(resPath(trait.res).split('::').pop()!) ? self : undefined);
     if (!want || !arg || want.k === 'param') return true;
+    const got = arg();
+    if (got.k === 'unknown' || got.k === 'param') return true;
+    return renderTy(stripRefs(want)) === renderTy(stripRefs(got));
+  }
+
+  /** A dependency impl's trait arguments (canonical text) against the call's argument: unknown = fits. */
+  private argFitsText(traitText: string, arg: () => Ty): boolean {
+    const t = this.lowering.lowerCanonical(traitText);
+    if (t.k !== 'adt' || t.args.length === 0) return true;
+    const want = t.args[0]!;
+    if (want.k === 'param') return true;
     const got = arg();
     if (got.k === 'unknown' || got.k === 'param') return true;
     return renderTy(stripRefs(want)) === renderTy(stripRefs(got));
@@ -734,8 +749,8 @@ export class Infer {
         const hit = pickFn(info.members.get(name));
         if (hit) return { res: { def: hit }, ret: this.returnType({ def: hit }, null, t), dispatch: 'static' };
       }
-      if (owner && 'dep' in owner) {
-        const hit = this.depMethod(owner.dep, name, false);
+      {
+        const hit = this.depMethod(t, name, false);
         if (hit) return { res: hit, ret: this.returnType(hit, null, t), dispatch: 'static' };
       }
       // trait impls: the impl's member, else the trait's default method
@@ -746,8 +761,8 @@ export class Infer {
         const dflt = this.traitItem(info.trait, name, env);
         if (dflt) return { res: dflt, ret: this.returnType(dflt, null, t), dispatch: 'static' };
       }
-      if (owner && 'dep' in owner) {
-        const hit = this.depMethod(owner.dep, name, true);
+      {
+        const hit = this.depMethod(t, name, true);
         if (hit) return { res: hit, ret: this.returnType(hit, null, t), dispatch: 'static' };
       }
       if (owner && 'def' in owner && owner.def.kind === 'trait') {
@@ -761,11 +776,11 @@ export class Infer {
   }
 
   /** A method of a dependency type: its inherent impls, or (`traits`) its trait impls and their traits' defaults. */
-  private depMethod(item: DepItem, name: string, traits: boolean): Res | null {
-    for (const impl of this.impls.depImpls(item)) {
+  private depMethod(t: Ty, name: string, traits: boolean): Res | null {
+    for (const impl of this.impls.depImplsOfTy(t)) {
       if ((impl.trait !== null) !== traits) continue;
-      const hit = item.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
-      if (hit) return { dep: { crate: item.crate, node: hit } };
+      const hit = impl.item.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
+      if (hit) return { dep: { crate: impl.item.crate, node: hit } };
       if (impl.trait && 'dep' in impl.trait) {
         const t = impl.trait.dep;
         const d = t.crate.childrenOf(t.node).find((c) => c.name === name);
@@ -829,13 +844,10 @@ export class Infer {
       const hit = pickFn(info.members.get(name));
       if (hit) return { def: hit };
     }
-    const owner = headOf(self)?.res;
-    if (owner && 'dep' in owner) {
-      for (const impl of this.impls.depImpls(owner.dep)) {
-        if (!impl.trait || !sameItem(impl.trait, trait.res) || (args !== null && impl.traitArgs !== null && impl.traitArgs !== args)) continue;
-        const hit = owner.dep.crate.childrenOf(impl.node).find((c) => c.name === name);
-        if (hit) return { dep: { crate: owner.dep.crate, node: hit } };
-      }
+    for (const impl of this.impls.depImplsOfTy(self)) {
+      if (!impl.trait || !sameItem(impl.trait, trait.res) || (args !== null && impl.traitArgs !== null && impl.traitArgs !== args)) continue;
+      const hit = impl.item.crate.childrenOf(impl.node).find((c) => c.name === name);
+      if (hit) return { dep: { crate: impl.item.crate, node: hit } };
     }
     return null;
   }

@@ -38,12 +38,26 @@ export class IoError extends Error {
   }
 }
 
+/**
+ * A path a FileIO refuses to touch (outside what it may read or write):
+ * raised before any file-system call, never turned into an IoError, and never
+ * taken by `exists` for an absent file.
+ */
+export class RefusedPathError extends Error {}
+
+/**
+ * Called with the local path of every read (`open`, `readAll`, `exists`,
+ * `list`), and again with the decoded name when a read falls back to it,
+ * before the file system is asked; it throws a RefusedPathError to refuse.
+ */
+export type ReadCheck = (local: string, path: string) => Promise<void>;
+
 /** Run a file-system call, turning its failure into an IoError naming `op` and `path`. */
 export async function io<T>(op: string, path: string, fn: () => Promise<T>, detail?: string): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof IoError) throw e;
+    if (e instanceof IoError || e instanceof RefusedPathError) throw e;
     throw new IoError(op, path, e, detail);
   }
 }
@@ -119,12 +133,14 @@ export function prefixResolver(fromPrefix: string, toDir: string): PathResolver 
 }
 
 /** Run a read on the literal local path, then (lakes written before paths were literal) on the decoded one. */
-async function readLocal<T>(path: string, local: string, read: (local: string) => Promise<T>): Promise<T> {
+async function readLocal<T>(path: string, local: string, read: (local: string) => Promise<T>, check?: ReadCheck): Promise<T> {
   try {
+    if (check) await check(local, path);
     return await read(local);
   } catch (e) {
     const decoded = (e as NodeJS.ErrnoException).code === 'ENOENT' && local === localPath(path) ? decodedLocalPath(path) : undefined;
     if (decoded === undefined) throw e;
+    if (check) await check(decoded, path);
     return read(decoded);
   }
 }
@@ -135,9 +151,10 @@ class LocalInputFile implements InputFile {
   constructor(
     readonly path: string,
     private readonly local: string,
+    private readonly check: ReadCheck | undefined,
   ) {}
   private async fh(): Promise<fs.FileHandle> {
-    if (!this.handle) this.handle = await io('open for reading', this.local, () => readLocal(this.path, this.local, (l) => fs.open(l, 'r')));
+    if (!this.handle) this.handle = await io('open for reading', this.local, () => readLocal(this.path, this.local, (l) => fs.open(l, 'r'), this.check));
     return this.handle;
   }
   async size(): Promise<number> {
@@ -167,17 +184,21 @@ class LocalInputFile implements InputFile {
 }
 
 export class LocalFileIO implements FileIO {
-  constructor(private readonly resolve: PathResolver = defaultResolver) {}
+  /** `check`: asked before every read (see ReadCheck); writes and deletes are the caller's to confine. */
+  constructor(
+    private readonly resolve: PathResolver = defaultResolver,
+    private readonly check?: ReadCheck,
+  ) {}
 
   local(path: string): string {
     return this.resolve(path);
   }
   async open(path: string): Promise<InputFile> {
-    return new LocalInputFile(path, this.resolve(path));
+    return new LocalInputFile(path, this.resolve(path), this.check);
   }
   async readAll(path: string): Promise<Uint8Array> {
     const local = this.resolve(path);
-    return new Uint8Array(await io('read', local, () => readLocal(path, local, (l) => fs.readFile(l))));
+    return new Uint8Array(await io('read', local, () => readLocal(path, local, (l) => fs.readFile(l), this.check)));
   }
   async writeAtomic(path: string, data: Uint8Array | string): Promise<void> {
     await this.write(path, data, false);
@@ -214,14 +235,16 @@ export class LocalFileIO implements FileIO {
   }
   async exists(path: string): Promise<boolean> {
     try {
-      await readLocal(path, this.resolve(path), (l) => fs.access(l));
+      await readLocal(path, this.resolve(path), (l) => fs.access(l), this.check);
       return true;
-    } catch {
+    } catch (e) {
+      if (e instanceof RefusedPathError) throw e;
       return false;
     }
   }
   async list(dir: string): Promise<FileInfo[]> {
     const root = this.resolve(dir);
+    if (this.check) await this.check(root, dir);
     const out: FileInfo[] = [];
     // entries are shown in the form of `dir` (a `file:` URL stays one), names taken literally
     const walk = async (local: string, shown: string): Promise<void> => {

@@ -17,28 +17,45 @@
 // Invariant: a write or delete whose mapped local path is not inside the
 // opened root is refused (`OutsideLakeError`, naming the path) before any
 // file-system call — Mimir never writes or deletes a file outside the lake it
-// was opened at, whatever the metadata says. Reads of paths outside the root
-// (no recorded root covers them) are allowed and go where the path says.
-// Containment is lexical (normalised absolute paths): a symlink inside the lake
-// that points out of it is followed, as the file system does.
+// was opened at, whatever the metadata says. Containment of writes is lexical
+// (normalised absolute paths): a symlink inside the lake that points out of it
+// is followed, as the file system does.
+//
+// Reads: by default a path outside the root (no recorded root covers it) is
+// read where it says, as any Iceberg reader would (a foreign table registered
+// in the catalog may live elsewhere). With reads confined (`confineReads`,
+// what `mimir serve` uses: a server must never hand out a file outside the
+// lake, whatever a crafted metadata file names), every read — open, readAll,
+// exists, list, and the decoded-name fallback of old lakes — is refused
+// unless its local path is inside the root both lexically and after
+// resolving symlinks (realpath, at the time of the read), and relative
+// locations resolve against the root only (never the working directory).
+import { realpathSync, promises as fs } from 'node:fs';
 import * as nodePath from 'node:path';
-import { LocalFileIO, defaultResolver, relativeResolver, type FileIO, type FileInfo, type InputFile, type PathResolver } from './fileio.ts';
+import { LocalFileIO, RefusedPathError, defaultResolver, relativeResolver, type FileIO, type FileInfo, type InputFile, type PathResolver } from './fileio.ts';
 import { isRelativePath } from './paths.ts';
 
-/** A write or delete that would leave the lake root: refused, nothing done. */
-export class OutsideLakeError extends Error {
+/** A write or delete that would leave the lake root, or a confined read outside it: refused, nothing done. */
+export class OutsideLakeError extends RefusedPathError {
   constructor(
-    readonly op: string,
+    readonly op: 'write' | 'delete' | 'read',
     readonly path: string,
     readonly local: string,
     readonly root: string,
   ) {
     super(
       `refusing to ${op} ${path}${local !== path ? ` (${local})` : ''}: it is outside the lake root ${root}, ` +
-        `and Mimir writes and deletes only inside the lake it opened — nothing ${op === 'delete' ? 'deleted' : 'written'}`,
+        (op === 'read'
+          ? 'and this lake was opened with reads confined to it (mimir serve reads only files inside the lake it serves) — nothing read'
+          : `and Mimir writes and deletes only inside the lake it opened — nothing ${op === 'delete' ? 'deleted' : 'written'}`),
     );
     this.name = 'OutsideLakeError';
   }
+}
+
+export interface LakeFileIOOptions {
+  /** Refuse every read outside the opened root (see above); `confineReads()` turns it on later. */
+  confineReads?: boolean;
 }
 
 /** `a` equals `b` or lies under it (normalised absolute paths). */
@@ -61,18 +78,41 @@ export class LakeFileIO implements FileIO {
   readonly mapped: readonly string[];
   private readonly inner: LocalFileIO;
   private readonly relative: PathResolver;
+  private readonly relativeInRoot: PathResolver;
+  /** The root with symlinks resolved, once reads are confined. */
+  private realRoot: string | undefined;
 
   /** `relativeBases`: folders relative locations (foreign tables) resolve against, first that holds the file. */
-  constructor(openedRoot: string, recordedRoots: readonly string[] = [], relativeBases: string[] = [openedRoot]) {
+  constructor(openedRoot: string, recordedRoots: readonly string[] = [], relativeBases: string[] = [openedRoot], opts: LakeFileIOOptions = {}) {
     this.root = norm(nodePath.resolve(openedRoot));
     this.mapped = recordedRoots.map((r) => norm(r)).filter((r) => r !== this.root);
     this.relative = relativeResolver(relativeBases);
-    this.inner = new LocalFileIO((p) => this.local(p));
+    this.relativeInRoot = relativeResolver([this.root]);
+    this.inner = new LocalFileIO(
+      (p) => this.local(p),
+      (local, path) => this.checkRead(local, path),
+    );
+    if (opts.confineReads) this.confineReads();
+  }
+
+  /** From now on, refuse every read outside the opened root (one way: there is no undoing it). */
+  confineReads(): void {
+    if (this.realRoot !== undefined) return;
+    try {
+      this.realRoot = norm(realpathSync(this.root));
+    } catch {
+      this.realRoot = this.root; // not there (yet): every read below it fails anyway
+    }
+  }
+
+  /** Reads outside the opened root are refused. */
+  get readsConfined(): boolean {
+    return this.realRoot !== undefined;
   }
 
   /** The local path a metadata path names here: rebased onto the opened root when under a recorded root. */
   local(path: string): string {
-    if (isRelativePath(path)) return this.relative(path);
+    if (isRelativePath(path)) return this.readsConfined ? this.relativeInRoot(path) : this.relative(path);
     const plain = defaultResolver(path);
     if (!nodePath.isAbsolute(plain)) return plain;
     const p = norm(plain);
@@ -88,9 +128,23 @@ export class LakeFileIO implements FileIO {
     return nodePath.isAbsolute(l) && isWithin(norm(l), this.root);
   }
 
-  private confine(op: string, path: string): void {
+  private confine(op: 'write' | 'delete', path: string): void {
     const l = this.local(path);
     if (!nodePath.isAbsolute(l) || !isWithin(norm(l), this.root)) throw new OutsideLakeError(op, path, l, this.root);
+  }
+
+  /** With reads confined: `local` must lie inside the root, lexically and once its symlinks are resolved. */
+  private async checkRead(local: string, path: string): Promise<void> {
+    const realRoot = this.realRoot;
+    if (realRoot === undefined) return;
+    if (!nodePath.isAbsolute(local) || !isWithin(norm(local), this.root)) throw new OutsideLakeError('read', path, local, this.root);
+    let real: string;
+    try {
+      real = norm(await fs.realpath(local));
+    } catch {
+      return; // absent (or unreadable): the read itself fails and says so
+    }
+    if (!isWithin(real, realRoot)) throw new OutsideLakeError('read', path, `${local} -> ${real}`, this.root);
   }
 
   open(path: string): Promise<InputFile> {
