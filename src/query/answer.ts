@@ -123,8 +123,8 @@ export async function answerFind(log: EventLog, name: string, opts: FindAnswerOp
   checkNodeKind(opts.kind);
   return at(log, opts, async (r) => {
     await checkScope(r.log, r.generation, opts);
-    // repo and an exact krate push down; a bare crate name (any version) is narrowed here
-    const krate = opts.krate?.includes('@') ? opts.krate : undefined;
+    // repo and a target crate's full name push down; a crate name (any version, with its targets) is narrowed here
+    const krate = opts.krate?.includes('/') ? opts.krate : undefined;
     const res = await find(r.log, name, { kind: opts.kind, repo: opts.repo, krate, exact: opts.exact, from: opts.from });
     const place = await placeAll(r, res.hits, opts.abs);
     let hits = res.hits.map(place).filter((h) => passes(opts, h, h.path, h.qpath));
