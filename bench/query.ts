@@ -11,8 +11,12 @@
 // - each twice: answered from the serving state tables, and by folding the
 //   event log (`MIMIR_ANSWER_FROM=log`: how every question was answered
 //   before the state tables, the "before" figures);
-// - warm server: `mimir serve` figures come from the serve bench (see
-//   `serverFigures` below: the place to plug them in).
+// - warm server: a `mimir serve` process over the lake, 32 concurrent
+//   loopback clients asking the same mix for --seconds (10): once with its
+//   answer cache (after one round to fill it), once with --cache-mb 0 (every
+//   answer read from the lake); p50/p99 and the server's peak RSS. The
+//   server answers from the state tables (the "before" server figures are
+//   bench:serve's, measured when every question folded the log).
 //
 // Then grows the universe 10x (the same crates again as `name@x.y.z-copyN`,
 // N = 1..9, one universe add each, then one state maintenance pass) and
@@ -21,16 +25,29 @@
 // nothing. Flags: --lake DIR (default .bench/query-lake; reused when its
 // marker says it is complete), --runs N (cold runs per question, default 5),
 // --warm N (in-process calls per question, default 20), --copies N (default
-// 9), --skip-grow, --corpus DIR.
+// 9), --skip-grow, --corpus DIR, --clients N (32), --seconds S (10, per
+// server phase), --log-runs N / --log-warm N (2 / 3: the log fold's cold and
+// in-process runs, slow at 10x), --build-only (build the lakes, time nothing).
+//
+// The 10x universe is built by real ingests by default (each copy a
+// `universe add` of the corpus with its versions rewritten: parsed, resolved
+// and written like any crate), which takes about as long per copy as the 1x
+// build; `--grow events` copies the 1x universe's rows instead (copyEvents).
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventLog } from '../src/log/event-log.ts';
+import { eq } from '../src/lake/expr/expr.ts';
+import { UNIVERSE_REPO, type Kind } from '../src/log/schema.ts';
+import type { Value } from '../src/lake/spec/types.ts';
 import { expandCrateDirs, ingest, universeAdd } from '../src/ingest/index.ts';
 import { maintainState, formatMaintainReport } from '../src/log/state/maintain.ts';
 import { rebuildState, hasStateTables } from '../src/log/state/rebuild.ts';
 import { callees, callers, def, find, history, refs, type QueryOptions } from '../src/query/index.ts';
+import { load, type LoadResult } from './load.ts';
+import { startServeProcess } from './serve-process.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -38,27 +55,43 @@ const flag = (name: string): string | undefined => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 };
-const lakeDir = path.resolve(flag('--lake') ?? path.join(root, '.bench', 'query-lake'));
+const lake1 = path.resolve(flag('--lake') ?? path.join(root, '.bench', 'query-lake'));
+/** The grown lake: a copy of the 1x lake plus the copies (the 1x lake stays as it is, reusable). */
+const lake10 = path.resolve(flag('--lake-10x') ?? `${lake1}-10x`);
+/** The lake being measured. */
+let lakeDir = lake1;
 const corpus = flag('--corpus') ?? '/usr/share/cargo/registry';
 const coldRuns = Number(flag('--runs') ?? 5);
 const warmRuns = Number(flag('--warm') ?? 20);
 const copies = Number(flag('--copies') ?? 9);
+/** How the 10x universe is made: `ingest` (each copy parsed like any crate) or `events` (the 1x rows copied, renamed). */
+const growBy = flag('--grow') ?? 'ingest';
+if (growBy !== 'ingest' && growBy !== 'events') throw new Error(`--grow: expected ingest or events, found ${growBy}`);
 const MIN_CRATES = 40;
+type Row = Record<string, Value>;
+const clients = Number(flag('--clients') ?? 32);
+const serveSeconds = Number(flag('--seconds') ?? 10);
+/** Cold runs and in-process calls per question when folding the log (slow at 10x: the "before" figures). */
+const logRuns = Number(flag('--log-runs') ?? 2);
+const logWarm = Number(flag('--log-warm') ?? 3);
 
 /** The fixed mix: the questions and their CLI words. Answers do not grow with the universe's copies. */
 interface Question {
   label: string;
   cli: string[];
+  /** The same question as a `mimir serve` request target. */
+  http: string;
   call: (log: EventLog, o: QueryOptions) => Promise<unknown>;
 }
+const q = (route: string, params: Record<string, string>): string => `/api/${route}?${new URLSearchParams(params)}`;
 const MIX: Question[] = [
-  { label: 'def tally::Tally::add', cli: ['def', 'tally::Tally::add'], call: (l, o) => def(l, 'tally::Tally::add', o) },
-  { label: "find 'Tally*'", cli: ['find', 'Tally*'], call: (l, o) => find(l, 'Tally*', o) },
-  { label: "find 'Regex*' --krate regex@1.7.1", cli: ['find', 'Regex*', '--krate', 'regex@1.7.1'], call: (l, o) => find(l, 'Regex*', { ...o, krate: 'regex@1.7.1' }) },
-  { label: 'callers fnvish::hash_str', cli: ['callers', 'fnvish::hash_str'], call: (l, o) => callers(l, 'fnvish::hash_str', o) },
-  { label: 'callees tally::Tally::add', cli: ['callees', 'tally::Tally::add'], call: (l, o) => callees(l, 'tally::Tally::add', o) },
-  { label: 'refs tally::Tally', cli: ['refs', 'tally::Tally'], call: (l, o) => refs(l, 'tally::Tally', o) },
-  { label: 'history tally::Tally::add', cli: ['history', 'tally::Tally::add'], call: (l, o) => history(l, 'tally::Tally::add', o) },
+  { label: 'def tally::Tally::add', cli: ['def', 'tally::Tally::add'], http: q('def', { path: 'tally::Tally::add' }), call: (l, o) => def(l, 'tally::Tally::add', o) },
+  { label: "find 'Tally*'", cli: ['find', 'Tally*'], http: q('find', { name: 'Tally*' }), call: (l, o) => find(l, 'Tally*', o) },
+  { label: "find 'Regex*' --krate regex@1.7.1", cli: ['find', 'Regex*', '--krate', 'regex@1.7.1'], http: q('find', { name: 'Regex*', krate: 'regex@1.7.1' }), call: (l, o) => find(l, 'Regex*', { ...o, krate: 'regex@1.7.1' }) },
+  { label: 'callers fnvish::hash_str', cli: ['callers', 'fnvish::hash_str'], http: q('callers', { path: 'fnvish::hash_str' }), call: (l, o) => callers(l, 'fnvish::hash_str', o) },
+  { label: 'callees tally::Tally::add', cli: ['callees', 'tally::Tally::add'], http: q('callees', { path: 'tally::Tally::add' }), call: (l, o) => callees(l, 'tally::Tally::add', o) },
+  { label: 'refs tally::Tally', cli: ['refs', 'tally::Tally'], http: q('refs', { path: 'tally::Tally' }), call: (l, o) => refs(l, 'tally::Tally', o) },
+  { label: 'history tally::Tally::add', cli: ['history', 'tally::Tally::add'], http: q('history', { path: 'tally::Tally::add' }), call: (l, o) => history(l, 'tally::Tally::add', o) },
 ];
 
 type From = 'state' | 'log';
@@ -84,7 +117,7 @@ function log(line: string): void {
 
 // ---- the lake ------------------------------------------------------------------
 
-const marker = (n: number): string => path.join(lakeDir, `.bench-complete-${n}x`);
+const marker = (n: number): string => path.join(n === 1 ? lake1 : lake10, `.bench-complete-${n}x`);
 
 async function ensureLake(): Promise<void> {
   if (existsSync(marker(1))) {
@@ -127,22 +160,67 @@ function copyCorpus(n: number, into: string): string {
   return dst;
 }
 
+/**
+ * The cheap way to 10x (`--grow events`): each copy is the 1x universe's live
+ * rows (node, edge, file, pos) appended again with every krate renamed
+ * `name@x.y.z-copyN` and every id (and every column naming one: parent, src,
+ * dst, …) replaced by a hash of it and N — the rows a `universe add` of the
+ * renamed crates would write (ids differ only in how they are derived), at the
+ * cost of Parquet writes instead of parsing. The state tables follow through
+ * EventLog.append's own state delta, as for any writer.
+ */
+async function copyEvents(l: EventLog, n: number, base: Map<Kind, Row[]>, ids: Set<string>, krates: Set<string>): Promise<number> {
+  const newId = (id: string): string => createHash('sha256').update(`${id}#copy${n}`).digest('hex').slice(0, 32);
+  const ts = BigInt(Date.now()) * 1000n;
+  let total = 0;
+  for (const [kind, rows] of base) {
+    const out = rows.map((r) => {
+      const o: Row = {};
+      for (const [k, v] of Object.entries(r)) {
+        if (typeof v !== 'string') o[k] = v;
+        else if (ids.has(v)) o[k] = newId(v);
+        else if (krates.has(v)) o[k] = `${v}-copy${n}`;
+        else o[k] = v;
+      }
+      o.op = 'add';
+      o.run = `bench-copy-${n}`;
+      o.ts = ts;
+      return o;
+    });
+    await l.append(kind, out);
+    total += out.length;
+  }
+  return total;
+}
+
 async function grow(): Promise<void> {
   if (existsSync(marker(10))) {
     log('lake: reusing the 10x universe');
     return;
   }
-  const scratch = path.join(path.dirname(lakeDir), 'query-copies');
-  const l = await EventLog.open(lakeDir);
+  if (!existsSync(path.join(lake10, 'catalog.db'))) {
+    rmSync(lake10, { recursive: true, force: true });
+    cpSync(lake1, lake10, { recursive: true });
+    log(`grow: copied ${lake1} to ${lake10}`);
+  }
+  const scratch = path.join(path.dirname(lake10), 'query-copies');
+  const l = await EventLog.open(lake10);
   try {
+    let base: { rows: Map<Kind, Row[]>; ids: Set<string>; krates: Set<string> } | undefined;
     for (let n = 1; n <= copies; n++) {
-      if (existsSync(path.join(lakeDir, `.bench-copy-${n}`))) continue;
+      if (existsSync(path.join(lake10, `.bench-copy-${n}`))) continue;
       const t0 = Date.now();
-      const dir = copyCorpus(n, scratch);
-      const u = await universeAdd(l, [dir]);
-      rmSync(dir, { recursive: true, force: true });
-      writeFileSync(path.join(lakeDir, `.bench-copy-${n}`), '');
-      log(`grow: copy ${n}: +${u.events.add} events in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+      let added: number;
+      if (growBy === 'events') {
+        base ??= await baseUniverse(l);
+        added = await copyEvents(l, n, base.rows, base.ids, base.krates);
+      } else {
+        const dir = copyCorpus(n, scratch);
+        added = (await universeAdd(l, [dir])).events.add;
+        rmSync(dir, { recursive: true, force: true });
+      }
+      writeFileSync(path.join(lake10, `.bench-copy-${n}`), growBy);
+      log(`grow: copy ${n} (${growBy === 'events' ? 'events copied' : 'ingested'}): +${added} events in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     }
     // one maintenance pass after the growth (as a periodic maintenance would): sorted files again
     const t0 = Date.now();
@@ -152,6 +230,23 @@ async function grow(): Promise<void> {
     l.close();
   }
   writeFileSync(marker(10), new Date().toISOString());
+}
+
+/** The live rows of the universe's original crates (no `-copyN`), their ids and krates. */
+async function baseUniverse(l: EventLog): Promise<{ rows: Map<Kind, Row[]>; ids: Set<string>; krates: Set<string> }> {
+  const rows = new Map<Kind, Row[]>();
+  const ids = new Set<string>();
+  const krates = new Set<string>();
+  const original = (k: unknown): boolean => typeof k === 'string' && !/-copy\d+$/.test(k);
+  for (const kind of ['file', 'node', 'edge', 'pos'] as Kind[]) {
+    const live = [...(await l.state(kind, eq('repo', UNIVERSE_REPO))).values()].filter((r) => original(r.krate));
+    rows.set(kind, live);
+    for (const r of live) {
+      krates.add(r.krate as string);
+      if (kind !== 'pos') ids.add(r.id as string);
+    }
+  }
+  return { rows, ids, krates };
 }
 
 // ---- timing ----------------------------------------------------------------------
@@ -185,7 +280,7 @@ async function measure(from: From): Promise<Figures> {
   try {
     for (const q of MIX) {
       const c: number[] = [];
-      for (let i = 0; i < coldRuns; i++) {
+      for (let i = 0; i < (from === 'log' ? logRuns : coldRuns); i++) {
         const r = coldRun(q, from);
         c.push(r.ms);
         rss = Math.max(rss, r.rssMb);
@@ -193,7 +288,7 @@ async function measure(from: From): Promise<Figures> {
       cold.push(...c);
       const w: number[] = [];
       await q.call(l, { from }); // first call loads what a warm process has loaded
-      for (let i = 0; i < warmRuns; i++) {
+      for (let i = 0; i < (from === 'log' ? logWarm : warmRuns); i++) {
         const t0 = performance.now();
         await q.call(l, { from });
         w.push(performance.now() - t0);
@@ -207,21 +302,39 @@ async function measure(from: From): Promise<Figures> {
   return { coldP50: pct(cold, 50), coldP99: pct(cold, 99), coldRssMb: rss, warmP50: pct(warm, 50), warmP99: pct(warm, 99), perQuestion };
 }
 
-/**
- * Warm-server figures (p50/p99 with 32 concurrent clients, server RSS) for
- * the same lake and mix: `mimir serve` is benchmarked by the serve bench;
- * plug its figures in here when it runs against `lakeDir`. Undefined: not
- * measured by this script.
- */
-function serverFigures(_lake: string): { p50: number; p99: number; rssMb: number } | undefined {
-  return undefined;
+interface ServerFigures {
+  cached: LoadResult;
+  uncached: LoadResult;
+  /** Peak RSS of each server process, MB. */
+  cachedRssMb: number;
+  uncachedRssMb: number;
 }
 
-function print(size: string, from: From, f: Figures): void {
+/** 32 clients on loopback against `mimir serve` over the lake: with its cache (filled by one round first), then with none. */
+async function serverFigures(): Promise<ServerFigures> {
+  const targets = MIX.map((x) => x.http);
+  const run = async (extra: string[], fill: boolean): Promise<{ r: LoadResult; rssMb: number }> => {
+    const server = await startServeProcess(lakeDir, ['--timeout', '30s', ...extra]);
+    try {
+      if (fill) await load({ url: server.url, targets, clients: 1, seconds: 600, requests: targets.length });
+      const r = await load({ url: server.url, targets, clients, seconds: serveSeconds });
+      return { r, rssMb: server.rss().peakMb };
+    } finally {
+      await server.stop();
+    }
+  };
+  const cached = await run([], true);
+  const uncached = await run(['--cache-mb', '0'], false);
+  return { cached: cached.r, uncached: uncached.r, cachedRssMb: cached.rssMb, uncachedRssMb: uncached.rssMb };
+}
+
+function print(size: string, from: From, f: Figures, server?: ServerFigures): void {
   log(`${size} ${from === 'state' ? 'state tables (after)' : 'log fold (before)'}: cold CLI p50 ${ms(f.coldP50)} p99 ${ms(f.coldP99)} peak RSS ${f.coldRssMb.toFixed(0)} MB; in-process p50 ${ms(f.warmP50)} p99 ${ms(f.warmP99)}`);
   for (const q of f.perQuestion) log(`    ${q.label.padEnd(38)} cold p50 ${ms(q.cold).padStart(8)}   in-process p50 ${ms(q.warm).padStart(8)}`);
-  const s = serverFigures(lakeDir);
-  log(s ? `    warm server: p50 ${ms(s.p50)} p99 ${ms(s.p99)} RSS ${s.rssMb.toFixed(0)} MB` : '    warm server: (measured by the serve bench; see serverFigures in bench/query.ts)');
+  if (!server) return;
+  const st = (r: LoadResult): string => `${r.requests} req in ${r.seconds.toFixed(0)} s, p50 ${ms(r.p50)} p99 ${ms(r.p99)} max ${ms(r.max)}, statuses ${JSON.stringify(r.statuses)}`;
+  log(`    server, ${clients} clients, cached answers: ${st(server.cached)}; peak RSS ${server.cachedRssMb.toFixed(0)} MB`);
+  log(`    server, ${clients} clients, no cache:       ${st(server.uncached)}; peak RSS ${server.uncachedRssMb.toFixed(0)} MB`);
 }
 
 async function eventCount(): Promise<number> {
@@ -249,21 +362,36 @@ if (args.includes('--build-only')) {
   log(`1x: ${await eventCount()} events`);
   if (!args.includes('--skip-grow')) {
     await grow();
+    lakeDir = lake10;
     log(`10x: ${await eventCount()} events`);
   }
   process.exit(0);
 }
 const results: Record<string, Partial<Record<From, Figures>>> = { '1x': {}, '10x': {} };
 log(`1x: ${await eventCount()} events`);
-for (const from of ['state', 'log'] as From[]) print('1x', from, (results['1x']![from] = await measure(from)));
+const servers: Record<string, ServerFigures> = {};
+for (const from of ['state', 'log'] as From[]) {
+  results['1x']![from] = await measure(from);
+  if (from === 'state') servers['1x'] = await serverFigures();
+  print('1x', from, results['1x']![from]!, servers['1x']);
+}
 if (!args.includes('--skip-grow')) {
   await grow();
+  lakeDir = lake10;
   log(`10x: ${await eventCount()} events`);
-  for (const from of ['state', 'log'] as From[]) print('10x', from, (results['10x']![from] = await measure(from)));
+  for (const from of ['state', 'log'] as From[]) {
+    results['10x']![from] = await measure(from);
+    if (from === 'state') servers['10x'] = await serverFigures();
+    print('10x', from, results['10x']![from]!, servers['10x']);
+  }
   for (const from of ['state', 'log'] as From[]) {
     const a = results['1x']![from]!;
     const b = results['10x']![from]!;
     const r = (x: number, y: number): string => `${(y / x).toFixed(2)}x`;
     log(`10x / 1x (${from}): cold p50 ${r(a.coldP50, b.coldP50)}, cold p99 ${r(a.coldP99, b.coldP99)}, in-process p50 ${r(a.warmP50, b.warmP50)}, p99 ${r(a.warmP99, b.warmP99)}, peak RSS ${r(a.coldRssMb, b.coldRssMb)}`);
   }
+  const a = servers['1x']!;
+  const b = servers['10x']!;
+  const r = (x: number, y: number): string => `${(y / x).toFixed(2)}x`;
+  log(`10x / 1x (server): cached p50 ${r(a.cached.p50, b.cached.p50)} p99 ${r(a.cached.p99, b.cached.p99)}; no cache p50 ${r(a.uncached.p50, b.uncached.p50)} p99 ${r(a.uncached.p99, b.uncached.p99)}; peak RSS ${r(a.uncachedRssMb, b.uncachedRssMb)}`);
 }

@@ -102,7 +102,9 @@ export function matchItems(model: CrateModel, nodes: MNode[], byId: Map<string, 
   }
   const toNode = new Map<number, string>();
   const toItem = new Map<string, number>();
-  const items = [...model.doc.items.values()];
+  // derive output last: Mimir makes none, and inside a macro invocation a derived impl has the
+  // same key as the generated ones (the invocation's span) — it must not take their nodes
+  const items = [...model.doc.items.values()].sort((a, b) => Number(a.origin === 'derive') - Number(b.origin === 'derive'));
   const take = (it: OracleItem, n: MNode) => { toNode.set(it.id, n.id); toItem.set(n.id, it.id); };
   // exact keys first, then macro-generated items anywhere in their invocation
   for (const it of items) {

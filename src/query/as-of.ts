@@ -8,7 +8,7 @@
 // latest run. A prefix or tag naming different commits (in two repos, say) is
 // refused with the candidates, never guessed; `repo` narrows it.
 import type { EventLog } from '../log/event-log.ts';
-import { INGEST_RUNS, parseRunNote } from '../log/schema.ts';
+import { INGEST_RUNS, UNIVERSE_REPO, parseRunNote } from '../log/schema.ts';
 import { didYouMeanText } from './suggest.ts';
 
 /** When to answer: a lake generation, a time, or a commit (id, prefix, tag, branch) of an ingested repo. */
@@ -56,7 +56,8 @@ function generationOfRun(log: EventLog, run: string): bigint | undefined {
 /** The lake generation a commit (id, ≥4-digit prefix, tag or branch) of an ingested repo landed at. */
 export async function generationOfRev(log: EventLog, rev: string, repo?: string): Promise<bigint> {
   const now = log.readGeneration();
-  const all = (await runRevs(log, now)).filter((r) => repo === undefined || r.repo === repo);
+  // a universe add made for a repo's commit (`--with-deps`) records that commit too; the commit is the repo's
+  const all = (await runRevs(log, now)).filter((r) => (repo === undefined ? r.repo !== UNIVERSE_REPO : r.repo === repo));
   const lower = rev.toLowerCase();
   const isPrefix = /^[0-9a-f]{4,}$/.test(lower);
   const hits = all.filter((r) => r.rev === rev || (isPrefix && r.rev.toLowerCase().startsWith(lower)) || r.refs.includes(rev));

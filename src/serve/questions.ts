@@ -45,7 +45,7 @@ export type Question =
   | (PathQuestion<'callers'> & { unresolved?: boolean })
   | PathQuestion<'callees'>
   | PathQuestion<'history'>
-  | { q: 'diff'; from: bigint; to: bigint; repo?: string };
+  | { q: 'diff'; from?: bigint; to?: bigint; fromRev?: string; toRev?: string; repo?: string; moves?: boolean; public?: boolean };
 
 export type QuestionName = Question['q'];
 
@@ -78,7 +78,7 @@ export const QUESTION_PARAMS: Record<QuestionName, { required: string[]; optiona
   callers: { required: ['path'], optional: ['unresolved', ...FILTERS, 'asOf'] },
   callees: { required: ['path'], optional: [...FILTERS, 'asOf'] },
   history: { required: ['path'], optional: [...FILTERS, 'asOf'] },
-  diff: { required: ['from', 'to'], optional: ['repo'] },
+  diff: { required: [], optional: ['from', 'to', 'fromRev', 'toRev', 'repo', 'moves', 'public'] },
 };
 
 export const QUESTION_NAMES = Object.keys(QUESTION_PARAMS) as QuestionName[];
@@ -105,7 +105,7 @@ export async function ask(log: EventLog, q: Question, from?: QueryOptions['from'
     case 'history':
       return answerHistory(log, q.path, { ...filters(q), asOf: q.asOf, from });
     case 'diff':
-      return { question: 'diff', version: ANSWER_VERSIONS.diff, ...(await diff(log, { from: q.from, to: q.to, repo: q.repo })) };
+      return { question: 'diff', version: ANSWER_VERSIONS.diff, ...(await diff(log, { from: q.from, to: q.to, fromRev: q.fromRev, toRev: q.toRev, repo: q.repo, moves: q.moves, public: q.public })) };
   }
 }
 
@@ -203,7 +203,20 @@ export function parseQuestion(name: QuestionName, params: Iterable<[string, stri
     case 'callers':
       return dropUndefined({ q: name, path: path(), unresolved: flag('unresolved'), ...f, asOf });
     case 'diff':
-      return dropUndefined({ q: name, from: parseGeneration(p.get('from')!, 'from'), to: parseGeneration(p.get('to')!, 'to'), repo: opt('repo', (v) => v) });
+      for (const [g, rev] of [['from', 'fromRev'], ['to', 'toRev']] as const) {
+        if (!p.has(g) && !p.has(rev)) throw new BadQuestion(`diff: missing parameter ${g} (a generation) or ${rev} (a commit, tag or branch of an ingested repo)`);
+        if (p.has(g) && p.has(rev)) throw new BadQuestion(`diff: give ${g} (a generation) or ${rev} (a commit), not both`);
+      }
+      return dropUndefined({
+        q: name,
+        from: opt('from', (v) => parseGeneration(v, 'from')),
+        to: opt('to', (v) => parseGeneration(v, 'to')),
+        fromRev: opt('fromRev', (v) => nonEmpty(v, 'fromRev', 'a commit, tag or branch')),
+        toRev: opt('toRev', (v) => nonEmpty(v, 'toRev', 'a commit, tag or branch')),
+        repo: opt('repo', (v) => v),
+        moves: opt('moves', (v) => parseFlag(v, 'moves')),
+        public: opt('public', (v) => parseFlag(v, 'public')),
+      });
     default:
       return dropUndefined({ q: name, path: path(), ...f, asOf });
   }

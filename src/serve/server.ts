@@ -38,7 +38,7 @@ import { Lake } from '../lake/lake.ts';
 import { EventLog } from '../log/event-log.ts';
 import { CODE_NODE_EVENTS, ident, qualified } from '../log/schema.ts';
 import { JsonSyntaxError, parseJson, stringifyJson } from '../lake/spec/json.ts';
-import { AsOfError, generationOf, type AsOf } from '../query/index.ts';
+import { AsOfError, DiffRangeError, generationOf, type AsOf } from '../query/index.ts';
 import { AnswerCache } from './cache.ts';
 import { Limiter, QueueFull, QueueTimeout } from './limiter.ts';
 import { lakeInfo } from './lake-info.ts';
@@ -238,7 +238,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       } else {
         const q = question(name, params);
         if (q.q === 'diff') {
-          for (const x of [q.from, q.to]) if (x > now) throw new HttpError(400, `generation ${x} is in the future (the lake is at ${now})`);
+          for (const x of [q.from, q.to]) if (x !== undefined && x > now) throw new HttpError(400, `generation ${x} is in the future (the lake is at ${now})`);
           g = now;
           fn = () => ask(log, q);
         } else {
@@ -263,7 +263,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       const err =
         e instanceof HttpError
           ? e
-          : e instanceof BadQuestion
+          : e instanceof BadQuestion || e instanceof DiffRangeError || e instanceof AsOfError
             ? new HttpError(400, e.message)
             : e instanceof Error && e.name === 'UnknownNameError'
               ? new HttpError(404, e.message)

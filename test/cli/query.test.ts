@@ -75,15 +75,17 @@ test('mimir history: add, change, remove in order; --json events', async () => {
   assert.deepEqual((j.events as Obj[]).map((e) => [e.kind, e.op]), [['node', 'add'], ['edge', 'add'], ['node', 'change'], ['edge', 'change'], ['node', 'remove'], ['edge', 'remove']]);
 });
 
-test('mimir diff: +/~/- lines and the summary; --repo', async () => {
+test('mimir diff: one line per changed item and the summary; --repo; --stat; a reversed range exits 1 naming the swap', async () => {
   const r = await mimir('diff', '--from', String(s.added), '--to', String(s.changed));
-  assert.deepEqual(lines(r), [
-    '~ node alpha alpha@0.1.0 alpha::helper  src/main.rs:30  (line_end, line_start, signature)',
-    '~ edge alpha alpha@0.1.0 calls a-helper -> regex::regex::string::Regex::new  src/main.rs:31  (line)',
-  ]);
-  assert.match(r.stderr, /2 changes from generation \d+ to \d+: nodes \+0 ~1 -0, edges \+0 ~1 -0/);
+  assert.deepEqual(lines(r), ['signature  fn alpha::helper  alpha@0.1.0 src/main.rs:30  (was: fn helper())']);
+  assert.match(r.stderr, /1 change from generation \d+ to generation \d+: signature 1; edges \+0 ~0 -0/);
   const j = json(await mimir('diff', '--from', String(s.changed), '--to', String(s.removed), '--repo', 'beta', '--json'));
-  assert.deepEqual((j.nodes as Obj).removed, []);
+  assert.deepEqual(j.changes, []);
+  const st = lines(await mimir('diff', '--from', String(s.base), '--to', String(s.changed), '--stat'));
+  assert.deepEqual(st, ['alpha@0.1.0  added 1', 'total        1 item: added 1']);
+  const back = await mimir('diff', '--from', String(s.changed), '--to', String(s.added));
+  assert.equal(back.code, 1);
+  assert.match(back.stderr, new RegExp(`the range is reversed: --from ${s.changed} is after --to ${s.added} — nothing compared; swap them: --from ${s.added} --to ${s.changed}`));
 });
 
 test('usage errors exit 2, failures exit 1', async () => {

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { repoRoot } from '../helpers.ts';
 import { extractCrate, loadRust, readCrateDir, type CrateGraph, type ExtractInput } from '../../src/extract/index.ts';
 import { MacroExpander } from '../../src/extract/macros/expander.ts';
+import type { DepCrate } from '../../src/extract/resolve/summary.ts';
 
 const fixtures = path.join(repoRoot, 'test', 'extract', 'fixtures', 'macros');
 
@@ -74,4 +75,36 @@ test('macros: an invocation whose expansion outgrows the token budget stops with
   assert.equal(p.kind, 'macro');
   assert.match(p.message, /^src\/lib\.rs:9: expanding double! stopped: `double!` rule 1: expansion over \d+ tokens; the items it would produce are not indexed$/);
   assert.equal(expander.stats.failed, 1);
+});
+
+/** serde's shape: forward! and helper! are `local_inner_macros`; `if128!` is not and forwards its tokens. */
+function serdeish(): DepCrate {
+  const defs: [string, string, boolean][] = [
+    ['forward', 'macro_rules! forward { ($($f:ident)*) => { $(helper!{$f})* }; }', true],
+    ['helper', 'macro_rules! helper { (i128) => { if128! { method!{deserialize_i128} } }; ($f:ident) => { method!{deserialize_bool} }; }', true],
+    ['if128', 'macro_rules! if128 { ($($tt:tt)*) => { $($tt)* }; }', false],
+    ['method', 'macro_rules! method { ($f:ident) => { fn $f(&self) {} }; }', false],
+  ];
+  return {
+    krate: 'serdeish@1.0.0', repo: '@universe',
+    nodes: [
+      { id: 'root', kind: 'module', name: 'serdeish', qpath: 'serdeish', parent: null, publicPaths: ['serdeish'], typeInfo: null },
+      ...defs.map(([name, m, li]) => ({
+        id: name, kind: 'macro' as const, name, qpath: `serdeish::${name}`, parent: 'root', publicPaths: [`serdeish::${name}`],
+        typeInfo: li ? { m, li: 1 as const } : { m },
+      })),
+    ],
+  };
+}
+
+test('macros: local_inner_macros rewrites the definition\'s own calls to $crate paths, so a call forwarded through another macro still finds its crate', async () => {
+  const inp = await input(path.join(fixtures, 'forward'));
+  const g = await extractCrate({ ...inp, deps: new Map([['serdeish', { krate: 'serdeish@1.0.0' }]]), depCrates: [serdeish()] });
+  assert.deepEqual(g.problems, []);
+  const members = g.nodes.filter((n) => n.kind === 'method').map((n) => `${n.qpath} ${n.lineStart}:${n.col} ${n.origin}`);
+  assert.deepEqual(members, [
+    '<forward::S as forward::De>::deserialize_bool 11:15 macro:forward',
+    '<forward::S as forward::De>::deserialize_i128 11:15 macro:forward',
+  ]);
+  assert.equal(g.expansion?.unresolved, 0);
 });

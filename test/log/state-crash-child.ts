@@ -1,9 +1,9 @@
 // Child for the state crash tests: one state-changing operation on a lake,
 // exit 0 unless MIMIR_CRASH_AT kills it first.
-//   node --import tsx test/log/state-crash-child.ts <lakeRoot> <workspace> ingest|append|maintain|rebuild
+//   node --import tsx test/log/state-crash-child.ts <lakeRoot> <workspace> ingest|append|maintain|rebuild|remove
 import { EventLog } from '../../src/log/event-log.ts';
 import { eq } from '../../src/lake/expr/expr.ts';
-import { ingest } from '../../src/ingest/index.ts';
+import { NoSuchRepoError, ingest, removeRepo } from '../../src/ingest/index.ts';
 import { maintainState } from '../../src/log/state/maintain.ts';
 import { rebuildState } from '../../src/log/state/rebuild.ts';
 
@@ -25,6 +25,14 @@ switch (op) {
     break;
   case 'rebuild':
     await rebuildState(log, { groupEvents: 40 });
+    break;
+  case 'remove':
+    // a rerun after an attempt that landed finds nothing to remove: converged
+    try {
+      await removeRepo(log, 'demo');
+    } catch (e) {
+      if (!(e instanceof NoSuchRepoError)) throw e;
+    }
     break;
   default:
     throw new Error(`unknown op ${op}`);

@@ -19,7 +19,7 @@ import { unreferenced } from './reach.ts';
 const work = scratch('mimir-state-crash-');
 after(work.cleanup);
 
-type Op = 'ingest' | 'append' | 'maintain' | 'rebuild';
+type Op = 'ingest' | 'append' | 'maintain' | 'rebuild' | 'remove';
 /** Points killed per operation at most, spread over all it reaches (every kind of point is among them). */
 const PER_OP = 12;
 
@@ -79,7 +79,7 @@ async function pristine(op: Op): Promise<{ dir: string; ws: string; restore: () 
   // the run the ingest op makes: a line shift, a body edit and a rename
   const lib = path.join(ws, 'alpha', 'src', 'lib.rs');
   writeFileSync(lib, readFileSync(lib, 'utf8').replace('pub mod shapes;', '// shifted\npub mod shapes;').replace('    2\n', '    22\n').replace('pub fn other()', 'pub fn other2()').replace('+ other()', '+ other2()'));
-  if (op === 'maintain' || op === 'rebuild') {
+  if (op === 'maintain' || op === 'rebuild' || op === 'remove') {
     const l = await EventLog.open(dir);
     await ingest(l, ws, { repo: 'demo', workers: 0 });
     l.close();
@@ -96,7 +96,7 @@ async function pristine(op: Op): Promise<{ dir: string; ws: string; restore: () 
   };
 }
 
-for (const op of ['ingest', 'append', 'maintain', 'rebuild'] as Op[]) {
+for (const op of ['ingest', 'append', 'maintain', 'rebuild', 'remove'] as Op[]) {
   test(`state crash: SIGKILL at every point of ${op} leaves state equal to the log; the rerun converges; gc collects the dead attempt's files`, { timeout: 1_200_000 }, async () => {
     const { dir, ws, restore } = await pristine(op);
     await equal(dir, `${op}: before`);

@@ -111,21 +111,25 @@ test('history: add, change, remove of the node and its edge, oldest first, with 
   assert.deepEqual(early.events.map((e) => e.op), ['add', 'add']);
 });
 
-test('diff: nodes and edges added, changed (with the columns) and removed between generations', async () => {
+test('diff: items added, changed (by aspect) and removed between generations; edges as counts', async () => {
+  const what = (d: Awaited<ReturnType<typeof diff>>) => d.changes.map((c) => [c.change, c.aspects.join(','), (c.after ?? c.before)!.qpath]);
   const d1 = await diff(s.log, { from: s.base, to: s.changed });
-  assert.deepEqual(d1.nodes.added.map((h) => [h.qpath, h.line]), [['alpha::helper', 30]]);
-  assert.deepEqual(d1.edges.added.map((h) => h.id), ['e-a-helper-call']);
+  assert.deepEqual(what(d1), [['added', '', 'alpha::helper']]);
+  assert.equal(d1.changes[0]!.after!.line, 30);
+  assert.deepEqual(d1.edges, { added: 1, changed: 0, removed: 0 });
   const d2 = await diff(s.log, { from: s.added, to: s.changed });
-  assert.deepEqual(d2.nodes.changed.map((c) => [c.before.line, c.after.line, c.columns]), [[20, 30, ['line_end', 'line_start', 'signature']]]);
-  assert.deepEqual(d2.nodes.added, []);
+  assert.deepEqual(what(d2), [['changed', 'signature', 'alpha::helper']]);
+  assert.deepEqual([d2.changes[0]!.before!.line, d2.changes[0]!.after!.line], [20, 30]);
+  assert.deepEqual(d2.edges, { added: 0, changed: 0, removed: 0 }, 'an edge whose only change is its line is not a change');
   const d3 = await diff(s.log, { from: s.changed, to: s.removed, repo: 'alpha' });
-  assert.deepEqual(d3.nodes.removed.map((h) => h.qpath), ['alpha::helper']);
-  assert.deepEqual(d3.edges.removed.map((h) => h.id), ['e-a-helper-call']);
+  assert.deepEqual(what(d3), [['removed', '', 'alpha::helper']]);
+  assert.deepEqual(d3.edges, { added: 0, changed: 0, removed: 1 });
   const other = await diff(s.log, { from: s.changed, to: s.removed, repo: 'beta' });
-  assert.deepEqual([other.nodes, other.edges].map((c) => c.added.length + c.changed.length + c.removed.length), [0, 0]);
+  assert.deepEqual([other.changes.length, other.edges.removed], [0, 0]);
   const all = await diff(s.log, { from: 0n, to: s.base });
-  assert.equal(all.nodes.added.length, 5);
-  assert.equal(all.edges.added.length, 5);
+  assert.equal(all.changes.filter((c) => c.change === 'added').length, all.changes.length);
+  assert.ok(all.changes.length >= 5, `${all.changes.length} items added`);
+  await assert.rejects(diff(s.log, { from: s.removed, to: s.base }), /the range is reversed: --from \d+ is after --to \d+ — nothing compared; swap them: --from \d+ --to \d+/);
 });
 
 test('pushdown: the exact-name filter find uses opens only the file that holds the name', async () => {

@@ -1,49 +1,134 @@
-// `mimir diff --from G --to G [--repo R]`: nodes and edges added, changed and
-// removed between two lake generations (src/query/diff.ts), one line each
-// (`+`, `~`, `-` then `repo krate what  file:line`; a change lists its columns).
+// `mimir diff (--from GEN | --from-rev REV) (--to GEN | --to-rev REV) [--repo R]
+// [--moves] [--public] [--stat]`: the semantic diff (src/query/diff.ts), one
+// line per changed item — `added`, `removed`, `renamed`, `signature`,
+// `visibility`, `body`, `paths`, `moved` (with --moves) — then the kind, the
+// path, the crate and `file:line`, and what changed; `--public` prefixes the
+// semver class (breaking, additive); `--stat` prints counts per crate instead.
+// A summary on stderr. A reversed range is an error (exit 1) naming the swap.
 import type { CommandSpec, Context } from '../command.ts';
-import type { Args } from '../args.ts';
+import { UsageError, type Args } from '../args.ts';
 import { plural } from '../output.ts';
-import type { Changes, DiffResult, EdgeHit, NodeHit } from '../../query/index.ts';
-import { SERVER, answer, generationOption, nodeLine, place } from './common.ts';
+import type { DiffResult, ItemChange, Stat } from '../../query/index.ts';
+import { SERVER, answer, place } from './common.ts';
 
 export const command: CommandSpec = {
-  usage: '--from GEN --to GEN [--repo R] [options]',
-  description: 'Compares the folded state of the graph at two generations (see `mimir log generations`).',
+  usage: '(--from GEN | --from-rev REV) (--to GEN | --to-rev REV) [--repo R] [--moves] [--public] [--stat] [options]',
+  description:
+    'What changed between two lake generations or two ingested commits, item by item: added, removed, renamed (same body, new path or name), ' +
+    'signature, visibility or body changed. Moves (a line shift, an item moved to another file) are counted, listed with --moves. A version bump of a ' +
+    'crate — the repo\'s own or a dependency its calls point into — is diffed item by item across the two versions. --public keeps the public API ' +
+    'and classes each change as breaking or additive (semver). With --from-rev/--to-rev the repo is the one those commits were ingested for.',
   positionals: [],
   options: [
-    { name: 'from', kind: 'value', arg: 'GEN', help: 'the earlier lake generation (required)' },
-    { name: 'to', kind: 'value', arg: 'GEN', help: 'the later lake generation (required)' },
-    { name: 'repo', kind: 'value', arg: 'R', help: 'only this repo (@universe = the dependency crates)' },
+    { name: 'from', kind: 'value', arg: 'GEN', help: 'the earlier lake generation (see `mimir log generations`)' },
+    { name: 'to', kind: 'value', arg: 'GEN', help: 'the later lake generation' },
+    { name: 'from-rev', kind: 'value', arg: 'REV', help: 'the earlier end as a commit id (or prefix), tag or branch ingested with `ingest --git`' },
+    { name: 'to-rev', kind: 'value', arg: 'REV', help: 'the later end as a commit id, tag or branch' },
+    { name: 'repo', kind: 'value', arg: 'R', help: 'only this repo and the dependencies it calls into (@universe = the dependency crates)' },
+    { name: 'moves', kind: 'flag', help: 'also list items whose only change is their position' },
+    { name: 'public', kind: 'flag', help: 'only the public API, each change marked breaking or additive' },
+    { name: 'stat', kind: 'flag', help: 'counts per crate and kind of change instead of the list' },
     SERVER,
   ],
-  examples: ['mimir diff --from 12 --to 15', 'mimir diff --from 12 --to 15 --repo acme --json'],
+  examples: [
+    'mimir diff --from-rev v1.0.0 --to-rev v1.1.0',
+    'mimir diff --from-rev 4649aa97 --to-rev HEAD-tag --public',
+    'mimir diff --from 12 --to 15 --repo acme --stat',
+    'mimir diff --from-rev v1 --to-rev v2 --moves --json',
+  ],
   run,
 };
 
-const edgeLine = (e: EdgeHit): string => `${e.repo} ${e.krate} ${e.edgeKind ?? '-'} ${e.src ?? '-'} -> ${e.dstPath ?? e.dst ?? '-'}  ${place(e.file, e.line)}`;
+const path = (c: ItemChange): string =>
+  c.change === 'renamed' ? `${c.before!.qpath ?? c.before!.id} -> ${c.after!.qpath ?? c.after!.id}` : ((c.after ?? c.before)!.qpath ?? (c.after ?? c.before)!.id);
 
-function lines<T>(c: Changes<T>, show: (t: T) => string, what: string): string[] {
-  return [
-    ...c.added.map((t) => `+ ${what} ${show(t)}`),
-    ...c.changed.map((x) => `~ ${what} ${show(x.after)}  (${x.columns.join(', ')})`),
-    ...c.removed.map((t) => `- ${what} ${show(t)}`),
-  ];
+const krate = (c: ItemChange): string => {
+  // across a version bump: `name@old..new`
+  if (c.bump !== null) {
+    const [b, a] = c.bump.split(' -> ') as [string, string];
+    return `${b}..${a.slice(a.lastIndexOf('@') + 1)}`;
+  }
+  return (c.after ?? c.before)!.krate;
+};
+
+function detail(c: ItemChange): string {
+  const b = c.before;
+  const a = c.after;
+  const parts: string[] = [];
+  if (b && a && c.aspects.includes('signature')) parts.push(`was: ${b.signature ?? '-'}`);
+  if (b && a && c.aspects.includes('visibility')) parts.push(`${b.visibility || 'private'} -> ${a.visibility || 'private'}`);
+  if (b && a && (c.change === 'moved' || c.change === 'renamed') && (b.file !== a.file || b.line !== a.line)) parts.push(`from ${place(b.file, b.line)}`);
+  return parts.length > 0 ? `  (${parts.join('; ')})` : '';
 }
 
-const counts = <T>(c: Changes<T>): string => `+${c.added.length} ~${c.changed.length} -${c.removed.length}`;
+const tag = (c: ItemChange): string => (c.change === 'changed' ? c.aspects.join(',') : c.change);
+
+function changeLine(c: ItemChange, withSemver: boolean): string {
+  const h = (c.after ?? c.before)!;
+  const head = withSemver ? `${(c.semver ?? '-').padEnd(9)} ` : '';
+  return `${head}${tag(c).padEnd(10)} ${h.kind ?? '?'} ${path(c)}  ${krate(c)} ${place(h.file, h.line)}${detail(c)}`;
+}
+
+const STAT_ORDER: (keyof Stat)[] = ['added', 'removed', 'renamed', 'signature', 'visibility', 'body', 'paths', 'moved'];
+
+function statText(s: Stat): string {
+  return STAT_ORDER.filter((k) => s[k] > 0).map((k) => `${k} ${s[k]}`).join(', ') || 'no change';
+}
+
+/** Counts per crate (a bump: `name old -> new`), then the total. */
+function statLines(r: DiffResult): string[] {
+  const per = new Map<string, Stat>();
+  for (const c of r.changes) {
+    const k = krate(c);
+    let s = per.get(k);
+    if (!s) per.set(k, (s = { added: 0, removed: 0, renamed: 0, signature: 0, visibility: 0, body: 0, paths: 0, moved: 0 }));
+    if (c.change === 'changed') for (const x of c.aspects) s[x]++;
+    else s[c.change]++;
+  }
+  const width = Math.max(5, ...[...per.keys()].map((k) => k.length));
+  const out = [...per].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([k, s]) => `${k.padEnd(width)}  ${statText(s)}`);
+  out.push(`${'total'.padEnd(width)}  ${plural(r.changes.length, 'item')}: ${statText(r.stat)}${r.hiddenMoves > 0 ? ` (${plural(r.hiddenMoves, 'move')} not listed)` : ''}`);
+  return out;
+}
+
+function end(r: DiffResult, which: 'from' | 'to'): string {
+  const rev = which === 'from' ? r.fromRev : r.toRev;
+  const g = which === 'from' ? r.from : r.to;
+  return rev !== null ? `${rev} (generation ${g})` : `generation ${g}`;
+}
+
+function summary(r: DiffResult, pub: boolean): string {
+  const parts = [`${plural(r.changes.length, 'change')} from ${end(r, 'from')} to ${end(r, 'to')}${r.repo ? ` in ${r.repo}` : ''}: ${statText(r.stat)}`];
+  if (r.hiddenMoves > 0) parts.push(`${plural(r.hiddenMoves, 'move')} not listed (--moves lists them)`);
+  for (const b of r.bumps) parts.push(`${b.dependency ? 'dependency' : 'crate'} ${b.name} ${b.from.slice(b.from.lastIndexOf('@') + 1)} -> ${b.to.slice(b.to.lastIndexOf('@') + 1)}`);
+  if (r.dependencies.added.length > 0) parts.push(`new dependencies ${r.dependencies.added.join(', ')}`);
+  if (r.dependencies.removed.length > 0) parts.push(`dependencies dropped ${r.dependencies.removed.join(', ')}`);
+  if (pub) parts.push(`semver: ${r.semver.breaking} breaking, ${r.semver.additive} additive, ${r.semver.patch} patch -> a ${r.semver.release} release`);
+  parts.push(`edges +${r.edges.added} ~${r.edges.changed} -${r.edges.removed}`);
+  return parts.join('; ');
+}
 
 async function run(args: Args, ctx: Context): Promise<number> {
-  const from = generationOption(args, 'from');
-  const to = generationOption(args, 'to');
-  const repo = args.value('repo');
+  const gen = (name: string): bigint | undefined => {
+    const v = args.value(name);
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v)) throw new UsageError(`--${name}: expected a generation number, found "${v}" (a commit, tag or branch goes in --${name}-rev)`, args.commandPath);
+    return BigInt(v);
+  };
+  const from = gen('from');
+  const to = gen('to');
+  const fromRev = args.value('from-rev');
+  const toRev = args.value('to-rev');
+  for (const [g, rev, name] of [[from, fromRev, 'from'], [to, toRev, 'to']] as const) {
+    if (g === undefined && rev === undefined) throw new UsageError(`missing --${name} GEN or --${name}-rev REV`, args.commandPath);
+    if (g !== undefined && rev !== undefined) throw new UsageError(`give --${name} GEN or --${name}-rev REV, not both`, args.commandPath);
+  }
+  const pub = args.flag('public');
+  const stat = args.flag('stat');
   return answer(
     ctx,
-    { q: 'diff', from, to, repo },
-    (r: DiffResult) => [...lines<NodeHit>(r.nodes, nodeLine, 'node'), ...lines<EdgeHit>(r.edges, edgeLine, 'edge')],
-    (r) => {
-      const n = r.nodes.added.length + r.nodes.changed.length + r.nodes.removed.length + r.edges.added.length + r.edges.changed.length + r.edges.removed.length;
-      return `${plural(n, 'change')} from generation ${r.from} to ${r.to}${r.repo ? ` in ${r.repo}` : ''}: nodes ${counts(r.nodes)}, edges ${counts(r.edges)}`;
-    },
+    { q: 'diff', from, to, fromRev, toRev, repo: args.value('repo'), moves: args.flag('moves') || undefined, public: pub || undefined },
+    (r: DiffResult) => (stat ? statLines(r) : r.changes.map((c) => changeLine(c, pub))),
+    (r) => summary(r, pub),
   );
 }

@@ -42,10 +42,36 @@ function compiledOf(def: MacroDef): CompiledMacro {
   let c = compiled.get(def);
   if (!c) {
     const { rules, errors } = parseRules(def.body);
-    c = { rules: rules.map((r) => ({ matcher: compile(r.matcher), template: r.template })), errors };
+    c = { rules: rules.map((r) => ({ matcher: compile(r.matcher), template: def.localInner ? localInner(r.template) : r.template })), errors };
     compiled.set(def, c);
   }
   return c;
+}
+
+/**
+ * `#[macro_export(local_inner_macros)]`, as rustc applies it to the
+ * definition: every one-segment macro call its templates write (`m!(…)`,
+ * not `a::m!`, not `$m!`) becomes `$crate::m!(…)` — so it keeps naming the
+ * defining crate's macro wherever the tokens are forwarded to.
+ */
+function localInner(nodes: TemplateNode[]): TemplateNode[] {
+  const out: TemplateNode[] = [];
+  for (let i = 0; i < nodes.length; i++) {
+    const n = nodes[i]!;
+    const prev = out[out.length - 1];
+    const next = nodes[i + 1];
+    const after = nodes[i + 2];
+    if (n.t === 'tok' && n.tok.k === 'ident' && n.tok.text !== 'macro_rules'
+      && next?.t === 'tok' && next.tok.k === 'punct' && next.tok.text === '!' && after?.t === 'group'
+      && !(prev?.t === 'tok' && prev.tok.k === 'punct' && prev.tok.text === '::')) {
+      out.push({ t: 'crate', tok: { k: 'crate', text: '$crate', line: 0, col: 0 } }, { t: 'tok', tok: { k: 'punct', text: '::', line: 0, col: 0 } }, n);
+      continue;
+    }
+    if (n.t === 'group') out.push({ ...n, body: localInner(n.body) });
+    else if (n.t === 'rep') out.push({ ...n, body: localInner(n.body) });
+    else out.push(n);
+  }
+  return out;
 }
 
 /** Expand `def` on `input` (the invocation's tokens inside its delimiters). */

@@ -15,8 +15,9 @@
 // Macro names resolve as rustc does within reason: `$crate` is the defining
 // crate; a one-segment name looks in the textual scope, then the
 // `#[macro_use] extern crate` imports, then the module's `use`s (named, then
-// globs), and in a `local_inner_macros` definition its own crate first;
-// longer paths name their crate by the first segment.
+// globs); longer paths name their crate by the first segment. A
+// `local_inner_macros` definition's own one-segment calls were made
+// `$crate::` paths when it was compiled (expand.ts), as rustc does.
 //
 // Limits: expansion depth (rustc's default recursion limit, 128) and tokens
 // per written invocation (nested expansions included); a limit hit is a
@@ -242,10 +243,6 @@ export class MacroExpander implements ItemExpander {
     const name = lastName(site.path);
     if (segs.length === 0 || !name) return null;
     if (segs.length === 1 && segs[0]!.k === 'ident' && !isPunct(site.path[0], '::')) {
-      if (site.parent?.localInner && segs[0]!.line === 0) {
-        const d = this.inKrate(site.parent.krate, name);
-        if (d) return d;
-      }
       for (let i = this.textual.length - 1; i >= 0; i--) if (this.textual[i]!.name === name) return this.textual[i]!;
       const pre = this.prelude.get(name);
       if (pre) return pre;
