@@ -62,7 +62,10 @@ export const COMMANDS: Entry[] = [
   {
     name: 'universe',
     summary: 'the dependency crates shared by all repos (repo @universe)',
-    commands: [{ name: 'add', summary: 'add crate folders (name-version/, vendor/, a cargo registry) to the universe', load: async () => (await import('./query/universe-add.ts')).command }],
+    commands: [
+      { name: 'add', summary: 'add crate folders (name-version/, vendor/, a cargo registry) to the universe', load: async () => (await import('./query/universe-add.ts')).command },
+      { name: 'remove', summary: 'remove one crate version from the universe (refused while repos point into it, unless --force)', load: async () => (await import('./query/universe-remove.ts')).command },
+    ],
   },
   { name: 'find', summary: 'items by name, glob or exact (--kind, --repo, --krate)', load: async () => (await import('./query/find.ts')).command },
   { name: 'def', summary: 'where the item at a qualified path is defined: repo, crate, file, line', load: async () => (await import('./query/def.ts')).command },

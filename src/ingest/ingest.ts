@@ -33,7 +33,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import {
-  activeFeatures, pickVersion, readCrateDir, readWorkspace, type CrateGraph, type Dependency, type FeatureSelection, type FileStatus, type Package,
+  activeFeatures, compareVersions, pickVersion, readCrateDir, readWorkspace, type CrateGraph, type Dependency, type FeatureSelection, type FileStatus, type Package,
   type ProblemKind, type Workspace,
 } from '../extract/index.ts';
 import { and, eq, inList } from '../lake/expr/expr.ts';
@@ -49,7 +49,7 @@ import { UNIVERSE_REPO, runNote, targetKrate, type Kind, type TargetKind } from 
 import { DepSummaries, type DepRef } from './deps.ts';
 import { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
 import { Writer } from './writer.ts';
-import { defaultSearchDirs, expandCrateDirs, findCrate, parseCrateDirName } from './locate.ts';
+import { LocalCrates, defaultSearchDirs, expandCrateDirs, findCrate, nearestCompatible, parseCrateDirName } from './locate.ts';
 import {
   MANIFEST_PATH, MANIFEST_STATUS, addCounts, diff, edgeFields, fileFields, fileId, nodeFields,
   type DeltaSink, type Fields, type RowContext,
@@ -90,6 +90,12 @@ export interface IngestOptions {
   /** Where `withDeps` looks for crates (default: vendor/, ~/.cargo/registry/src/*, /usr/share/cargo/registry). */
   searchDirs?: string[];
   /**
+   * A Cargo.lock dependency version the lake does not have (and `withDeps` did not find):
+   * `exact` (default) leaves its paths unresolved; `nearest` uses the nearest present
+   * version of the same semver-compatible major instead, one warning (`substitutions`) each.
+   */
+  deps?: 'exact' | 'nearest';
+  /**
    * Features of the ingested crates, as cargo's `--features`,
    * `--all-features`, `--no-default-features` (default: each crate's default
    * features). Universe crates added with `withDeps` get their default features.
@@ -102,6 +108,25 @@ export interface IngestOptions {
 export interface UniverseOptions extends Omit<IngestOptions, 'repo' | 'withDeps' | 'searchDirs'> {
   /** Versions to resolve the crates' own dependencies with (e.g. a workspace's Cargo.lock). */
   lock?: Map<string, string[]>;
+}
+
+/** A Cargo.lock dependency version neither found locally nor in the lake. */
+export interface MissingDep {
+  /** `name@version` as Cargo.lock names it. */
+  krate: string;
+  /** Other versions of the crate present in the search folders (with `withDeps`), and in the lake's universe. */
+  local: string[];
+  lake: string[];
+  /** With `deps: 'nearest'`: the version used instead (null: no semver-compatible version present). */
+  substitute: string | null;
+}
+
+/** `--deps nearest` used `used` where Cargo.lock says `wanted` (both `name@version`). */
+export interface Substitution {
+  wanted: string;
+  used: string;
+  /** Where the substitute is: found locally (added to the universe by this ingest) or already in the lake. */
+  from: 'local' | 'lake';
 }
 
 /** A problem with the input, and the crate it belongs to ('' for the workspace itself). */
@@ -147,8 +172,13 @@ export interface IngestReport {
   maintenanceError?: string;
   /** File contents the run stored in `mimir.code_sources` (absent when the lake has no such table). */
   sources?: SourcesWritten;
-  /** `withDeps`: the universe add of the dependencies, and the `name@version`s not found locally. */
-  deps?: { report: IngestReport; notFound: string[] };
+  /**
+   * `withDeps`: the universe add of the dependencies, the `name@version`s not found locally
+   * nor in the lake, the folders searched, and for each missing one the other versions present.
+   */
+  deps?: { report: IngestReport; notFound: string[]; searched: string[]; missing: MissingDep[] };
+  /** `deps: 'nearest'`: the dependency versions replaced by a present semver-compatible one (recorded on the run row). */
+  substitutions?: Substitution[];
 }
 
 /**
@@ -249,39 +279,98 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
   if (repo === UNIVERSE_REPO) throw new Error(`repo name ${UNIVERSE_REPO} is reserved for the universe (use universeAdd)`);
   const ws = await readValidWorkspace(root, repo);
   const problems: IngestProblem[] = [];
+  // Dependencies first (their own run): the repo's crates then resolve into them.
+  const { deps, substitutions } = await dependencies(log, root, ws, opts);
+  const subst = new Map(substitutions.map((x) => [x.wanted, x.used]));
   const specs: CrateSpec[] = [];
   const seen = new Set<string>();
   for (const pkg of ws.packages) {
     const krate = `${pkg.name}@${pkg.version}`;
     if (seen.has(krate)) continue;
     seen.add(krate);
-    const pick = (name: string, req: string | null) => pickVersion(ws.lock.get(name) ?? [], req);
+    // `--deps nearest`: a Cargo.lock version not present resolves to its substitute
+    const pick = (name: string, req: string | null) => {
+      const v = pickVersion(ws.lock.get(name) ?? [], req);
+      const s = v === null ? undefined : subst.get(`${name}@${v}`);
+      return s === undefined ? v : s.slice(s.lastIndexOf('@') + 1);
+    };
     specs.push(specOf(pkg, krate, repo, ws.packages, pick, opts));
     specs.push(...targetSpecs(pkg, krate, repo, ws.packages, pick, opts));
   }
-  // Dependencies first (their own run): the repo's crates then resolve into them.
-  let deps: IngestReport['deps'];
-  if (opts.withDeps) {
-    const searchDirs = opts.searchDirs ?? await defaultSearchDirs(root);
-    const members = new Set(ws.packages.map((p) => `${p.name}@${p.version}`));
-    const found: string[] = [];
-    const notFound: string[] = [];
-    for (const [name, versions] of [...ws.lock].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      for (const v of versions) {
-        if (members.has(`${name}@${v}`)) continue;
-        opts.onProgress?.({ phase: 'deps', krate: `${name}@${v}`, done: found.length + notFound.length, total: 0 });
-        const dir = await findCrate(name, v, searchDirs);
-        if (dir) found.push(dir);
-        else notFound.push(`${name}@${v}`);
-      }
-    }
-    const { features: _f, allFeatures: _a, noDefaultFeatures: _n, ...depOpts } = opts;
-    deps = { report: await universeAdd(log, found, { ...depOpts, lock: ws.lock, maintain: false }), notFound };
-  }
-  const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, removeMissing: true, started, maintain: false });
+  const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, substitutions, removeMissing: true, started, maintain: false });
   if (deps) report.deps = deps;
   if (opts.maintain !== false) await maintainAfter(log, report);
   return report;
+}
+
+/**
+ * The Cargo.lock dependencies of a workspace: with `withDeps`, those found in the
+ * search folders are added to the universe (one run), and each one neither found nor
+ * in the lake is reported with where Mimir looked and the other versions of the crate
+ * that are present (locally, in the lake). With `deps: 'nearest'`, such a version is
+ * replaced by the nearest semver-compatible version present (`nearestCompatible`;
+ * found locally with `withDeps`, else in the lake): one substitution each, returned
+ * for the repo's run to record and the CLI to warn about.
+ */
+async function dependencies(
+  log: EventLog, root: string, ws: Workspace, opts: IngestOptions,
+): Promise<{ deps: IngestReport['deps']; substitutions: Substitution[] }> {
+  const substitutions: Substitution[] = [];
+  const nearest = opts.deps === 'nearest';
+  if (!opts.withDeps && !nearest) return { deps: undefined, substitutions };
+  const searchDirs = opts.searchDirs ?? await defaultSearchDirs(root);
+  const local = new LocalCrates(searchDirs);
+  const inLake = await universeVersions(log);
+  const members = new Set(ws.packages.map((p) => `${p.name}@${p.version}`));
+  const found: string[] = [];
+  const notFound: string[] = [];
+  const missing: MissingDep[] = [];
+  for (const [name, versions] of [...ws.lock].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    for (const v of versions) {
+      const krate = `${name}@${v}`;
+      if (members.has(krate)) continue;
+      opts.onProgress?.({ phase: 'deps', krate, done: found.length + notFound.length, total: 0 });
+      const lakeHas = inLake.get(name)?.includes(v) ?? false;
+      const dir = opts.withDeps ? await findCrate(name, v, searchDirs) : null;
+      if (dir) {
+        found.push(dir);
+        continue;
+      }
+      if (lakeHas) continue;
+      const localOthers = opts.withDeps ? (await local.versions(name)).filter((x) => x.version !== v) : [];
+      const lakeOthers = (inLake.get(name) ?? []).filter((x) => x !== v);
+      let substitute: string | null = null;
+      if (nearest) {
+        substitute = nearestCompatible(v, [...localOthers.map((x) => x.version), ...lakeOthers]);
+        if (substitute !== null) {
+          const fromLake = lakeOthers.includes(substitute);
+          const at = localOthers.find((x) => x.version === substitute);
+          if (!fromLake && at && !found.includes(at.dir)) found.push(at.dir);
+          substitutions.push({ wanted: krate, used: `${name}@${substitute}`, from: fromLake ? 'lake' : 'local' });
+        }
+      }
+      if (opts.withDeps) notFound.push(krate);
+      missing.push({ krate, local: localOthers.map((x) => x.version).sort(compareVersions), lake: [...lakeOthers].sort(compareVersions), substitute });
+    }
+  }
+  if (!opts.withDeps) return { deps: undefined, substitutions };
+  const { features: _f, allFeatures: _a, noDefaultFeatures: _n, ...depOpts } = opts;
+  const report = await universeAdd(log, found, { ...depOpts, lock: ws.lock, maintain: false });
+  return { deps: { report, notFound, searched: searchDirs, missing }, substitutions };
+}
+
+/** The live universe crate versions of the lake, by crate name (their Cargo.toml file rows). */
+async function universeVersions(log: EventLog): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (const row of (await log.state('file', and(eq('repo', UNIVERSE_REPO), eq('path', MANIFEST_PATH)))).values()) {
+    const k = row['krate'] as string;
+    const at = k.lastIndexOf('@');
+    if (at <= 0) continue;
+    const list = out.get(k.slice(0, at)) ?? [];
+    list.push(k.slice(at + 1));
+    out.set(k.slice(0, at), list);
+  }
+  return out;
 }
 
 /**
@@ -411,6 +500,8 @@ function targetSpecs(
 
 interface RunOptions extends IngestOptions {
   started: number;
+  /** Recorded on the run's report (and so its ingest_runs row). */
+  substitutions?: Substitution[];
   removeMissing: boolean;
   skipPresent?: boolean;
 }
@@ -528,7 +619,7 @@ async function diffAndWrite(
   const report: IngestReport = {
     run: runId, repo, rev: opts.commit?.sha ?? opts.rev ?? null, crates: specs.length, unchangedCrates: 0, presentCrates: 0, removedCrates: 0,
     files: 0, parsed: 0, skippedUnchanged: 0, bytes: 0, events: { add: 0, change: 0, remove: 0 }, moves: 0, problems, ms: 0,
-    attempts: 0, generation: 0n,
+    attempts: 0, generation: 0n, ...opts.substitutions?.length ? { substitutions: opts.substitutions } : {},
   };
   const total = specs.length;
   let done = 0;

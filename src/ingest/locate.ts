@@ -5,7 +5,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import * as path from 'node:path';
-import { readCrateDir } from '../extract/index.ts';
+import { compareVersions, readCrateDir } from '../extract/index.ts';
 
 /** `name-1.2.3` (or `name-1.2.3-beta.1`) -> name and version; null when the folder is not named so. */
 export function parseCrateDirName(base: string): { name: string; version: string } | null {
@@ -111,4 +111,70 @@ export async function findCrate(name: string, version: string, searchDirs: strin
     }
   }
   return null;
+}
+
+/**
+ * The versions of crates present in `searchDirs` (by folder name `name-version/`, or a
+ * vendor `name/` folder's manifest), each folder listed once: for saying which other
+ * versions of a missing dependency are present, and for `--deps nearest`.
+ */
+export class LocalCrates {
+  private readonly listings = new Map<string, Map<string, { version: string; dir: string }[]>>();
+
+  constructor(readonly searchDirs: readonly string[]) {}
+
+  private async listing(dir: string): Promise<Map<string, { version: string; dir: string }[]>> {
+    let m = this.listings.get(dir);
+    if (m) return m;
+    m = new Map();
+    this.listings.set(dir, m);
+    let names: string[] = [];
+    try {
+      names = await readdir(dir);
+    } catch {
+      return m; // absent or unreadable: nothing there
+    }
+    for (const n of names.sort()) {
+      const parsed = parseCrateDirName(n);
+      if (!parsed) continue;
+      const list = m.get(parsed.name) ?? [];
+      list.push({ version: parsed.version, dir: path.join(dir, n) });
+      m.set(parsed.name, list);
+    }
+    return m;
+  }
+
+  /** Every version of `name` found (folder `name-version/`, or a vendor `name/` folder), first folder per version. */
+  async versions(name: string): Promise<{ version: string; dir: string }[]> {
+    const out = new Map<string, string>();
+    for (const dir of this.searchDirs) {
+      for (const v of (await this.listing(dir)).get(name) ?? []) if (!out.has(v.version) && await isFile(path.join(v.dir, 'Cargo.toml'))) out.set(v.version, v.dir);
+      const plain = path.join(dir, name);
+      if (await isFile(path.join(plain, 'Cargo.toml'))) {
+        const { pkg } = await readCrateDir(plain);
+        if (pkg?.version && !out.has(pkg.version)) out.set(pkg.version, plain);
+      }
+    }
+    return [...out].map(([version, dir]) => ({ version, dir }));
+  }
+}
+
+/**
+ * The version of `candidates` nearest to `wanted` among the semver-compatible ones
+ * (cargo's caret rule: same major; for 0.x the same minor; for 0.0.x the same patch):
+ * the lowest one above `wanted`, else the highest below. Null when none is compatible.
+ */
+export function nearestCompatible(wanted: string, candidates: readonly string[]): string | null {
+  const parts = (v: string): number[] | null => {
+    const m = /^(\d+)\.(\d+)\.(\d+)/.exec(v);
+    return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
+  };
+  const w = parts(wanted);
+  if (!w) return null;
+  const lead = w[0] !== 0 ? 1 : w[1] !== 0 ? 2 : 3;
+  const ok = candidates.filter((c) => {
+    const p = parts(c);
+    return p !== null && c !== wanted && p.slice(0, lead).every((x, i) => x === w[i]);
+  }).sort(compareVersions);
+  return ok.find((c) => compareVersions(c, wanted) > 0) ?? ok[ok.length - 1] ?? null;
 }

@@ -45,7 +45,14 @@ export async function runIngest(ctx: Context, fn: (log: EventLog) => Promise<Ing
 export async function printReport(ctx: Context, report: IngestReport): Promise<void> {
   const all = [...report.problems, ...(report.deps?.report.problems ?? [])];
   for (const p of all) await ctx.out.line(problemLine(p));
-  for (const n of report.deps?.notFound ?? []) await ctx.out.line(`dependency not found locally: ${n}`);
+  if (report.deps && report.deps.missing.length > 0) await ctx.out.line(`dependencies looked for in: ${report.deps.searched.join(', ')}`);
+  for (const m of report.deps?.missing ?? []) {
+    const others = [m.local.length ? `locally ${m.local.join(', ')}` : '', m.lake.length ? `in the lake ${m.lake.join(', ')}` : ''].filter((x) => x).join('; ');
+    await ctx.out.line(`dependency not found locally: ${m.krate} (other versions present: ${others || 'none'})`);
+  }
+  for (const s of report.substitutions ?? []) {
+    await ctx.out.line(`warning: ${s.wanted} is not in the lake; its paths resolve into ${s.used} instead (--deps nearest: nearest semver-compatible version, ${s.from === 'lake' ? 'already in the lake' : 'found locally'})`);
+  }
   await ctx.out.line(formatIngestReport(report));
 }
 

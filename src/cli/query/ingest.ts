@@ -18,22 +18,30 @@ export const command: CommandSpec = {
     { name: 'rev', kind: 'value', arg: 'REV', help: 'revision recorded with the run (a commit, a tag)' },
     { name: 'git', kind: 'value', arg: 'REV|A..B', help: 'index a commit, or each commit of A..B (first-parent, oldest first), read from the git repository holding PATH; the work tree is not read' },
     { name: 'with-deps', kind: 'flag', help: 'also add the Cargo.lock dependencies found locally (vendor/, cargo registry) to the universe' },
+    { name: 'deps', kind: 'value', arg: 'exact|nearest', help: 'a Cargo.lock version not in the lake (nor found with --with-deps): exact (default) leaves it unresolved; nearest uses the nearest present semver-compatible version, with a warning each' },
     { name: 'strict', kind: 'flag', help: 'any problem with the input fails the run; nothing is written' },
     { name: 'no-maintain', kind: 'flag', help: 'skip the compaction of tables whose small files passed their threshold (mimir.maintain.small-files, default 16)' },
     ...FEATURE_OPTIONS,
   ],
-  examples: ['mimir ingest ~/src/myproject', 'mimir ingest . --repo acme --rev $(git rev-parse HEAD) --with-deps', 'mimir ingest ~/src/ripgrep --git 14.0.0..14.1.0'],
+  examples: ['mimir ingest ~/src/myproject', 'mimir ingest . --repo acme --rev $(git rev-parse HEAD) --with-deps', 'mimir ingest . --with-deps --deps nearest', 'mimir ingest ~/src/ripgrep --git 14.0.0..14.1.0'],
   run,
 };
 
+function depsMode(args: Args): 'exact' | 'nearest' | undefined {
+  const v = args.value('deps');
+  if (v === undefined || v === 'exact' || v === 'nearest') return v;
+  throw new UsageError(`--deps: expected exact or nearest, found ${JSON.stringify(v)}`, args.commandPath);
+}
+
 async function run(args: Args, ctx: Context): Promise<number> {
   const dir = args.positionals[0]!;
+  const deps = depsMode(args);
   requireFolders([dir]);
   const spec = args.value('git');
   const maintain = !args.flag('no-maintain');
   if (spec !== undefined) {
     if (args.value('rev') !== undefined) throw new UsageError('--git records each commit as the run\'s rev; --rev cannot be given with it', args.commandPath);
-    const opts = { repo: args.value('repo'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), maintain, onProgress: progress(ctx), ...featureOptions(args) };
+    const opts = { repo: args.value('repo'), withDeps: args.flag('with-deps'), deps, strict: args.flag('strict'), maintain, onProgress: progress(ctx), ...featureOptions(args) };
     const onCommit = (i: number, total: number, sha: string, subject: string): void => ctx.out.progress(`commit ${i + 1}/${total} ${sha.slice(0, 12)} ${subject}`);
     return withIngestLog(ctx, (log) => ingestGit(log, dir, spec, { ...opts, onCommit }), printGit);
   }
@@ -46,7 +54,7 @@ async function run(args: Args, ctx: Context): Promise<number> {
   }
   return runIngest(ctx, (log) =>
     ingest(log, dir, {
-      repo: args.value('repo'), rev: args.value('rev'), withDeps: args.flag('with-deps'), strict: args.flag('strict'), maintain, onProgress: progress(ctx),
+      repo: args.value('repo'), rev: args.value('rev'), withDeps: args.flag('with-deps'), deps, strict: args.flag('strict'), maintain, onProgress: progress(ctx),
       ...featureOptions(args),
     }),
   );
