@@ -162,18 +162,21 @@ export class BodyReader {
     }
   }
 
-  /** Where a closure is an argument of a method call: the receiver, the method and the argument's position. */
-  private closureContext(n: Node): { recv: Expr; from: number; closure: { method: string; arg: number; param: number } } | null {
+  /** Where a closure is an argument of a call: the receiver and method (or the called path, `fn`) and the argument's position. */
+  private closureContext(n: Node): { recv: Expr; from: number; closure: NonNullable<Binding['closure']> } | null {
     const args = n.parent;
     const call = args?.parent;
     if (!args || args.type !== 'arguments' || !call || call.type !== 'call_expression') return null;
     const f = call.childForFieldName('function');
     const callee = f?.type === 'generic_function' ? f.childForFieldName('function') : f;
+    const arg = args.namedChildren.filter((c) => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item').findIndex((c) => c!.id === n.id);
+    if (callee && (callee.type === 'identifier' || callee.type === 'scoped_identifier')) {
+      return { recv: { k: 'path', path: this.syn.pathText(callee) }, from: callee.startIndex, closure: { method: '', arg, param: 0, fn: true } };
+    }
     if (!callee || callee.type !== 'field_expression') return null;
     const value = callee.childForFieldName('value');
     const field = callee.childForFieldName('field');
     if (!value || !field) return null;
-    const arg = args.namedChildren.filter((c) => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item').findIndex((c) => c!.id === n.id);
     return { recv: this.expr(value), from: value.startIndex, closure: { method: this.syn.text(field), arg, param: 0 } };
   }
 

@@ -156,9 +156,13 @@ export class Syntax {
         const t = node.childForFieldName('type');
         return t ? this.boundsOf(t) : [];
       }
-      case 'function_type':
-        // `F: Fn(A) -> B`: the trait is the function's name
-        return [{ k: 'path', path: this.pathText(node.childForFieldName('trait') ?? node), args: [] }];
+      case 'function_type': {
+        // `F: Fn(A) -> B`: the trait is the function's name; its parameters one tuple argument (rustc's `Fn<(A,)>`)
+        const params = node.childForFieldName('parameters');
+        const of = (params?.namedChildren ?? []).filter((c): c is Node => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item')
+          .map((c) => this.typeOf(c.type === 'parameter' ? c.childForFieldName('type') : c));
+        return [{ k: 'path', path: this.pathText(node.childForFieldName('trait') ?? node), args: [{ k: 'tuple', of }] }];
+      }
       default: {
         const t = this.typeOf(node);
         return t.k === 'path' ? [t] : [];

@@ -101,7 +101,8 @@ export interface Binding {
   ty?: TypeRef;
   init?: Expr;
   via?: 'value' | 'some' | 'iter' | 'closure';
-  closure?: { method: string; arg: number; param: number };
+  /** `fn`: the closure is an argument of a path call (`f(|x| …)`), and `init` is the called path. */
+  closure?: { method: string; arg: number; param: number; fn?: true };
   proj?: Projection[];
   /** UTF-16 offset at which `init` is read (the `let`'s start: `let x = x.next();` reads the earlier x); default `at`. */
   from?: number;

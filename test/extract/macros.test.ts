@@ -209,3 +209,13 @@ test('macros: a dependency\'s exported macro expands from its stored definition;
   assert.equal(empty.length, 2);
   assert.ok(empty.every((e) => e.dstKrate === 'flagz@1.0.0' && e.origin === 'macro:flags'));
 });
+
+test('macros: a `let` inside a macro\'s tokens types the method calls after it in the same invocation', async () => {
+  const g = await extract(path.join(fixtures, 'bodies'));
+  assert.deepEqual(calls(g, 'bodies::locked'), [
+    'bodies::Parser::offset@71:26 macro-arg', // let n: usize = l.offset();
+    'bodies::Parser::offset@72:11 macro-arg', // l.offset() + n
+    'bodies::lock@70:17 macro-arg',
+    'bodies::with_lock@69:5 -',
+  ]);
+});

@@ -119,6 +119,14 @@ test('method calls: lets (typed, constructor, struct literal), fields, chains th
   assert.equal(callTo(g, 'calls::chained', 113, 'calls::Inner::poke').col, 10);
 });
 
+test('closure parameters typed from the callee\'s Fn bound (a method\'s where clause, a function\'s impl Fn); std atomics\' values', async () => {
+  const g = await extract('calls');
+  assert.equal(callTo(g, 'calls::by_signature', 130, 'calls::Inner::poke').dst, node(g, 'calls::Inner::poke').id);
+  assert.equal(callTo(g, 'calls::by_signature', 132, 'calls::Square::area').dst, node(g, 'calls::Square::area').id);
+  // `AtomicUsize::load` gives a usize, whose methods are std's
+  assert.equal(callTo(g, 'calls::atomics', 139, 'std::primitive::usize::count_ones').unresolvedReason, 'in the standard library');
+});
+
 test('method calls: trait default methods inherited (static), through a bound or dyn (dynamic)', async () => {
   const g = await extract('calls');
   const describe = node(g, 'calls::Shape::describe').id;

@@ -2,7 +2,8 @@
 // same repo started at once, and two `mimir universe add` of the same crates
 // at once. Both exit 0; every event is in the log once (the later run
 // re-diffed against the earlier one's state), `history` of an item shows one
-// add, and the folded state equals that of a single run.
+// add, and the folded state equals that of a single run. Two ingests of
+// different repos at once never conflict: each lands in its first attempt.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -74,4 +75,23 @@ test('two mimir universe add processes of the same crates at once: both exit 0, 
   const again = ok(await runCli(['universe', 'add', reg, '--json'], { lake }));
   assert.equal(again['presentCrates'], 2);
   assert.equal(events(again), 0);
+});
+
+test('two mimir ingest processes of different repos at once: both land in their first attempt, each repo whole', { timeout: 300_000 }, async () => {
+  const lake = path.join(work.dir, 'lake-two-repos');
+  const left = syntheticWorkspace(path.join(work.dir, 'left'), 'left', 400);
+  const right = syntheticWorkspace(path.join(work.dir, 'right'), 'right', 400);
+  // the lake exists first, so neither process creates it
+  ok(await runCli(['ingest', syntheticWorkspace(path.join(work.dir, 'seed'), 'seed', 5), '--repo', 'seed', '--json'], { lake }));
+  const [a, b] = (await Promise.all([[left, 'left'], [right, 'right']].map(([ws, repo]) => runCli(['ingest', ws!, '--repo', repo!, '--json'], { lake })))).map(ok);
+  assert.equal(a!['attempts'], 1, 'left: no conflict with another repo');
+  assert.equal(b!['attempts'], 1, 'right: no conflict with another repo');
+  assert.notEqual(a!['generation'], b!['generation'], 'two generations, one per run');
+  assert.equal(await onceEach(lake, 'left'), events(a!));
+  assert.equal(await onceEach(lake, 'right'), events(b!));
+  for (const repo of ['left', 'right']) {
+    const found = await runCli(['find', 'f399', '--repo', repo, '--json'], { lake });
+    assert.equal(found.code, 0, found.stderr);
+    assert.match(found.stdout, new RegExp(`${repo}::m7::f399`), `${repo}'s item answered from the state tables`);
+  }
 });

@@ -4,7 +4,8 @@
 // catalog commit, the maintenance after it — MIMIR_CRASH_AT) and at random
 // times. After each kill: at every generation the lake holds whole runs only
 // (each run's events and its ingest_runs row together, the row's event count
-// equal to the events landed); rerunning converges to the state of an
+// equal to the events landed, and the serving state tables equal to a fold of
+// the log at that generation: a run's state rows land with its events); rerunning converges to the state of an
 // uninterrupted run, with no event written twice; and orphan removal leaves
 // no unreferenced file behind.
 import { test, after } from 'node:test';
@@ -16,6 +17,7 @@ import { EventLog } from '../../src/log/event-log.ts';
 import { ingest, universeAdd } from '../../src/ingest/index.ts';
 import { removeOrphanFiles } from '../../src/lake/maintenance/index.ts';
 import { INGEST_RUNS, PROP_MAINTAIN_SMALL_FILES, SOURCE_KINDS, tableName } from '../../src/log/schema.ts';
+import { formatVerifyReport, verifyState } from '../../src/log/state/verify.ts';
 import { repoRoot, runTsx, scratch } from '../helpers.ts';
 import { syntheticCrate, syntheticWorkspace } from './helpers.ts';
 
@@ -54,9 +56,10 @@ const childArgs = (root: string, op: Op, ws: string, reg: string): string[] => (
 /**
  * At every generation from `from` on: each run id found in the event tables
  * has its ingest_runs row, and every run row's `events` equals the events of
- * that run id. Returns how many generations were checked.
+ * that run id; from generation `stateFrom` on, the serving state tables equal
+ * a fold of the log too. Returns the lake's current generation.
  */
-async function wholeRunsOnly(root: string, from: bigint): Promise<number> {
+async function wholeRunsOnly(root: string, from: bigint, stateFrom?: bigint): Promise<bigint> {
   const log = await EventLog.open(root);
   try {
     const now = log.lake.catalog.pointerGeneration();
@@ -70,8 +73,12 @@ async function wholeRunsOnly(root: string, from: bigint): Promise<number> {
       const recorded = new Map(rows.map((r) => [String(r['run']), Number(r['events'])]));
       for (const [run, n] of events) assert.equal(recorded.get(run), n, `generation ${g}: run ${run} has ${n} events landed, its ingest_runs row says ${recorded.get(run)}`);
       for (const [run, n] of recorded) assert.equal(events.get(run) ?? 0, n, `generation ${g}: run ${run}'s row says ${n} events, ${events.get(run) ?? 0} landed`);
+      if (stateFrom !== undefined && g >= stateFrom) {
+        const v = await verifyState(log, { generation: g });
+        assert.ok(v.equal, `generation ${g}: the state tables differ from the log's fold: ${formatVerifyReport(v).join('; ')}`);
+      }
     }
-    return Number(now - from) + 1;
+    return now;
   } finally {
     log.close();
   }
@@ -149,9 +156,9 @@ for (const op of ['ingest', 'universe'] as Op[]) {
     }
 
     const check = async (what: string): Promise<void> => {
-      await wholeRunsOnly(root, g0 + 1n);
+      const killedAt = await wholeRunsOnly(root, g0 + 1n, g0 + 1n);
       await runOp(root, op, ws, reg);
-      await wholeRunsOnly(root, g0 + 1n);
+      await wholeRunsOnly(root, g0 + 1n, killedAt + 1n);
       const got = await outcome(root);
       assert.deepEqual(got.state, want.state, `${what}: the rerun converges to the uninterrupted state`);
       assert.equal(got.rows, want.rows, `${what}: no event written twice (${got.rows} event rows, uninterrupted ${want.rows})`);
@@ -179,6 +186,7 @@ for (const op of ['ingest', 'universe'] as Op[]) {
       assert.ok(k.signal === 'SIGKILL' || k.code === 0, `${op} killed after ${ms} ms or finished (exit ${k.code}: ${k.stderr})`);
       await check(`${op} killed after ${ms} ms`);
     }
-    console.log(`# ${op}: ${killed} kills at crash points (of ${points.length} reached), ${RANDOM_KILLS} at random times`);
+    const names = [...new Set(points.map((p) => p.split('#')[0]!))];
+    console.log(`# ${op}: ${killed} kills at crash points (of ${points.length} reached: ${names.join(', ')}), ${RANDOM_KILLS} at random times`);
   });
 }

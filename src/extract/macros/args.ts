@@ -10,8 +10,12 @@
 // receiver is built as the parser builds it (`Expr`: paths, calls, method
 // calls, fields, `?`, indexing, literals) so type inference can resolve it.
 // Each ref carries the line and column of the call's name token and the
-// invocation's offset (`at`, for the locals in scope). Macro calls met inside
-// are handed back (the caller expands or scans them in turn).
+// invocation's offset (`at`, for the locals in scope). A `let x = <expr>;`
+// in the tokens (a `macro_rules!` expansion, a block argument) is a binding
+// visible at that offset only (`at`..`at + 1`: to the calls of this
+// invocation, which all share it), so `let g = lock.write(); g.abort()`
+// inside `atomic!{…}` types `g`. Macro calls met inside are handed back (the
+// caller expands or scans them in turn).
 //
 // Which arguments of an unexpanded macro: std macros whose arguments are not
 // code (`stringify!`, `concat!`, `env!` …) have none; `matches!` has its
@@ -21,7 +25,7 @@
 // rather than false calls.
 //
 // Invariant: pure, linear in the tokens.
-import type { Expr, Ref } from '../types.ts';
+import type { Binding, Expr, Ref } from '../types.ts';
 import { Cursor, type Edition } from './fragments.ts';
 import type { Anchor } from './produce.ts';
 import { groupOf, isGroup, isIdent, isPunct, KEYWORDS, type Group, type Token } from './tokens.ts';
@@ -46,6 +50,8 @@ export interface InnerMacro {
 export interface Scan {
   refs: Ref[];
   macros: InnerMacro[];
+  /** `let` bindings of the scanned code, visible to its refs only. */
+  bindings: Binding[];
 }
 
 export interface ScanPlace {
@@ -59,7 +65,7 @@ export interface ScanPlace {
 
 /** The calls in the arguments of an unexpanded macro `name` (`input`: the tokens inside its delimiters). */
 export function scanArgs(name: string, input: Token[], place: ScanPlace, edition: Edition): Scan {
-  const out: Scan = { refs: [], macros: [] };
+  const out: Scan = { refs: [], macros: [], bindings: [] };
   if (NOT_CODE.has(name)) return out;
   const parts = splitArgs(input);
   const scanned = name === 'matches' || name === 'assert_matches' || name === 'debug_assert_matches' ? parts.slice(0, 1) : parts;
@@ -73,7 +79,7 @@ export function scanArgs(name: string, input: Token[], place: ScanPlace, edition
 
 /** The calls in any code (an expansion's tokens). */
 export function scanCode(tokens: Token[], place: ScanPlace): Scan {
-  const out: Scan = { refs: [], macros: [] };
+  const out: Scan = { refs: [], macros: [], bindings: [] };
   new Scanner(place, out).list(tokens);
   return out;
 }
@@ -114,12 +120,47 @@ class Scanner {
   list(toks: Token[]): void {
     let i = 0;
     while (i < toks.length) {
+      if (isIdent(toks[i], 'let')) {
+        const l = this.let(toks, i);
+        if (l > i) { i = l; continue; }
+      }
       const r = this.chain(toks, i);
       if (r) { i = r.j; continue; }
       const t = toks[i]!;
       if (t.k === 'group') this.list(t.tokens);
       i++;
     }
+  }
+
+  /**
+   * `let [mut] x [: T] = <chain>` at `i` (`let`): the binding recorded, the
+   * index after the chain; `i` when it is not that (a pattern, `let … else`).
+   */
+  private let(toks: Token[], i: number): number {
+    let j = i + 1;
+    if (isIdent(toks[j], 'mut')) j++;
+    const name = toks[j];
+    if (!name || name.k !== 'ident' || KEYWORDS.has(name.text)) return i;
+    j++;
+    if (isPunct(toks[j], ':')) {
+      // skip the type to the `=` outside its generic arguments
+      let depth = 0;
+      for (j++; j < toks.length; j++) {
+        const t = toks[j]!;
+        if (isPunct(t, '<')) depth++;
+        else if (isPunct(t, '>') && depth > 0) depth--;
+        else if (isPunct(t, '=') && depth === 0) break;
+        else if (isPunct(t, ';')) return i;
+      }
+    }
+    if (!isPunct(toks[j], '=')) return i;
+    const r = this.chain(toks, j + 1);
+    if (!r) return i;
+    const end = toks[r.j];
+    if (end && !isPunct(end, ';')) return r.j; // more follows (an operator, `else`): the calls are scanned, no binding
+    const at = this.place.at;
+    this.out.bindings.push({ name: name.text, at, until: at + 1, from: at, init: r.expr });
+    return r.j;
   }
 
   /**
@@ -223,7 +264,7 @@ class Scanner {
   /** The expression a group holds when it is one chain (`(x.y())`, a captured `$e`), scanning nothing. */
   private single(g: Group): Expr | null {
     const toks = g.tokens[0] && (isPunct(g.tokens[0], '&') || isPunct(g.tokens[0], '&&')) ? g.tokens.slice(isIdent(g.tokens[1], 'mut') ? 2 : 1) : g.tokens;
-    const quiet = new Scanner(this.place, { refs: [], macros: [] });
+    const quiet = new Scanner(this.place, { refs: [], macros: [], bindings: [] });
     const r = quiet.chain(toks, 0);
     return r && r.j === toks.length ? r.expr : null;
   }

@@ -26,7 +26,7 @@
 import type { Expansion, ItemExpander } from '../modules.ts';
 import type { RustParser } from '../parser.ts';
 import type { DepCrate } from '../resolve/summary.ts';
-import type { ExpansionStats, Item, MacroCall, Problem, Ref } from '../types.ts';
+import type { ExpansionStats, Item, MacroCall, Problem } from '../types.ts';
 import { scanArgs, scanCode, type InnerMacro } from './args.ts';
 import { expandMacro, type MacroDef } from './expand.ts';
 import type { Edition } from './fragments.ts';
@@ -201,7 +201,7 @@ export class MacroExpander implements ItemExpander {
       for (const c of calls) {
         this.stats.bodyCalls++;
         const before = item.refs.length;
-        this.callRefs(siteOf(c), item.refs, 'macro-arg', 0);
+        this.callRefs(siteOf(c), item, 'macro-arg', 0);
         this.stats.argRefs += item.refs.length - before;
       }
     }
@@ -210,7 +210,7 @@ export class MacroExpander implements ItemExpander {
 
   // --- calls inside bodies --------------------------------------------------------
 
-  private callRefs(site: Site, into: Ref[], defOrigin: string, depth: number): void {
+  private callRefs(site: Site, into: Item, defOrigin: string, depth: number): void {
     if (depth >= this.maxDepth) return;
     const def = this.resolve(site);
     const place = { anchor: site.anchor, at: site.at, defOrigin };
@@ -223,11 +223,13 @@ export class MacroExpander implements ItemExpander {
       origin = `macro:${def.name}`;
       parent = def;
       const scan = scanCode(exp.tokens, { ...place, defOrigin: origin });
-      into.push(...scan.refs);
+      into.refs.push(...scan.refs);
+      if (scan.bindings.length > 0) (into.bindings ??= []).push(...scan.bindings);
       inner = scan.macros;
     } else {
       const scan = scanArgs(site.name, site.input, place, this.opts.edition);
-      into.push(...scan.refs);
+      into.refs.push(...scan.refs);
+      if (scan.bindings.length > 0) (into.bindings ??= []).push(...scan.bindings);
       inner = scan.macros;
     }
     for (const m of inner) {

@@ -13,7 +13,7 @@
 // Invariants: never guesses — an unknown receiver type or a method found
 // nowhere leaves the call unresolved with the reason. Pure over the phases'
 // data; every body's inference state (binding types) lives in a BodyEnv.
-import type { Binding, Expr, Ref } from '../types.ts';
+import type { Binding, Expr, Ref, TypeRef } from '../types.ts';
 import type { Def } from './defs.ts';
 import { depNs } from './deps.ts';
 import type { Impls } from './impls.ts';
@@ -66,8 +66,10 @@ const RHS_IS_SELF: ReadonlySet<string> = new Set([
 
 const INTEGERS: ReadonlySet<string> = new Set(['u8', 'u16', 'u32', 'u64', 'u128', 'usize', 'i8', 'i16', 'i32', 'i64', 'i128', 'isize']);
 
+const FN_TRAITS: ReadonlySet<string> = new Set(['Fn', 'FnMut', 'FnOnce']);
+
 /** Inference gives up past this depth (a binding defined through itself). */
-const MAX_DEPTH = 24;
+const MAX_DEPTH = 64;
 /** Autoderef steps tried. */
 const MAX_DEREF = 6;
 
@@ -306,14 +308,19 @@ export class Infer {
     env.memo.set(b, UNKNOWN(`${b.name} defined through itself`));
     let t: Ty;
     if (b.ty) t = this.lowering.lower(b.ty, env.def.scope, env.ctx, env.selfTy);
-    else if (b.init) {
+    else if (b.closure?.fn && b.init?.k === 'path') {
+      // a closure passed to a function: its parameter's type from the function's `Fn(A)` bound
+      const res = this.names.resolve(b.init.path.split('::'), env.def.scope, 'value', env.ctx);
+      t = (res && 'def' in res ? this.sigClosureParam(res.def, b.closure.arg, b.closure.param) : null)
+        ?? UNKNOWN(`closure parameter of ${b.init.path}`);
+    } else if (b.init) {
       const init = this.typeOf(b.init, b.from ?? b.at, env, depth + 1);
       const via = b.via ?? 'value';
       if (init.k === 'unknown') t = init;
       else if (via === 'value') t = init;
       else if (via === 'some') t = payload(init);
       else if (via === 'iter') t = this.itemOf(init);
-      else t = b.closure ? this.closureParam(init, b.closure) : UNKNOWN('closure');
+      else t = b.closure ? this.closureParam(init, b.closure, env) : UNKNOWN('closure');
       for (const p of b.proj ?? []) {
         if (t.k === 'unknown') break;
         // a pattern through a reference binds by reference (match ergonomics)
@@ -562,7 +569,7 @@ export class Infer {
   }
 
   /** The parameter type of a closure passed to a method of `recv`. */
-  private closureParam(recv: Ty, c: NonNullable<Binding['closure']>): Ty {
+  private closureParam(recv: Ty, c: NonNullable<Binding['closure']>, env: BodyEnv): Ty {
     for (const t of this.derefSteps(recv)) {
       const r = stdClosureParam(t, c.method, c.arg, c.param);
       if (r) return r;
@@ -570,7 +577,41 @@ export class Infer {
       if (item && ['map', 'for_each', 'filter_map', 'flat_map', 'any', 'all', 'position'].includes(c.method) && c.param === 0) return item;
       if (item && ['filter', 'find', 'take_while', 'skip_while', 'inspect'].includes(c.method) && c.param === 0) return { k: 'ref', mut: false, of: item };
     }
+    // a method of the crate: the closure parameter's type from the method's `F: Fn(A)` bound
+    const m = this.lookupMethod(recv, c.method, env);
+    if (m && 'def' in m.res) {
+      const t = this.sigClosureParam(m.res.def, c.arg, c.param);
+      if (t) return t;
+    }
     return UNKNOWN(`closure parameter of ${c.method} on ${describe(recv)}`);
+  }
+
+  /**
+   * The type of parameter `param` of a closure passed as argument `arg` of
+   * the crate's function `def`: from the argument's `F: Fn(A, …)` bound (its
+   * own generic, a `where` clause, `impl Fn(A)`, `&dyn Fn(A)`), or null.
+   */
+  private sigClosureParam(def: Def, arg: number, param: number): Ty | null {
+    const p = def.item.params?.[arg];
+    if (!p) return null;
+    let ty = p.ty;
+    while (ty.k === 'ref') ty = ty.of;
+    let bounds: readonly TypeRef[] = [];
+    if (ty.k === 'dyn') bounds = ty.bounds;
+    else if (ty.k === 'path' && !ty.path.includes('::')) {
+      const name = ty.path;
+      bounds = (def.item.bounds ?? []).filter((g) => g.name === name).flatMap((g) => g.bounds);
+    }
+    for (const b of bounds) {
+      if (b.k !== 'path' || !FN_TRAITS.has(b.path.split('::').pop()!)) continue;
+      const args = b.args[0];
+      const pt = args && args.k === 'tuple' ? args.of[param] : undefined;
+      if (!pt) return null;
+      const denv = this.env(def);
+      const t = this.lowering.lower(pt, def.scope, denv.ctx, denv.selfTy);
+      return t.k === 'unknown' ? null : t;
+    }
+    return null;
   }
 
   /** What `for x in t` binds: std collections and iterators, else an `Iterator`/`IntoIterator` impl's `Item`. */

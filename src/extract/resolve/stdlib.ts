@@ -171,6 +171,22 @@ export function stdMethod(recv: Ty, name: string, args: StdCallArgs): Ty | null 
     if (name === 'collect' || name === 'sum' || name === 'product' || name === 'fold') return null;
     return null;
   }
+  const atomic = atomicValue(recv);
+  if (atomic) {
+    switch (name) {
+      case 'load': case 'swap': case 'into_inner': case 'get_mut':
+      case 'fetch_add': case 'fetch_sub': case 'fetch_and': case 'fetch_or': case 'fetch_xor': case 'fetch_nand': case 'fetch_max': case 'fetch_min':
+        return name === 'get_mut' ? { k: 'ref', mut: true, of: atomic } : atomic;
+      case 'compare_exchange': case 'compare_exchange_weak': case 'fetch_update': return res(atomic, atomic);
+      default: return null;
+    }
+  }
+  if (recv.k === 'adt' && 'ext' in recv.res && recv.res.krate === null) {
+    // cells: `get` of an UnsafeCell is a raw pointer to its value; of a Cell, the value
+    if (recv.res.ext === 'std::cell::UnsafeCell' && (name === 'get' || name === 'raw_get')) return { k: 'ptr', of: a0 };
+    if (recv.res.ext === 'std::cell::UnsafeCell' && name === 'get_mut') return { k: 'ref', mut: true, of: a0 };
+    if (recv.res.ext === 'std::cell::Cell' && (name === 'get' || name === 'replace' || name === 'take' || name === 'into_inner')) return a0;
+  }
   const str = (recv.k === 'prim' && recv.name === 'str') || k === 'String';
   if (str) {
     switch (name) {
@@ -187,5 +203,17 @@ export function stdMethod(recv: Ty, name: string, args: StdCallArgs): Ty | null 
       default: return null;
     }
   }
+  return null;
+}
+
+/** The value type of a std atomic (`AtomicUsize` -> usize, `AtomicPtr<T>` -> *T), or null. */
+function atomicValue(t: Ty): Ty | null {
+  if (t.k !== 'adt' || !('ext' in t.res) || t.res.krate !== null) return null;
+  const p = t.res.ext;
+  if (!p.startsWith('std::sync::atomic::Atomic')) return null;
+  const rest = p.slice('std::sync::atomic::Atomic'.length);
+  if (rest === 'Bool') return BOOL;
+  if (rest === 'Ptr') return { k: 'ptr', of: t.args[0] ?? UNKNOWN('pointee') };
+  if (/^(U|I)(8|16|32|64|128|size)$/.test(rest)) return { k: 'prim', name: rest.toLowerCase() };
   return null;
 }
