@@ -73,7 +73,7 @@ export async function ingestGit(log: EventLog, dir: string, spec: string, opts: 
       opts.onCommit?.(i, commits.length, sha, info.subject);
       await mirror.checkout(sha);
       const { onCommit: _onCommit, ...rest } = opts;
-      const r = await ingest(log, path.join(mirror.dir, prefix), { ...rest, repo, commit: { ...info, refs: await refsAt(top, sha) } });
+      const r = await ingest(log, path.join(mirror.dir, prefix), { ...rest, repo, root: rest.root ?? path.join(top, prefix), commit: { ...info, refs: await refsAt(top, sha) } });
       report.runs.push(r);
     }
   } finally {

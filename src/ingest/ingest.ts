@@ -71,6 +71,12 @@ export interface IngestOptions {
   commit?: { sha: string; timeMs: number; subject: string; refs: string[] };
   /** Also add the Cargo.lock dependency crates found locally to the universe. */
   withDeps?: boolean;
+  /**
+   * The folder recorded as the repo's root on the run (`root` in its summary;
+   * `--abs` answers join paths to it). Default: the workspace folder; git
+   * ingest gives the repository's own folder (+ the workspace's prefix).
+   */
+  root?: string;
   /** Any problem fails the run before anything is written. */
   strict?: boolean;
   onProgress?: (p: IngestProgress) => void;
@@ -242,6 +248,8 @@ export class StrictIngestError extends Error {
 interface CrateSpec {
   krate: string;
   rootDir: string;
+  /** The crate's folder relative to the repo root ('' at the root; `/`-separated); null for universe crates (file column crate_dir). */
+  crateDir?: string | null;
   targets: string[];
   deps: [string, { krate: string; repo?: string }][];
   edition: string;
@@ -294,10 +302,14 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
       const s = v === null ? undefined : subst.get(`${name}@${v}`);
       return s === undefined ? v : s.slice(s.lastIndexOf('@') + 1);
     };
-    specs.push(specOf(pkg, krate, repo, ws.packages, pick, opts));
-    specs.push(...targetSpecs(pkg, krate, repo, ws.packages, pick, opts));
+    // crate_dir: the package's folder relative to the repo root, for its lib/bin crate and its targets
+    const crateDir = path.relative(root, pkg.dir).split(path.sep).join('/');
+    for (const spec of [specOf(pkg, krate, repo, ws.packages, pick, opts), ...targetSpecs(pkg, krate, repo, ws.packages, pick, opts)]) {
+      spec.crateDir = crateDir;
+      specs.push(spec);
+    }
   }
-  const report = await runCrates(log, repo, specs, problems, { ...opts, rev: opts.rev, substitutions, removeMissing: true, started, maintain: false });
+  const report = await runCrates(log, repo, specs, problems, { ...opts, root: opts.root ?? root, rev: opts.rev, substitutions, removeMissing: true, started, maintain: false });
   if (deps) report.deps = deps;
   if (opts.maintain !== false) await maintainAfter(log, report);
   return report;
@@ -592,7 +604,7 @@ async function runCrates(
         if (t) run.addTarget(t);
         report.sources = sources.written;
       }
-      return { row: runRow(report, opts.started, opts.commit), keys: set, result: report };
+      return { row: runRow(report, opts.started, opts.commit, repo === UNIVERSE_REPO ? null : (opts.root ?? null)), keys: set, result: report };
     } catch (e) {
       await state?.abort();
       throw e;
@@ -772,7 +784,7 @@ async function diffAndWrite(
       if (res instanceof Error) return;
       progress('write', plan.spec.krate);
       const ctx: RowContext = { repo, krate: plan.spec.krate, run: runId, ts };
-      await writeCrate(log, writer, ctx, res, plan.manifest, fileState.get(plan.spec.krate) ?? new Map(), known.has(plan.spec.krate));
+      await writeCrate(log, writer, ctx, res, plan.manifest, fileState.get(plan.spec.krate) ?? new Map(), known.has(plan.spec.krate), plan.spec.crateDir ?? null);
       landed.push(plan.spec.krate);
       const before = fileState.get(plan.spec.krate);
       for (const f of res.graph.files) {
@@ -869,6 +881,7 @@ async function krates(log: EventLog, repo: string, wanted: string[]): Promise<Se
  */
 async function writeCrate(
   log: EventLog, writer: Writer, ctx: RowContext, res: ExtractResult, manifest: Fields | null, prevFiles: FileState, known: boolean,
+  crateDir: string | null = null,
 ): Promise<void> {
   const { graph } = res;
   if (res.batches) {
@@ -895,8 +908,9 @@ async function writeCrate(
     edges.clear();
   }
   const files = new Map<string, Fields>();
-  for (const f of graph.files) files.set(fileId(ctx.repo, ctx.krate, f.path), fileFields(f));
-  if (manifest) files.set(fileId(ctx.repo, ctx.krate, MANIFEST_PATH), manifest);
+  // crate_dir: where the crate sits in the repo, so answers print repo-relative paths (query/scope.ts)
+  for (const f of graph.files) files.set(fileId(ctx.repo, ctx.krate, f.path), { ...fileFields(f), crate_dir: crateDir });
+  if (manifest) files.set(fileId(ctx.repo, ctx.krate, MANIFEST_PATH), { ...manifest, crate_dir: crateDir });
   const prev = new Map<string, Record<string, Value>>();
   for (const row of prevFiles.values()) prev.set(row['id'] as string, row);
   addCounts(writer.counts, diff('file', ctx, prev, files, { event: (_k, r) => writer.push('file', r), state: stateSink(writer.state, ctx) }));
@@ -916,9 +930,9 @@ function stateSink(state: StateDelta | undefined, ctx: RowContext): DeltaSink['s
 }
 
 /** The run's `ingest_runs` row (landed in the run's commit). */
-function runRow(report: IngestReport, started: number, commit: IngestOptions['commit']): EventRow {
+function runRow(report: IngestReport, started: number, commit: IngestOptions['commit'], root: string | null): EventRow {
   const { deps: _deps, generation: _generation, maintenance: _maintenance, ...rest } = report;
-  const summary = JSON.stringify({ ...rest, problems: report.problems.slice(0, 1000), problemCount: report.problems.length });
+  const summary = JSON.stringify({ ...rest, problems: report.problems.slice(0, 1000), problemCount: report.problems.length, ...(root !== null ? { root } : {}) });
   const ev = report.events;
   const row: EventRow = {
     run: report.run, repo: report.repo, rev: report.rev, started: BigInt(started) * 1000n, finished: BigInt(Date.now()) * 1000n,

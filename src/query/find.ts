@@ -1,13 +1,15 @@
 // `find`: live nodes by name. NAME is matched against the item's `name`, or
 // against its `qpath` when it contains `::`; `exact` = equal; a NAME with `*`
-// or `?` is a glob over the whole value (case-sensitive); otherwise it is a
-// case-insensitive substring. Equality, a glob's literal prefix, kind, repo and
+// or `?` is a glob over the whole value (case-sensitive); otherwise a name
+// matches fuzzily (its letters in order, case-insensitive: suggest.ts, which
+// answer.ts ranks by) and a path is a case-insensitive substring. Equality, a glob's literal prefix, kind, repo and
 // krate are pushed into the scan. From the state tables (query/state.ts) when
 // the lake has them; else the fold reads every event of the candidate ids
 // (read.ts). Read-only.
 import { eq, type Expr } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { nodesMatching, stateNodeHit } from './state.ts';
+import { fuzzyScore } from './suggest.ts';
 import { allOf, byPlace, candidateIds, foldIds, globRegExp, hasGlob, nodeHit, prefixRange, readAt, scopeFilter, type NodeHit, type QueryOptions, type Row } from './read.ts';
 
 export interface FindOptions extends QueryOptions {
@@ -31,6 +33,7 @@ export function nameMatcher(name: string, exact = false): { col: 'name' | 'qpath
     const re = globRegExp(name);
     return { col, filter: prefixRange(col, name), test: (v) => v !== null && re.test(v) };
   }
+  if (col === 'name') return { col, test: (v) => v !== null && fuzzyScore(name, v) !== null };
   const lower = name.toLowerCase();
   return { col, test: (v) => v !== null && v.toLowerCase().includes(lower) };
 }

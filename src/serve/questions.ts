@@ -11,7 +11,8 @@
 // it the lake, SQLite, Parquet, wasm) is imported only when `ask` runs, so a
 // CLI that sends its question to a server starts without loading them.
 import type { EventLog } from '../log/event-log.ts';
-import type { AsOf, CalleesResult, DefResult, DiffResult, EdgeKind, FindResult, HistoryResult, QueryOptions, RefsResult } from '../query/index.ts';
+import type { AsOf, DiffResult, EdgeKind, QueryOptions } from '../query/index.ts';
+import type { CalleesAnswer, DefAnswer, FindAnswer, HistoryAnswer, RefsAnswer } from '../query/answer.ts';
 
 /**
  * The edge kinds a `refs` question may name: query/refs.ts's EDGE_KINDS,
@@ -20,18 +21,28 @@ import type { AsOf, CalleesResult, DefResult, DiffResult, EdgeKind, FindResult, 
  */
 export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'impl_for_type', 'uses', 'calls', 'type_ref'];
 
+/** The filters and the form of paths every question (but diff, for now) takes: query/scope.ts, query/answer.ts. */
+export interface Filters {
+  repo?: string;
+  krate?: string;
+  limit?: number;
+  excludeTests?: boolean;
+  /** Absolute paths instead of repo-relative ones. */
+  abs?: boolean;
+}
+
 /** A question that names a path (`def`, `refs`, …). */
-interface PathQuestion<N extends string> {
+type PathQuestion<N extends string> = Filters & {
   q: N;
   path: string;
   asOf?: AsOf;
-}
+};
 
 export type Question =
-  | { q: 'find'; name: string; kind?: string; repo?: string; krate?: string; exact?: boolean; asOf?: AsOf }
+  | ({ q: 'find'; name: string; kind?: string; exact?: boolean; asOf?: AsOf } & Filters)
   | PathQuestion<'def'>
-  | (PathQuestion<'refs'> & { kind?: EdgeKind })
-  | PathQuestion<'callers'>
+  | (PathQuestion<'refs'> & { kind?: EdgeKind; unresolved?: boolean })
+  | (PathQuestion<'callers'> & { unresolved?: boolean })
   | PathQuestion<'callees'>
   | PathQuestion<'history'>
   | { q: 'diff'; from?: bigint; to?: bigint; fromRev?: string; toRev?: string; repo?: string; moves?: boolean; public?: boolean };
@@ -40,14 +51,17 @@ export type QuestionName = Question['q'];
 
 /** What each question answers with. */
 export interface Answers {
-  find: FindResult;
-  def: DefResult;
-  refs: RefsResult;
-  callers: RefsResult;
-  callees: CalleesResult;
-  history: HistoryResult;
-  diff: DiffResult;
+  find: FindAnswer;
+  def: DefAnswer;
+  refs: RefsAnswer;
+  callers: RefsAnswer;
+  callees: CalleesAnswer;
+  history: HistoryAnswer;
+  diff: DiffAnswer;
 }
+
+/** diff's answer with its JSON version (schemas/diff.schema.json). */
+export type DiffAnswer = DiffResult & { question: 'diff'; version: number };
 
 export type Answer = Answers[QuestionName];
 
@@ -55,13 +69,15 @@ export type Answer = Answers[QuestionName];
 export class BadQuestion extends Error {}
 
 /** The parameters of each question on the wire, required ones first. */
+const FILTERS = ['repo', 'krate', 'limit', 'excludeTests', 'abs'];
+
 export const QUESTION_PARAMS: Record<QuestionName, { required: string[]; optional: string[] }> = {
-  find: { required: ['name'], optional: ['kind', 'repo', 'krate', 'exact', 'asOf'] },
-  def: { required: ['path'], optional: ['asOf'] },
-  refs: { required: ['path'], optional: ['kind', 'asOf'] },
-  callers: { required: ['path'], optional: ['asOf'] },
-  callees: { required: ['path'], optional: ['asOf'] },
-  history: { required: ['path'], optional: ['asOf'] },
+  find: { required: ['name'], optional: ['kind', 'exact', ...FILTERS, 'asOf'] },
+  def: { required: ['path'], optional: [...FILTERS, 'asOf'] },
+  refs: { required: ['path'], optional: ['kind', 'unresolved', ...FILTERS, 'asOf'] },
+  callers: { required: ['path'], optional: ['unresolved', ...FILTERS, 'asOf'] },
+  callees: { required: ['path'], optional: [...FILTERS, 'asOf'] },
+  history: { required: ['path'], optional: [...FILTERS, 'asOf'] },
   diff: { required: [], optional: ['from', 'to', 'fromRev', 'toRev', 'repo', 'moves', 'public'] },
 };
 
@@ -74,23 +90,27 @@ export const isQuestionName = (s: string): s is QuestionName => Object.hasOwn(QU
  * `asOf` (or the log's read generation); `from` as in QueryOptions.
  */
 export async function ask(log: EventLog, q: Question, from?: QueryOptions['from']): Promise<Answer> {
-  const { callees, callers, def, diff, find, history, refs } = await import('../query/index.ts');
+  const [{ diff }, { answerCallees, answerDef, answerFind, answerHistory, answerRefs, ANSWER_VERSIONS }] = await Promise.all([import('../query/index.ts'), import('../query/answer.ts')]);
   switch (q.q) {
     case 'find':
-      return find(log, q.name, { kind: q.kind, repo: q.repo, krate: q.krate, exact: q.exact, asOf: q.asOf, from });
+      return answerFind(log, q.name, { ...filters(q), kind: q.kind, exact: q.exact, asOf: q.asOf, from });
     case 'def':
-      return def(log, q.path, { asOf: q.asOf, from });
+      return answerDef(log, q.path, { ...filters(q), asOf: q.asOf, from });
     case 'refs':
-      return refs(log, q.path, { asOf: q.asOf, edgeKind: q.kind, from });
+      return answerRefs(log, q.path, { ...filters(q), asOf: q.asOf, edgeKind: q.kind, unresolved: q.unresolved, from });
     case 'callers':
-      return callers(log, q.path, { asOf: q.asOf, from });
+      return answerRefs(log, q.path, { ...filters(q), asOf: q.asOf, edgeKind: 'calls', unresolved: q.unresolved, from }, 'callers');
     case 'callees':
-      return callees(log, q.path, { asOf: q.asOf, from });
+      return answerCallees(log, q.path, { ...filters(q), asOf: q.asOf, from });
     case 'history':
-      return history(log, q.path, { asOf: q.asOf, from });
+      return answerHistory(log, q.path, { ...filters(q), asOf: q.asOf, from });
     case 'diff':
-      return diff(log, { from: q.from, to: q.to, fromRev: q.fromRev, toRev: q.toRev, repo: q.repo, moves: q.moves, public: q.public });
+      return { question: 'diff', version: ANSWER_VERSIONS.diff, ...(await diff(log, { from: q.from, to: q.to, fromRev: q.fromRev, toRev: q.toRev, repo: q.repo, moves: q.moves, public: q.public })) };
   }
+}
+
+function filters(q: Filters): Filters {
+  return { repo: q.repo, krate: q.krate, limit: q.limit, excludeTests: q.excludeTests, abs: q.abs };
 }
 
 // ---- values ------------------------------------------------------------------
@@ -130,6 +150,12 @@ export function parseEdgeKind(text: string, what = 'kind'): EdgeKind {
   return text as EdgeKind;
 }
 
+/** A count (`limit`): a non-negative integer. */
+export function parseCount(text: string, what: string): number {
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new BadQuestion(`${what}: expected a non-negative integer, found "${text}"`);
+  return Number(text);
+}
+
 function parseFlag(text: string, what: string): boolean {
   if (text === 'true' || text === '1' || text === '') return true;
   if (text === 'false' || text === '0') return false;
@@ -160,19 +186,22 @@ export function parseQuestion(name: QuestionName, params: Iterable<[string, stri
   if (missing.length > 0) throw new BadQuestion(`${name}: missing parameter ${missing.join(' and ')}`);
   const opt = <T>(k: string, f: (v: string) => T): T | undefined => (p.has(k) ? f(p.get(k)!) : undefined);
   const asOf = opt('asOf', (v) => parseAsOf(v));
+  const flag = (k: string): boolean | undefined => opt(k, (v) => parseFlag(v, k) || undefined);
+  const f: Filters = {
+    repo: opt('repo', (v) => nonEmpty(v, 'repo', 'a repo name')),
+    krate: opt('krate', (v) => nonEmpty(v, 'krate', 'a crate (name or name@version)')),
+    limit: opt('limit', (v) => parseCount(v, 'limit')),
+    excludeTests: flag('excludeTests'),
+    abs: flag('abs'),
+  };
+  const path = (): string => nonEmpty(p.get('path')!, 'path', 'a PATH such as regex::Regex::new');
   switch (name) {
     case 'find':
-      return dropUndefined({
-        q: name,
-        name: nonEmpty(p.get('name')!, 'name', 'a NAME'),
-        kind: opt('kind', (v) => v),
-        repo: opt('repo', (v) => v),
-        krate: opt('krate', (v) => v),
-        exact: opt('exact', (v) => parseFlag(v, 'exact')),
-        asOf,
-      });
+      return dropUndefined({ q: name, name: nonEmpty(p.get('name')!, 'name', 'a NAME'), kind: opt('kind', (v) => v), exact: flag('exact'), ...f, asOf });
     case 'refs':
-      return dropUndefined({ q: name, path: nonEmpty(p.get('path')!, 'path', 'a PATH such as regex::Regex::new'), kind: opt('kind', (v) => parseEdgeKind(v)), asOf });
+      return dropUndefined({ q: name, path: path(), kind: opt('kind', (v) => parseEdgeKind(v)), unresolved: flag('unresolved'), ...f, asOf });
+    case 'callers':
+      return dropUndefined({ q: name, path: path(), unresolved: flag('unresolved'), ...f, asOf });
     case 'diff':
       for (const [g, rev] of [['from', 'fromRev'], ['to', 'toRev']] as const) {
         if (!p.has(g) && !p.has(rev)) throw new BadQuestion(`diff: missing parameter ${g} (a generation) or ${rev} (a commit, tag or branch of an ingested repo)`);
@@ -189,18 +218,18 @@ export function parseQuestion(name: QuestionName, params: Iterable<[string, stri
         public: opt('public', (v) => parseFlag(v, 'public')),
       });
     default:
-      return dropUndefined({ q: name, path: nonEmpty(p.get('path')!, 'path', 'a PATH such as regex::Regex::new'), asOf });
+      return dropUndefined({ q: name, path: path(), ...f, asOf });
   }
 }
 
 /** The parameters of a question on the wire (parseQuestion reads them back to an equal question). */
 export function questionParams(q: Question): [string, string][] {
   const out: [string, string][] = [];
-  const put = (k: string, v: string | boolean | bigint | AsOf | undefined): void => {
+  const put = (k: string, v: string | number | boolean | bigint | AsOf | undefined): void => {
     if (v === undefined || v === false) return;
     out.push([k, typeof v === 'object' ? asOfText(v) : v === true ? 'true' : String(v)]);
   };
-  for (const [k, v] of Object.entries(q)) if (k !== 'q') put(k, v as string | boolean | bigint | AsOf | undefined);
+  for (const [k, v] of Object.entries(q)) if (k !== 'q') put(k, v as string | number | boolean | bigint | AsOf | undefined);
   return out;
 }
 

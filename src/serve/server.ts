@@ -17,7 +17,8 @@
 // answer was not ready; the answer still lands in the cache). URLs above
 // `maxUrlBytes` get 414, bodies above `maxBodyBytes` 413. Errors are JSON
 // `{"error": message, "status": code}`: 400 malformed question, 403 a
-// non-loopback Host on a loopback server (DNS rebinding), 404 unknown route,
+// non-loopback Host on a loopback server (DNS rebinding), 404 unknown route
+// or a name the lake does not have (query/scope.ts UnknownNameError),
 // 405 wrong method, 500 a failed read.
 //
 // Safety: read-only — the log is opened without creating or evolving tables
@@ -264,6 +265,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           ? e
           : e instanceof BadQuestion || e instanceof DiffRangeError || e instanceof AsOfError
             ? new HttpError(400, e.message)
+            : e instanceof Error && e.name === 'UnknownNameError'
+              ? new HttpError(404, e.message)
             : e instanceof QueueFull || e instanceof QueueTimeout
               ? new HttpError(503, e.message)
               : new HttpError(500, (e as Error)?.message ?? String(e));

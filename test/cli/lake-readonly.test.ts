@@ -61,7 +61,7 @@ const ok = (r: CliResult, what: string): CliResult => {
 
 const QUESTIONS: string[][] = [
   ['find', 'Tally'],
-  ['find', 'Tally', '--as-of', '2'],
+  ['find', 'Tally', '--as-of', '2999-01-01T00:00:00Z'],
   ['table', 'scan', 'lake:mimir.code_node_events', '--columns', 'repo,krate,id,op'],
   ['ring', 'status', '--json'],
   ['log', 'generations', '--json'],

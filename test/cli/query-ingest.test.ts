@@ -30,9 +30,9 @@ test('mimir ingest --with-deps, rerun, universe add, then callers of the vendore
   assert.match(uni.stdout, /1 crate \(1 already present\).*events \+0 ~0 -0/);
   const callers = ok(await mimir('callers', 'minidep::helper'));
   assert.deepEqual(callers.stdout.split('\n').filter((l) => l !== ''), [
-    'demo app@0.1.0 app[bin tool]::main  src/bin/tool.rs:2  calls',
-    'demo app@0.1.0 app::main  src/main.rs:7  calls',
-    'demo shapes@0.2.0 shapes::uses_everything  src/lib.rs:65  calls',
+    'demo app@0.1.0 app[bin tool]::main  crates/app/src/bin/tool.rs:2:22  calls',
+    'demo app@0.1.0 app::main  crates/app/src/main.rs:7:22  calls',
+    'demo shapes@0.2.0 shapes::uses_everything  crates/shapes/src/lib.rs:65:19  calls',
   ]);
   const usage = await mimir('ingest');
   assert.equal(usage.code, 2);

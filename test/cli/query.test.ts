@@ -94,7 +94,6 @@ test('usage errors exit 2, failures exit 1', async () => {
     ['find', 'x', '--as-of', 'last week'],
     ['diff', '--from', '1'],
     ['diff', '--from', 'a', '--to', '2'],
-    ['refs', 'x', '--kind', 'nope'],
     ['callers', 'a', 'b'],
   ];
   const [future, noRev, noLake, ...rs] = await Promise.all([

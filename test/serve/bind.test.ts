@@ -81,7 +81,7 @@ test('serve: a --host other than loopback prints a warning; bad options are usag
     assert.match(s.url, /^http:\/\/0\.0\.0\.0:\d+$/);
     assert.match(s.stderr(), /mimir serve: warning: listening on 0\.0\.0\.0, not loopback — anyone who can reach this machine/);
     const port = new URL(s.url).port;
-    assert.equal((await request(`http://127.0.0.1:${port}`, '/api/def?path=x')).status, 200);
+    assert.equal((await request(`http://127.0.0.1:${port}`, '/api')).status, 200);
   } finally {
     s.child.kill('SIGTERM');
   }

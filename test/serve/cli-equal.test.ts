@@ -1,7 +1,8 @@
 // The CLI through a running server prints exactly what it prints reading the
 // lake itself — stdout, stderr and exit code, lines and --json — for every
 // question (find, def, refs, callers, callees, history, diff, with --as-of by
-// generation and by time, and a failing one), on the same lake at the same
+// generation and by time, the filters --repo/--krate/--limit/--exclude-tests,
+// --abs and --unresolved, and failing ones: unknown names and kinds), on the same lake at the same
 // generation (the CLI's main runs in this process for those, to spare ~70
 // process starts). `--server URL` and `MIMIR_SERVER` send the questions of a
 // real `mimir` process to the server (proved by a MIMIR_LAKE that does not
@@ -61,6 +62,19 @@ test('serve: the CLI through the server prints what it prints reading the lake, 
     ['diff', '--from', String(s.added), '--to', String(s.changed)],
     ['diff', '--from', String(s.base), '--to', String(s.removed), '--repo', 'alpha'],
     ['def', 'x', '--as-of', '999999'],
+    // the filters, --abs, --unresolved, and unknown names (exit 1, the same did-you-mean both ways)
+    ['callers', 'regex::Regex::new', '--repo', 'beta', '--limit', '1'],
+    ['refs', 'regex::Regex::new', '--exclude-tests', '--krate', 'regex'],
+    ['def', 'regex::Regex::new', '--repo', '@universe', '--exclude-tests', '--abs'],
+    ['callees', 'alpha::main', '--krate', 'alpha', '--limit', '1'],
+    ['history', 'alpha::helper', '--limit', '2', '--krate', 'alpha@0.1.0'],
+    ['find', 'ch', '--exclude-tests', '--limit', '1'],
+    ['callers', 'alpha::main', '--unresolved'],
+    ['find', 'chekc'],
+    ['def', 'beta::util::chekc'],
+    ['find', 'check', '--repo', 'bta'],
+    ['callers', 'regex::Regex::new', '--krate', 'nosuch'],
+    ['find', 'check', '--kind', 'strcut'],
   ];
   const before = server.stats().requests;
   const runs = questions.flatMap((q) => [q, [...q, '--json']]);
@@ -74,6 +88,11 @@ test('serve: the CLI through the server prints what it prints reading the lake, 
   }
   assert.equal(server.stats().requests - before, runs.length, 'every question went to the server');
   assert.equal((await local(['def', 'x', '--as-of', '999999'])).code, 1);
+  for (const q of [['find', 'chekc'], ['def', 'beta::util::chekc'], ['find', 'check', '--repo', 'bta']]) {
+    const r = await remote(q);
+    assert.equal(r.code, 1, `mimir ${q.join(' ')} through the server: exit 1`);
+    assert.match(r.stderr, /did you mean/);
+  }
   const ok = await remote(['callers', 'regex::Regex::new']);
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(ok.stdout.split('\n').filter((l) => l !== '').length, 2);

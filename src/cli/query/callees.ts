@@ -1,15 +1,17 @@
-// `mimir callees PATH [--as-of G|TIME]`: the calls the item makes, one line
-// each (`repo krate callee  file:line` — the call site; the callee's path when
-// it was not resolved to an item).
+// `mimir callees PATH [filters] [--as-of G|TIME]`: the calls the item makes,
+// one line each (`repo krate callee  path:line:col` — the call site; the
+// callee's path when it was not resolved to an item). --repo and --krate
+// choose which item(s) the path names; --exclude-tests drops call sites in
+// test code.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { plural } from '../output.ts';
-import { AS_OF, SERVER, answer, atGen, parseAsOf, place } from './common.ts';
+import { AS_OF, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, hitPlace, parseAsOf, shown } from './common.ts';
 
 export const command: CommandSpec = {
-  usage: 'PATH [--as-of GEN|TIME] [options]',
+  usage: 'PATH [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. mycrate::main' }],
-  options: [AS_OF, SERVER],
+  options: [...FILTER_OPTIONS, AS_OF, SERVER],
   examples: ['mimir callees mycrate::main', 'mimir callees mycrate::Server::run --json'],
   run,
 };
@@ -19,8 +21,10 @@ async function run(args: Args, ctx: Context): Promise<number> {
   const asOf = parseAsOf(args);
   return answer(
     ctx,
-    { q: 'callees', path, asOf },
-    (r) => r.callees.map((h) => `${h.to?.repo ?? '-'} ${h.to?.krate ?? h.dstKrate ?? '-'} ${h.to?.qpath ?? h.dstPath ?? '-'}  ${place(h.file, h.line)}${h.to ? '' : '  (unresolved)'}`),
-    (r) => `${plural(r.callees.length, 'call')} from ${r.targets.length === 1 ? r.targets[0]!.qpath ?? path : path}${r.match === 'none' ? ' (no live item has this path)' : ''} ${atGen(r.generation)}`,
+    { q: 'callees', path, asOf, ...filtersOf(args) },
+    (r) => r.callees.map((h) => ({ text: `${h.to?.repo ?? '-'} ${h.to?.krate ?? h.dstKrate ?? '-'} ${h.to?.qpath ?? h.dstPath ?? '-'}  ${hitPlace(h)}${h.to ? '' : '  (unresolved)'}`, at: h })),
+    (r) =>
+      `${plural(r.total, 'call')} from ${r.targets.length === 1 ? r.targets[0]!.qpath ?? path : path}${shown(r.callees.length, r.total)} ${atGen(r.generation)}` +
+      (r.match === 'none' ? ` (no live item has this path; \`mimir history ${path}\` shows when it went)` : ''),
   );
 }

@@ -1,20 +1,22 @@
-// `mimir callers PATH [--as-of G|TIME]`: the call sites of the item, across
-// repos and the universe, each with the calling item (src/query/refs.ts).
+// `mimir callers PATH [--unresolved] [filters] [--as-of G|TIME]`: the call
+// sites of the item, across repos and the universe, each with the calling
+// item (src/query/answer.ts); the filters choose the call sites.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
-import { AS_OF, SERVER, answer, parseAsOf } from './common.ts';
-import { refLines, refSummary } from './refs-lines.ts';
+import { AS_OF, FILTER_OPTIONS, SERVER, answer, filtersOf, parseAsOf } from './common.ts';
+import { UNRESOLVED, refLines, refSummary } from './refs-lines.ts';
 
 export const command: CommandSpec = {
-  usage: 'PATH [--as-of GEN|TIME] [options]',
+  usage: 'PATH [--unresolved] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
+  description: '--repo, --krate and --exclude-tests choose where the call sites are; --unresolved lists the calls named like the item that were not resolved.',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. regex::Regex::new' }],
-  options: [AS_OF, SERVER],
-  examples: ['mimir callers regex::Regex::new', 'mimir callers regex::Regex::new --as-of 2024-05-01T00:00:00Z --json'],
+  options: [{ ...UNRESOLVED, help: 'list the unresolved calls named like the last segment of PATH instead' }, ...FILTER_OPTIONS, AS_OF, SERVER],
+  examples: ['mimir callers regex::Regex::new', 'mimir callers regex::Regex::new --repo myrepo --exclude-tests --limit 20', 'mimir callers regex::Regex::new --as-of 2024-05-01T00:00:00Z --json'],
   run,
 };
 
 async function run(args: Args, ctx: Context): Promise<number> {
   const path = args.positionals[0]!;
   const asOf = parseAsOf(args);
-  return answer(ctx, { q: 'callers', path, asOf }, refLines, (r) => refSummary(r, path, 'call site'));
+  return answer(ctx, { q: 'callers', path, asOf, unresolved: args.flag('unresolved') || undefined, ...filtersOf(args) }, refLines, (r) => refSummary(r, path, 'call site'));
 }

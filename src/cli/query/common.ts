@@ -9,7 +9,7 @@
 import { UsageError, type Args, type OptionSpec } from '../args.ts';
 import { SERVER_OPTION, type Context } from '../command.ts';
 import type { AsOf, NodeHit } from '../../query/index.ts';
-import { BadQuestion, parseAsOf as parseAsOfText, type Answers, type Question, type QuestionName } from '../../serve/questions.ts';
+import { BadQuestion, parseAsOf as parseAsOfText, type Answers, type Filters, type Question, type QuestionName } from '../../serve/questions.ts';
 
 export const AS_OF: OptionSpec = { name: 'as-of', kind: 'value', arg: 'GEN|TIME', help: 'answer as of a lake generation (a number) or a time (ISO 8601, e.g. 2024-05-01T12:00:00Z)' };
 
@@ -36,15 +36,76 @@ export function generationOption(args: Args, name: string): bigint {
   return BigInt(v);
 }
 
-/** `file:line`, `file`, or `-`. */
-export function place(file: string | null, line: number | null): string {
-  if (file === null) return '-';
-  return line === null ? file : `${file}:${line}`;
+/** The filters every question takes (query/scope.ts), and `--abs`. */
+export const FILTER_OPTIONS: OptionSpec[] = [
+  { name: 'repo', kind: 'value', arg: 'R', help: 'only this repo (@universe = the dependency crates)' },
+  { name: 'krate', kind: 'value', arg: 'K', help: 'only this crate: name@version, or a name for every version' },
+  { name: 'limit', kind: 'value', arg: 'N', help: 'at most N hits (the summary says how many there were)' },
+  { name: 'exclude-tests', kind: 'flag', help: 'leave out test code (tests/ and benches/ folders, tests.rs, `tests` modules)' },
+  { name: 'abs', kind: 'flag', help: 'absolute paths (under the folder the repo was ingested from) instead of repo-relative ones' },
+];
+
+/** The values of FILTER_OPTIONS. */
+export function filtersOf(args: Args): Filters {
+  const f: Filters = {};
+  const repo = args.value('repo');
+  const krate = args.value('krate');
+  const limit = args.count('limit');
+  if (repo !== undefined) f.repo = repo;
+  if (krate !== undefined) f.krate = krate;
+  if (limit !== undefined) f.limit = limit;
+  if (args.flag('exclude-tests')) f.excludeTests = true;
+  if (args.flag('abs')) f.abs = true;
+  return f;
 }
 
-/** `repo krate qpath  file:line`. */
-export function nodeLine(n: NodeHit): string {
-  return `${n.repo} ${n.krate} ${n.qpath ?? n.id}  ${place(n.file, n.line)}`;
+/**
+ * `--context N` (engineer `sources` fills it: N lines of source around each
+ * hit, from the lake's blobs or the checkout). Not in any command's options
+ * until contextLines reads something.
+ */
+export const CONTEXT: OptionSpec = { name: 'context', kind: 'value', arg: 'N', help: 'print N lines of source around each hit' };
+
+/** Where a printed hit sits (what `--context` needs to find its source). */
+export interface HitPlace {
+  repo: string;
+  krate: string;
+  /** Crate-relative, as the lake stores it. */
+  file: string | null;
+  /** Repo-relative (or absolute with --abs), as printed. */
+  path: string | null;
+  line: number | null;
+  col: number | null;
+}
+
+/** A printed line, with the hit it shows when it shows one (for `--context`). */
+export type Line = string | { text: string; at: HitPlace };
+
+/** The hook of `--context N`: the source lines to print under a hit (none yet). */
+export async function contextLines(_ctx: Context, _generation: bigint, _at: HitPlace, _n: number): Promise<string[]> {
+  return [];
+}
+
+/** `path:line:col` (as editors and compilers print), `path:line`, `path`, or `-`. */
+export function place(file: string | null, line: number | null, col: number | null = null): string {
+  if (file === null) return '-';
+  if (line === null) return file;
+  return col === null ? `${file}:${line}` : `${file}:${line}:${col}`;
+}
+
+/** A hit's place: its repo-relative path (`path`, the answers' own) else the stored file. */
+export function hitPlace(h: { file: string | null; path?: string | null; line: number | null; col: number | null }): string {
+  return place(h.path ?? h.file, h.line, h.col);
+}
+
+/** `repo krate qpath  path:line:col`. */
+export function nodeLine(n: NodeHit & { path?: string | null }): string {
+  return `${n.repo} ${n.krate} ${n.qpath ?? n.id}  ${hitPlace(n)}`;
+}
+
+/** ` (N shown: --limit)` when a limit cut the hits. */
+export function shown(n: number, total: number): string {
+  return n < total ? ` (${n} shown: --limit)` : '';
 }
 
 /**
@@ -54,15 +115,24 @@ export function nodeLine(n: NodeHit): string {
 export async function answer<N extends QuestionName>(
   ctx: Context,
   q: Question & { q: N },
-  lines: (r: Answers[N]) => string[],
+  lines: (r: Answers[N]) => Line[],
   summary: (r: Answers[N]) => string,
+  context?: number,
 ): Promise<number> {
   const result = ctx.server !== undefined ? await askRemote<N>(ctx.server, q) : await askLocal<N>(ctx, q);
   if (ctx.json) {
     await ctx.out.json(result);
     return 0;
   }
-  for (const l of lines(result)) await ctx.out.line(l);
+  const generation = (result as { generation?: bigint }).generation ?? 0n;
+  for (const l of lines(result)) {
+    if (typeof l === 'string') {
+      await ctx.out.line(l);
+      continue;
+    }
+    await ctx.out.line(l.text);
+    if (context !== undefined && context > 0) for (const c of await contextLines(ctx, BigInt(generation), l.at, context)) await ctx.out.line(c);
+  }
   ctx.out.err(summary(result));
   return 0;
 }

@@ -1,16 +1,17 @@
-// `mimir def PATH [--as-of G|TIME]`: where the item at a qualified path is
-// defined (src/query/def.ts), one line per definition
-// (`repo krate qpath  file:line  kind`).
+// `mimir def PATH [filters] [--as-of G|TIME]`: where the item at a qualified
+// path is defined (src/query/answer.ts), one line per definition
+// (`repo krate qpath  path:line:col  kind`). A path no item has fails
+// (exit 1) with the closest paths the lake has.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { plural } from '../output.ts';
-import { AS_OF, SERVER, answer, atGen, nodeLine, parseAsOf } from './common.ts';
+import { AS_OF, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, nodeLine, parseAsOf, shown } from './common.ts';
 
 export const command: CommandSpec = {
-  usage: 'PATH [--as-of GEN|TIME] [options]',
+  usage: 'PATH [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
   description: 'The exact qualified path first; when no item has it, its last segments (a re-export such as regex::Regex::new).',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. regex::Regex::new' }],
-  options: [AS_OF, SERVER],
+  options: [...FILTER_OPTIONS, AS_OF, SERVER],
   examples: ['mimir def regex::Regex::new', 'mimir def serde::de::Deserializer --json'],
   run,
 };
@@ -19,8 +20,10 @@ async function run(args: Args, ctx: Context): Promise<number> {
   const path = args.positionals[0]!;
   return answer(
     ctx,
-    { q: 'def', path, asOf: parseAsOf(args) },
-    (r) => r.hits.map((h) => `${nodeLine(h)}  ${h.kind ?? '-'}`),
-    (r) => `${plural(r.hits.length, 'definition')} of ${path}${r.match === 'suffix' ? ' (by its last segments)' : ''} ${atGen(r.generation)}`,
+    { q: 'def', path, ...filtersOf(args), asOf: parseAsOf(args) },
+    (r) => r.hits.map((h) => ({ text: `${nodeLine(h)}  ${h.kind ?? '-'}`, at: h })),
+    (r) =>
+      `${plural(r.total, 'definition')} of ${path}${r.match === 'suffix' ? ' (by its last segments)' : ''}${shown(r.hits.length, r.total)} ${atGen(r.generation)}` +
+      (r.match === 'none' ? ` (no live item has it; \`mimir history ${path}\` shows when it went)` : ''),
   );
 }

@@ -1,18 +1,22 @@
-// `mimir refs PATH [--kind EDGE] [--as-of G|TIME]`: every live edge into the
-// item, across repos and the universe (src/query/refs.ts).
+// `mimir refs PATH [--kind EDGE] [--unresolved] [filters] [--as-of G|TIME]`:
+// every live edge into the item, across repos and the universe
+// (src/query/answer.ts); the filters choose the referencing sites.
+// `--unresolved` lists instead the edges whose target was not found and is
+// named like the path's last segment.
 import type { CommandSpec, Context } from '../command.ts';
-import { UsageError, type Args } from '../args.ts';
+import type { Args } from '../args.ts';
 import type { EdgeKind } from '../../query/index.ts';
 import { EDGE_KINDS } from '../../serve/questions.ts';
-import { AS_OF, SERVER, answer, parseAsOf } from './common.ts';
-import { refLines, refSummary } from './refs-lines.ts';
+import { didYouMean } from '../../query/suggest.ts';
+import { AS_OF, FILTER_OPTIONS, SERVER, answer, filtersOf, parseAsOf } from './common.ts';
+import { UNRESOLVED, refLines, refSummary } from './refs-lines.ts';
 
 export const command: CommandSpec = {
-  usage: 'PATH [--kind EDGE] [--as-of GEN|TIME] [options]',
-  description: 'Edges whose target is the item (by id) or its path (unresolved or cross-crate edges).',
+  usage: 'PATH [--kind EDGE] [--unresolved] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
+  description: 'Edges whose target is the item (by id) or its path (unresolved or cross-crate edges). --repo, --krate and --exclude-tests choose where the references are.',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. regex::Regex::new' }],
-  options: [{ name: 'kind', kind: 'value', arg: 'EDGE', help: `only edges of this kind (${EDGE_KINDS.join(', ')})` }, AS_OF, SERVER],
-  examples: ['mimir refs regex::Regex::new', 'mimir refs serde::Serialize --kind impl_of_trait --json'],
+  options: [{ name: 'kind', kind: 'value', arg: 'EDGE', help: `only edges of this kind (${EDGE_KINDS.join(', ')})` }, UNRESOLVED, ...FILTER_OPTIONS, AS_OF, SERVER],
+  examples: ['mimir refs regex::Regex::new', 'mimir refs serde::Serialize --kind impl_of_trait --json', 'mimir refs mycrate::parse --unresolved'],
   run,
 };
 
@@ -20,8 +24,9 @@ async function run(args: Args, ctx: Context): Promise<number> {
   const path = args.positionals[0]!;
   const kind = args.value('kind');
   if (kind !== undefined && !(EDGE_KINDS as readonly string[]).includes(kind)) {
-    throw new UsageError(`--kind: expected one of ${EDGE_KINDS.join(', ')}, found "${kind}"`, args.commandPath);
+    const close = didYouMean(kind, EDGE_KINDS);
+    throw new Error(`no such edge kind "${kind}"${close.length > 0 ? ` — did you mean ${close.join(', ')}?` : ''} (kinds: ${EDGE_KINDS.join(', ')})`);
   }
   const asOf = parseAsOf(args);
-  return answer(ctx, { q: 'refs', path, asOf, kind: kind as EdgeKind | undefined }, refLines, (r) => refSummary(r, path, 'reference'));
+  return answer(ctx, { q: 'refs', path, asOf, kind: kind as EdgeKind | undefined, unresolved: args.flag('unresolved') || undefined, ...filtersOf(args) }, refLines, (r) => refSummary(r, path, 'reference'));
 }

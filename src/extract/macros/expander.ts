@@ -7,7 +7,7 @@
 // - `expandItems`: an item-position invocation -> the items it produces: by
 //   a `macro_rules!` of the crate or of a dependency (given as DepCrate nodes
 //   whose type_info holds the definition text), by the known meaning of
-//   `cfg_if!` without its definition, or — for any other macro not at hand
+//   `cfg_if!` and std's `thread_local!` without their definitions, or — for any other macro not at hand
 //   whose tokens are all items — as a wrapper (its items as written).
 // - `bodies`: the macro calls inside an item's bodies -> refs (a
 //   `macro_rules!` call expanded and scanned as code, any other call's
