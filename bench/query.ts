@@ -47,6 +47,7 @@ import { maintainState, formatMaintainReport } from '../src/log/state/maintain.t
 import { rebuildState, hasStateTables } from '../src/log/state/rebuild.ts';
 import { callees, callers, def, find, history, refs, type QueryOptions } from '../src/query/index.ts';
 import { load, type LoadResult } from './load.ts';
+import { readStats } from '../src/lake/parquet/read.ts';
 import { startServeProcess } from './serve-process.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -102,7 +103,8 @@ interface Figures {
   coldRssMb: number;
   warmP50: number;
   warmP99: number;
-  perQuestion: { label: string; cold: number; warm: number }[];
+  /** Per question: cold and in-process p50, and the Parquet files opened / row groups read by one answer in a fresh handle. */
+  perQuestion: { label: string; cold: number; warm: number; files: number; rowGroups: number }[];
 }
 
 const pct = (xs: number[], p: number): number => {
@@ -286,6 +288,17 @@ async function measure(from: From): Promise<Figures> {
         rss = Math.max(rss, r.rssMb);
       }
       cold.push(...c);
+      // what one answer reads, in a handle that has read nothing yet
+      const fresh = await EventLog.open(lakeDir, { readOnly: true });
+      readStats.filesOpened = 0;
+      readStats.rowGroupsRead = 0;
+      try {
+        await q.call(fresh, { from });
+      } finally {
+        fresh.close();
+      }
+      const files = readStats.filesOpened;
+      const rowGroups = readStats.rowGroupsRead;
       const w: number[] = [];
       await q.call(l, { from }); // first call loads what a warm process has loaded
       for (let i = 0; i < (from === 'log' ? logWarm : warmRuns); i++) {
@@ -294,7 +307,7 @@ async function measure(from: From): Promise<Figures> {
         w.push(performance.now() - t0);
       }
       warm.push(...w);
-      perQuestion.push({ label: q.label, cold: pct(c, 50), warm: pct(w, 50) });
+      perQuestion.push({ label: q.label, cold: pct(c, 50), warm: pct(w, 50), files, rowGroups });
     }
   } finally {
     l.close();
@@ -330,7 +343,7 @@ async function serverFigures(): Promise<ServerFigures> {
 
 function print(size: string, from: From, f: Figures, server?: ServerFigures): void {
   log(`${size} ${from === 'state' ? 'state tables (after)' : 'log fold (before)'}: cold CLI p50 ${ms(f.coldP50)} p99 ${ms(f.coldP99)} peak RSS ${f.coldRssMb.toFixed(0)} MB; in-process p50 ${ms(f.warmP50)} p99 ${ms(f.warmP99)}`);
-  for (const q of f.perQuestion) log(`    ${q.label.padEnd(38)} cold p50 ${ms(q.cold).padStart(8)}   in-process p50 ${ms(q.warm).padStart(8)}`);
+  for (const q of f.perQuestion) log(`    ${q.label.padEnd(38)} cold p50 ${ms(q.cold).padStart(8)}   in-process p50 ${ms(q.warm).padStart(8)}   files ${String(q.files).padStart(4)}  row groups ${String(q.rowGroups).padStart(5)}`);
   if (!server) return;
   const st = (r: LoadResult): string => `${r.requests} req in ${r.seconds.toFixed(0)} s, p50 ${ms(r.p50)} p99 ${ms(r.p99)} max ${ms(r.max)}, statuses ${JSON.stringify(r.statuses)}`;
   log(`    server, ${clients} clients, cached answers: ${st(server.cached)}; peak RSS ${server.cachedRssMb.toFixed(0)} MB`);

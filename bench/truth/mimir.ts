@@ -97,11 +97,12 @@ export class DefIndex {
     for (const node of nodes) {
       push(this.byQpath, node.qpath, node);
       push(this.byName, node.name, node);
-      for (const p of node.publicPaths) if (p.endsWith(`::${node.name}`) || p === node.name) push(this.byPublic, p, node);
+      // every public path, renamed re-exports too (`pub use x::A as B`): the state tables' code_keys hold them all
+      for (const p of node.publicPaths) push(this.byPublic, p, node);
     }
   }
 
-  /** resolvePath of src/query/def.ts: a public path (of a node named by its last segment), the exact qpath, else the crate segment plus the longest matching tail, else a suffix. */
+  /** resolvePath of src/query/def.ts (from the state tables): a public path, the exact qpath, else the crate segment plus the longest matching tail, else a suffix. */
   def(path: string): DefAnswer {
     const published = this.byPublic.get(path);
     if (published && published.length > 0) return { match: 'exact', hits: published };

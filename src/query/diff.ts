@@ -181,8 +181,13 @@ async function side(log: EventLog, filter: ReturnType<typeof allOf>, withEdges =
   return { nodes, edges };
 }
 
-const nameOf = (krate: string): string => (krate.includes('@') ? krate.slice(0, krate.lastIndexOf('@')) : krate);
-const versionOf = (krate: string): string => (krate.includes('@') ? krate.slice(krate.lastIndexOf('@') + 1) : '');
+/** `name@version` or `name@version/kind/target` (a target of the package): the version, and the rest as the name. */
+function splitKrate(krate: string): { name: string; version: string } {
+  const m = /^(.*?)@([^/]*)(\/.*)?$/.exec(krate);
+  return m ? { name: m[1]! + (m[3] ?? ''), version: m[2]! } : { name: krate, version: '' };
+}
+const nameOf = (krate: string): string => splitKrate(krate).name;
+const versionOf = (krate: string): string => splitKrate(krate).version;
 
 /** Numeric-aware version order (1.10 after 1.9). */
 function versionCmp(a: string, b: string): number {

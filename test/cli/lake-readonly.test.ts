@@ -6,17 +6,23 @@
 // no file of the lake changes. Real `mimir` processes, real permissions.
 // Skipped, saying why, when this root process cannot start a process as uid
 // 65534 or that user cannot read the checkout (it could not run mimir).
-import { test, after } from 'node:test';
+// And a read-only file system: the same lake bind-mounted read-only (when
+// this process may mount) answers the same to root, whom no mode bit stops.
+import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
-import { chmodSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot, scratch } from '../helpers.ts';
 import { runCli, type CliResult } from './run-cli.ts';
 import { digests } from './digests.ts';
 
 const work = scratch('mimir-cli-ro-');
+const lake = path.join(work.dir, 'lake');
+const rofs = path.join(work.dir, 'rofs');
+let mounted = false;
 after(() => {
+  if (mounted && spawnSync('umount', [rofs]).status !== 0) spawnSync('umount', ['-l', rofs]);
   execFileSync('chmod', ['-R', 'u+w', work.dir]);
   work.cleanup();
 });
@@ -67,12 +73,14 @@ const QUESTIONS: string[][] = [
   ['log', 'generations', '--json'],
 ];
 
-test('read-only: a chmod -R a-w lake read by another user answers queries, table scan, ring status and log generations', { skip: cannotDropPrivileges }, async () => {
-  const lake = path.join(work.dir, 'lake');
+/** The owner's answers to QUESTIONS, from a writable lake. */
+const expected: string[] = [];
+before(async () => {
   ok(await runCli(['ingest', path.join(repoRoot, 'samples', 'workspace'), '--repo', 'sample', '--with-deps'], { lake }), 'ingest');
-  const expected: string[] = [];
   for (const q of QUESTIONS) expected.push(ok(await runCli(q, { lake }), q.join(' ')).stdout);
+});
 
+test('read-only: a chmod -R a-w lake read by another user answers queries, table scan, ring status and log generations', { skip: cannotDropPrivileges }, async () => {
   // mkdtemp makes the scratch folder 0700: let the reader in, then take write access away
   chmodSync(work.dir, 0o755);
   execFileSync('chmod', ['-R', 'a-w', lake]);
@@ -84,6 +92,31 @@ test('read-only: a chmod -R a-w lake read by another user answers queries, table
   }
   const gc = await runAsReader(['gc', '--retain', '0'], lake);
   assert.equal(gc.code, 1, `gc on a read-only lake fails: ${gc.stderr}`);
+  assert.match(gc.stderr, /read-only/);
+  assert.deepEqual(digests(lake), before, 'no file of the lake changed');
+});
+
+test('read-only: a lake on a read-only file system answers root the same, writes nothing and refuses gc', async (t) => {
+  mkdirSync(rofs);
+  mounted = spawnSync('mount', ['--bind', lake, rofs]).status === 0;
+  if (mounted && spawnSync('mount', ['-o', 'remount,bind,ro', rofs]).status !== 0) {
+    spawnSync('umount', [rofs]);
+    mounted = false;
+  }
+  if (!mounted) {
+    t.skip('skipped: cannot bind-mount a folder read-only here (needs root and CAP_SYS_ADMIN)');
+    return;
+  }
+  assert.throws(() => writeFileSync(path.join(rofs, 'probe'), 'x'), /EROFS/, 'the mount is read-only, even for root');
+  const before = digests(lake);
+  for (const [i, q] of QUESTIONS.entries()) {
+    const r = ok(await runCli(q, { lake: rofs }), `${q.join(' ')} on a read-only file system`);
+    // the same lake under another path: answers naming the lake folder name the mount point
+    assert.equal(r.stdout.split(rofs).join(lake), expected[i], `${q.join(' ')}: same answer as from the writable lake`);
+    assert.match(r.stderr, /note: the lake at .* is opened read-only.*takes no lease/, q.join(' '));
+  }
+  const gc = await runCli(['gc', '--retain', '0'], { lake: rofs });
+  assert.equal(gc.code, 1, `gc on a read-only file system fails: ${gc.stderr}`);
   assert.match(gc.stderr, /read-only/);
   assert.deepEqual(digests(lake), before, 'no file of the lake changed');
 });

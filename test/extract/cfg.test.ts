@@ -36,6 +36,14 @@ test('cfg: predicates for x86_64-unknown-linux-gnu, features and build-script na
   assert.deepEqual(cfg.attrs(['cfg_attr(feature = "std", path = "a.rs", macro_export)', 'cfg_attr(test, path = "b.rs")']).added, ['path = "a.rs"', 'macro_export']);
   assert.equal(cfg.attrs(['cfg_attr(unix, cfg(windows))']).active, false);
   assert.deepEqual(buildScriptCfgs('println!("cargo:rustc-cfg=has_x"); println!("cargo:rustc-cfg=no_y"); println!("cargo:rustc-cfg=crate_no_z");'), ['has_x']);
+  // autocfg's probes are taken as succeeding, under the names autocfg emits
+  const autocfg = `let ac = autocfg::new();
+    if ac.probe_type("i128") { autocfg::emit("has_i128"); }
+    ac.emit_expression_cfg("1u32.reverse_bits()", "has_reverse_bits");
+    ac.emit_sysroot_crate("std");
+    ac.emit_has_path("std::ptr::addr_of");
+    ac.emit_rustc_version(1, 36);`;
+  assert.deepEqual(buildScriptCfgs(autocfg), ['has_i128', 'has_reverse_bits', 'has_std', 'has_std__ptr__addr_of', 'rustc_1_36']);
 });
 
 test('features: default expanded through [features]; dep: and dep/feat enable optional deps; selections as cargo', async () => {

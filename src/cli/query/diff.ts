@@ -46,7 +46,9 @@ const krate = (c: ItemChange): string => {
   // across a version bump: `name@old..new`
   if (c.bump !== null) {
     const [b, a] = c.bump.split(' -> ') as [string, string];
-    return `${b}..${a.slice(a.lastIndexOf('@') + 1)}`;
+    const x = /^(.*?)@([^/]*)(\/.*)?$/.exec(b);
+    const y = /^(.*?)@([^/]*)(\/.*)?$/.exec(a);
+    return x && y && x[1] === y[1] && x[3] === y[3] ? `${x[1]}@${x[2]}..${y[2]}${x[3] ?? ''}` : `${b}..${a}`;
   }
   return (c.after ?? c.before)!.krate;
 };
@@ -100,7 +102,8 @@ function end(r: DiffResult, which: 'from' | 'to'): string {
 function summary(r: DiffResult, pub: boolean): string {
   const parts = [`${plural(r.changes.length, 'change')} from ${end(r, 'from')} to ${end(r, 'to')}${r.repo ? ` in ${r.repo}` : ''}: ${statText(r.stat)}`];
   if (r.hiddenMoves > 0) parts.push(`${plural(r.hiddenMoves, 'move')} not listed (--moves lists them)`);
-  for (const b of r.bumps) parts.push(`${b.dependency ? 'dependency' : 'crate'} ${b.name} ${b.from.slice(b.from.lastIndexOf('@') + 1)} -> ${b.to.slice(b.to.lastIndexOf('@') + 1)}`);
+  const version = (k: string): string => /@([^/]*)/.exec(k)?.[1] ?? k;
+  for (const b of r.bumps) parts.push(`${b.dependency ? 'dependency' : 'crate'} ${b.name} ${version(b.from)} -> ${version(b.to)}`);
   if (r.dependencies.added.length > 0) parts.push(`new dependencies ${r.dependencies.added.join(', ')}`);
   if (r.dependencies.removed.length > 0) parts.push(`dependencies dropped ${r.dependencies.removed.join(', ')}`);
   if (pub) parts.push(`semver: ${r.semver.breaking} breaking, ${r.semver.additive} additive, ${r.semver.patch} patch -> a ${r.semver.release} release`);

@@ -13,7 +13,8 @@
 // The configuration (see `TARGET`): x86_64-unknown-linux-gnu; `test`,
 // `debug_assertions`, `doc`, `miri` off (a release build of the library, not
 // its tests); features as given (see cargo.ts `activeFeatures`); cfg names a
-// build script sets literally (`cargo:rustc-cfg=NAME`) are on unless they
+// build script sets literally (`cargo:rustc-cfg=NAME`, or through autocfg's
+// `emit*` probes, under the names autocfg gives them) are on unless they
 // read as the absence of something (`no_…`, `…_no_…`) or as nightly-only —
 // build scripts are never run, so this is the stand-in for a current stable
 // compiler. Unknown names and predicates (`accessible(…)`, `version(…)`) are false.
@@ -97,8 +98,16 @@ export class Cfg {
 /** Build-script cfg names taken as set (see the module comment). */
 export function buildScriptCfgs(buildRs: string): string[] {
   const out = new Set<string>();
-  for (const m of buildRs.matchAll(/rustc-cfg=([A-Za-z_][A-Za-z0-9_]*)(?!\s*=)/g)) {
-    const name = m[1]!;
+  const names: string[] = [];
+  for (const m of buildRs.matchAll(/rustc-cfg=([A-Za-z_][A-Za-z0-9_]*)(?!\s*=)/g)) names.push(m[1]!);
+  // autocfg's probes, taken as succeeding (they probe what current toolchains have): `emit("x")`,
+  // `emit_*_cfg(probe, "x")`, `emit_sysroot_crate("std")` -> has_std, `emit_has_type("i128")` -> has_i128,
+  // `emit_has_path`/`emit_has_trait` (mangled: non-alphanumerics to `_`), `emit_rustc_version(1, 36)` -> rustc_1_36
+  for (const m of buildRs.matchAll(/\bemit\(\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)/g)) names.push(m[1]!);
+  for (const m of buildRs.matchAll(/\bemit_(?:expression|type|path|trait|constant)_cfg\(\s*(?:"(?:[^"\\]|\\.)*"|[^,()]*)\s*,\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)/g)) names.push(m[1]!);
+  for (const m of buildRs.matchAll(/\bemit_(sysroot_crate|has_type|has_path|has_trait)\(\s*"([^"]*)"\s*\)/g)) names.push(`has_${m[2]!.replace(/[^A-Za-z0-9]/g, '_')}`);
+  for (const m of buildRs.matchAll(/\bemit_rustc_version\(\s*(\d+)\s*,\s*(\d+)\s*\)/g)) names.push(`rustc_${m[1]!}_${m[2]!}`);
+  for (const name of names) {
     if (/(^|_)no_|nightly|unstable|semver_exempt|disable|tsan|thumb|freebsd|span_locations|proc_macro_span/.test(name)) continue;
     out.add(name);
   }

@@ -232,25 +232,39 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
           base += rows;
           continue;
         }
-        const first = candidates[0]!;
-        to = from + candidates[candidates.length - 1]! + 1;
-        from += first;
-        if (first > 0) for (let k = 0; k < candidates.length; k++) candidates[k]! -= first;
       }
-      // filter columns already read are reused (sliced to the span), not read again
+      // filter columns already read are reused, not read again
       const rest = fcols ? readFields.filter((f) => !fcols.has(f.id)) : readFields;
-      const b = await pf.readRowGroup(rg, rest, missing, { from, to });
-      ctx.metrics.rowGroups++;
-      ctx.metrics.rowsRead += to - from;
-      const keep: number[] = [];
-      let cols = b.columns;
-      if (fcols) {
+      let cols: Value[][];
+      let numRows: number;
+      if (candidates && fcols) {
+        // the other columns of the candidate rows only: one read per cluster of
+        // nearby candidates (an IN list of far-apart values reads the pages of
+        // each, not the span between them); rows are compacted to the candidates
+        const cand = candidates;
+        const restCols: Value[][] = rest.map(() => new Array<Value>(cand.length));
+        for (const [a, z] of clusters(cand, CLUSTER_GAP)) {
+          const lo = cand[a]!;
+          const hi = cand[z]!;
+          const b = rest.length > 0 ? await pf.readRowGroup(rg, rest, missing, { from: fFrom + lo, to: fFrom + hi + 1 }) : undefined;
+          ctx.metrics.rowsRead += hi - lo + 1;
+          if (b) for (let j = 0; j < rest.length; j++) for (let c = a; c <= z; c++) restCols[j]![c] = b.columns[j]![cand[c]! - lo] ?? null;
+        }
+        const byRest = new Map(rest.map((f, j) => [f.id, restCols[j]!]));
         const fc = fcols;
-        const restCols = new Map(rest.map((f, j) => [f.id, b.columns[j]!]));
-        cols = readFields.map((f) => restCols.get(f.id) ?? fc.get(f.id)!.slice(from - fFrom, to - fFrom));
+        cols = readFields.map((f) => byRest.get(f.id) ?? cand.map((c) => fc.get(f.id)![c] ?? null));
+        candidates = cand.map((_c, k) => k);
+        numRows = cand.length;
+      } else {
+        const b = await pf.readRowGroup(rg, rest, missing, { from, to });
+        ctx.metrics.rowsRead += to - from;
+        cols = b.columns;
+        numRows = b.numRows;
       }
-      const mask = !candidates && realFilter ? selectRows(filter, (id) => cols[col.get(id)!]!, b.numRows) : undefined;
-      const n = candidates ? candidates.length : b.numRows;
+      ctx.metrics.rowGroups++;
+      const keep: number[] = [];
+      const mask = !candidates && realFilter ? selectRows(filter, (id) => cols[col.get(id)!]!, numRows) : undefined;
+      const n = candidates ? candidates.length : numRows;
       for (let k = 0; k < n; k++) {
         const i = candidates ? candidates[k]! : k;
         if (!candidates && deleted.size > 0 && deleted.has(base + from + i)) {
@@ -277,7 +291,7 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
       if (keep.length === 0) continue;
       const outCols = output.map((_f, j) => {
         const c = cols[j]!;
-        if (keep.length === to - from) return c;
+        if (keep.length === c.length) return c;
         const o = new Array<Value>(keep.length);
         for (let k = 0; k < keep.length; k++) o[k] = c[keep[k]!] ?? null;
         return o;
@@ -287,6 +301,22 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
   } finally {
     await pf.close();
   }
+}
+
+/** Candidate rows closer than this share one read of the other columns (a few pages of small rows). */
+const CLUSTER_GAP = 2048;
+
+/** Runs of sorted row numbers with gaps under `gap`, as [first, last] indices into `rows`. */
+function clusters(rows: number[], gap: number): [number, number][] {
+  const out: [number, number][] = [];
+  let start = 0;
+  for (let k = 1; k <= rows.length; k++) {
+    if (k === rows.length || rows[k]! - rows[k - 1]! > gap) {
+      out.push([start, k - 1]);
+      start = k;
+    }
+  }
+  return out;
 }
 
 /**
