@@ -60,11 +60,19 @@ export function filtersOf(args: Args): Filters {
 }
 
 /**
- * `--context N` (engineer `sources` fills it: N lines of source around each
- * hit, from the lake's blobs or the checkout). Not in any command's options
- * until contextLines reads something.
+ * `--context N`: N lines of source around each hit, read from the lake
+ * (`mimir.code_sources`, the file's content at the answer's generation; no
+ * checkout is read), the hit's line marked `>`.
  */
-export const CONTEXT: OptionSpec = { name: 'context', kind: 'value', arg: 'N', help: 'print N lines of source around each hit' };
+export const CONTEXT: OptionSpec = { name: 'context', kind: 'value', arg: 'N', help: 'print N lines of source around each hit (from the lake, as of the answer\'s generation)' };
+
+/** The value of --context (a count), or undefined. */
+export function contextOf(args: Args): number | undefined {
+  const v = args.value('context');
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw new UsageError(`--context: expected a number of lines, found "${v}"`, args.commandPath);
+  return Number(v);
+}
 
 /** Where a printed hit sits (what `--context` needs to find its source). */
 export interface HitPlace {
@@ -82,8 +90,50 @@ export interface HitPlace {
 export type Line = string | { text: string; at: HitPlace };
 
 /** The hook of `--context N`: the source lines to print under a hit (none yet). */
-export async function contextLines(_ctx: Context, _generation: bigint, _at: HitPlace, _n: number): Promise<string[]> {
-  return [];
+export async function contextLines(ctx: Context, generation: bigint, at: HitPlace, n: number): Promise<string[]> {
+  if (at.file === null || at.line === null) return [];
+  const reader = await sourceReader(ctx, generation);
+  if ('error' in reader) return reader.noted ? [] : (reader.noted = true, [`    (no source: ${reader.error})`]);
+  const text = await reader.cache.get({ repo: at.repo, krate: at.krate, path: at.file });
+  if (text === null) return [`    (source of ${at.path ?? at.file} not stored in the lake)`];
+  return reader.around(text, at.line, n).map((l) => `${l.line === at.line ? '>' : ' '}${String(l.line).padStart(6)} | ${l.text}`);
+}
+
+type SourceReader =
+  | { cache: import('../../query/source.ts').SourceCache; around: typeof import('../../query/source.ts').contextLines; close: () => void }
+  | { error: string; noted: boolean };
+const sourceReaders = new WeakMap<Context, Promise<SourceReader>>();
+
+/** One read-only handle pinned at the answer's generation per command, closed by `answer` (closeSourceReader). */
+function sourceReader(ctx: Context, generation: bigint): Promise<SourceReader> {
+  let r = sourceReaders.get(ctx);
+  if (!r) {
+    r = (async (): Promise<SourceReader> => {
+      const [{ openLog }, source] = await Promise.all([import('../log/common.ts'), import('../../query/source.ts')]);
+      try {
+        const open = await openLog(ctx, { readOnly: 'auto' });
+        try {
+          const pinned = open.log.pin({ generation });
+          return { cache: new source.SourceCache(pinned), around: source.contextLines, close: () => { pinned.close(); open.close(); } };
+        } catch (e) {
+          open.close();
+          throw e;
+        }
+      } catch (e) {
+        return { error: (e as Error).message, noted: false };
+      }
+    })();
+    sourceReaders.set(ctx, r);
+  }
+  return r;
+}
+
+async function closeSourceReader(ctx: Context): Promise<void> {
+  const r = sourceReaders.get(ctx);
+  if (!r) return;
+  sourceReaders.delete(ctx);
+  const reader = await r;
+  if ('close' in reader) reader.close();
 }
 
 /** `path:line:col` (as editors and compilers print), `path:line`, `path`, or `-`. */
@@ -131,8 +181,9 @@ export async function answer<N extends QuestionName>(
       continue;
     }
     await ctx.out.line(l.text);
-    if (context !== undefined && context > 0) for (const c of await contextLines(ctx, BigInt(generation), l.at, context)) await ctx.out.line(c);
+    if (context !== undefined) for (const c of await contextLines(ctx, BigInt(generation), l.at, context)) await ctx.out.line(c);
   }
+  await closeSourceReader(ctx);
   ctx.out.err(summary(result));
   return 0;
 }
