@@ -26,18 +26,18 @@ test('callers and def --context N print the source around each hit from the lake
 
   const now = await runCli(['callers', 'fnvish::hash_str', '--repo', 'sample', '--context', '1'], { lake });
   assert.equal(now.code, 0, now.stderr);
-  const marked = now.stdout.split('\n').filter((l) => l.startsWith('>'));
+  const marked = now.stdout.split('\n').filter((l) => /^\s*\d+ > /.test(l));
   assert.ok(marked.length >= 2 && marked.every((l) => l.includes('hash_str(word)')), now.stdout);
   assert.match(now.stdout, /^\s+\d+ \| .*$/m, 'the lines around are printed too');
 
   // as of the first generation, the same call sits one line higher
-  const then = await runCli(['callers', 'fnvish::hash_str', '--repo', 'sample', '--context', '0', '--as-of', g1], { lake });
+  const then = await runCli(['callers', 'fnvish::hash_str', '--repo', 'sample', '--context', '1', '--as-of', g1], { lake });
   assert.equal(then.code, 0, then.stderr);
-  const lineOf = (out: string) => out.split('\n').filter((l) => l.startsWith('>')).map((l) => Number(/^>\s*(\d+) \|/.exec(l)![1]));
+  const lineOf = (out: string) => out.split('\n').filter((l) => /^\s*\d+ > /.test(l)).map((l) => Number(/^\s*(\d+) > /.exec(l)![1]));
   assert.deepEqual(lineOf(now.stdout).map((n) => n - 1), lineOf(then.stdout), then.stdout + then.stderr);
 
-  const d = await runCli(['def', 'tally::Tally', '--context', '0'], { lake });
+  const d = await runCli(['def', 'tally::Tally', '--context', '1'], { lake });
   assert.equal(d.code, 0, d.stderr);
-  assert.match(d.stdout, /^>\s*\d+ \| pub struct Tally/m);
+  assert.match(d.stdout, /^\s*\d+ > pub struct Tally/m);
   assert.equal((await runCli(['def', 'tally::Tally', '--context', 'x'], { lake })).code, 2);
 });

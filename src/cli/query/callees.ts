@@ -6,12 +6,12 @@
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { plural } from '../output.ts';
-import { AS_OF, CONTEXT, contextOf, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, hitPlace, parseAsOf, shown } from './common.ts';
+import { AS_OF, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, hitPlace, parseAsOf, shown } from './common.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. mycrate::main' }],
-  options: [...FILTER_OPTIONS, AS_OF, CONTEXT, SERVER],
+  options: [...FILTER_OPTIONS, AS_OF, SERVER],
   examples: ['mimir callees mycrate::main', 'mimir callees mycrate::Server::run --json'],
   run,
 };
@@ -26,6 +26,5 @@ async function run(args: Args, ctx: Context): Promise<number> {
     (r) =>
       `${plural(r.total, 'call')} from ${r.targets.length === 1 ? r.targets[0]!.qpath ?? path : path}${shown(r.callees.length, r.total)} ${atGen(r.generation)}` +
       (r.match === 'none' ? ` (no live item has this path; \`mimir history ${path}\` shows when it went)` : ''),
-    contextOf(args),
   );
 }

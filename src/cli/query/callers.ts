@@ -3,14 +3,14 @@
 // item (src/query/answer.ts); the filters choose the call sites.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
-import { AS_OF, CONTEXT, contextOf, FILTER_OPTIONS, SERVER, answer, filtersOf, parseAsOf } from './common.ts';
+import { AS_OF, FILTER_OPTIONS, SERVER, answer, filtersOf, parseAsOf } from './common.ts';
 import { UNRESOLVED, refLines, refSummary } from './refs-lines.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--unresolved] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
   description: '--repo, --krate and --exclude-tests choose where the call sites are; --unresolved lists the calls named like the item that were not resolved.',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. regex::Regex::new' }],
-  options: [{ ...UNRESOLVED, help: 'list the unresolved calls named like the last segment of PATH instead' }, ...FILTER_OPTIONS, AS_OF, CONTEXT, SERVER],
+  options: [{ ...UNRESOLVED, help: 'list the unresolved calls named like the last segment of PATH instead' }, ...FILTER_OPTIONS, AS_OF, SERVER],
   examples: ['mimir callers regex::Regex::new', 'mimir callers regex::Regex::new --repo myrepo --exclude-tests --limit 20', 'mimir callers regex::Regex::new --as-of 2024-05-01T00:00:00Z --json'],
   run,
 };
@@ -18,5 +18,5 @@ export const command: CommandSpec = {
 async function run(args: Args, ctx: Context): Promise<number> {
   const path = args.positionals[0]!;
   const asOf = parseAsOf(args);
-  return answer(ctx, { q: 'callers', path, asOf, unresolved: args.flag('unresolved') || undefined, ...filtersOf(args) }, refLines, (r) => refSummary(r, path, 'call site'), contextOf(args));
+  return answer(ctx, { q: 'callers', path, asOf, unresolved: args.flag('unresolved') || undefined, ...filtersOf(args) }, refLines, (r) => refSummary(r, path, 'call site'));
 }

@@ -43,6 +43,7 @@ export const FILTER_OPTIONS: OptionSpec[] = [
   { name: 'limit', kind: 'value', arg: 'N', help: 'at most N hits (the summary says how many there were)' },
   { name: 'exclude-tests', kind: 'flag', help: 'leave out test code (tests/ and benches/ folders, tests.rs, `tests` modules)' },
   { name: 'abs', kind: 'flag', help: 'absolute paths (under the folder the repo was ingested from) instead of repo-relative ones' },
+  { name: 'context', kind: 'value', arg: 'N', help: 'print N lines of source before and after each hit (from the lake: no checkout needed)' },
 ];
 
 /** The values of FILTER_OPTIONS. */
@@ -56,84 +57,17 @@ export function filtersOf(args: Args): Filters {
   if (limit !== undefined) f.limit = limit;
   if (args.flag('exclude-tests')) f.excludeTests = true;
   if (args.flag('abs')) f.abs = true;
+  const context = args.count('context');
+  if (context !== undefined && context > 0) f.context = context;
   return f;
 }
 
-/**
- * `--context N`: N lines of source around each hit, read from the lake
- * (`mimir.code_sources`, the file's content at the answer's generation; no
- * checkout is read), the hit's line marked `>`.
- */
-export const CONTEXT: OptionSpec = { name: 'context', kind: 'value', arg: 'N', help: 'print N lines of source around each hit (from the lake, as of the answer\'s generation)' };
+/** A printed line, with the hit it shows when it shows one (its `context` lines are printed under it). */
+export type Line = string | { text: string; at: { line: number | null; context?: { line: number; text: string }[] } };
 
-/** The value of --context (a count), or undefined. */
-export function contextOf(args: Args): number | undefined {
-  const v = args.value('context');
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw new UsageError(`--context: expected a number of lines, found "${v}"`, args.commandPath);
-  return Number(v);
-}
-
-/** Where a printed hit sits (what `--context` needs to find its source). */
-export interface HitPlace {
-  repo: string;
-  krate: string;
-  /** Crate-relative, as the lake stores it. */
-  file: string | null;
-  /** Repo-relative (or absolute with --abs), as printed. */
-  path: string | null;
-  line: number | null;
-  col: number | null;
-}
-
-/** A printed line, with the hit it shows when it shows one (for `--context`). */
-export type Line = string | { text: string; at: HitPlace };
-
-/** The hook of `--context N`: the source lines to print under a hit (none yet). */
-export async function contextLines(ctx: Context, generation: bigint, at: HitPlace, n: number): Promise<string[]> {
-  if (at.file === null || at.line === null) return [];
-  const reader = await sourceReader(ctx, generation);
-  if ('error' in reader) return reader.noted ? [] : (reader.noted = true, [`    (no source: ${reader.error})`]);
-  const text = await reader.cache.get({ repo: at.repo, krate: at.krate, path: at.file });
-  if (text === null) return [`    (source of ${at.path ?? at.file} not stored in the lake)`];
-  return reader.around(text, at.line, n).map((l) => `${l.line === at.line ? '>' : ' '}${String(l.line).padStart(6)} | ${l.text}`);
-}
-
-type SourceReader =
-  | { cache: import('../../query/source.ts').SourceCache; around: typeof import('../../query/source.ts').contextLines; close: () => void }
-  | { error: string; noted: boolean };
-const sourceReaders = new WeakMap<Context, Promise<SourceReader>>();
-
-/** One read-only handle pinned at the answer's generation per command, closed by `answer` (closeSourceReader). */
-function sourceReader(ctx: Context, generation: bigint): Promise<SourceReader> {
-  let r = sourceReaders.get(ctx);
-  if (!r) {
-    r = (async (): Promise<SourceReader> => {
-      const [{ openLog }, source] = await Promise.all([import('../log/common.ts'), import('../../query/source.ts')]);
-      try {
-        const open = await openLog(ctx, { readOnly: 'auto' });
-        try {
-          const pinned = open.log.pin({ generation });
-          return { cache: new source.SourceCache(pinned), around: source.contextLines, close: () => { pinned.close(); open.close(); } };
-        } catch (e) {
-          open.close();
-          throw e;
-        }
-      } catch (e) {
-        return { error: (e as Error).message, noted: false };
-      }
-    })();
-    sourceReaders.set(ctx, r);
-  }
-  return r;
-}
-
-async function closeSourceReader(ctx: Context): Promise<void> {
-  const r = sourceReaders.get(ctx);
-  if (!r) return;
-  sourceReaders.delete(ctx);
-  const reader = await r;
-  if ('close' in reader) reader.close();
+/** The source lines around a hit: `   41 | text`, the hit's own line marked `>`. */
+export function contextText(at: { line: number | null; context?: { line: number; text: string }[] }): string[] {
+  return (at.context ?? []).map((c) => `${String(c.line).padStart(7)} ${c.line === at.line ? '>' : '|'} ${c.text}`);
 }
 
 /** `path:line:col` (as editors and compilers print), `path:line`, `path`, or `-`. */
@@ -167,23 +101,20 @@ export async function answer<N extends QuestionName>(
   q: Question & { q: N },
   lines: (r: Answers[N]) => Line[],
   summary: (r: Answers[N]) => string,
-  context?: number,
 ): Promise<number> {
   const result = ctx.server !== undefined ? await askRemote<N>(ctx.server, q) : await askLocal<N>(ctx, q);
   if (ctx.json) {
     await ctx.out.json(result);
     return 0;
   }
-  const generation = (result as { generation?: bigint }).generation ?? 0n;
   for (const l of lines(result)) {
     if (typeof l === 'string') {
       await ctx.out.line(l);
       continue;
     }
     await ctx.out.line(l.text);
-    if (context !== undefined) for (const c of await contextLines(ctx, BigInt(generation), l.at, context)) await ctx.out.line(c);
+    for (const c of contextText(l.at)) await ctx.out.line(c);
   }
-  await closeSourceReader(ctx);
   ctx.out.err(summary(result));
   return 0;
 }

@@ -5,13 +5,13 @@
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { plural } from '../output.ts';
-import { AS_OF, CONTEXT, contextOf, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, nodeLine, parseAsOf, shown } from './common.ts';
+import { AS_OF, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, nodeLine, parseAsOf, shown } from './common.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
   description: 'The exact qualified path first; when no item has it, its last segments (a re-export such as regex::Regex::new).',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. regex::Regex::new' }],
-  options: [...FILTER_OPTIONS, AS_OF, CONTEXT, SERVER],
+  options: [...FILTER_OPTIONS, AS_OF, SERVER],
   examples: ['mimir def regex::Regex::new', 'mimir def serde::de::Deserializer --json'],
   run,
 };
@@ -25,6 +25,5 @@ async function run(args: Args, ctx: Context): Promise<number> {
     (r) =>
       `${plural(r.total, 'definition')} of ${path}${r.match === 'suffix' ? ' (by its last segments)' : ''}${shown(r.hits.length, r.total)} ${atGen(r.generation)}` +
       (r.match === 'none' ? ` (no live item has it; \`mimir history ${path}\` shows when it went)` : ''),
-    contextOf(args),
   );
 }

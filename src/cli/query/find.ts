@@ -6,7 +6,7 @@
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { plural } from '../output.ts';
-import { AS_OF, CONTEXT, contextOf, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, nodeLine, parseAsOf, shown } from './common.ts';
+import { AS_OF, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, nodeLine, parseAsOf, shown } from './common.ts';
 
 export const command: CommandSpec = {
   usage: 'NAME [--kind K] [--exact] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
@@ -22,7 +22,6 @@ export const command: CommandSpec = {
     { name: 'exact', kind: 'flag', help: 'NAME must equal the name (or path)' },
     ...FILTER_OPTIONS,
     AS_OF,
-    CONTEXT,
     SERVER,
   ],
   examples: ['mimir find Regex --kind struct', 'mimir find RSB --limit 5', "mimir find 'new*' --repo @universe", 'mimir find check --exact --json'],
@@ -37,6 +36,5 @@ async function run(args: Args, ctx: Context): Promise<number> {
     q,
     (r) => r.hits.map((h) => ({ text: `${nodeLine(h)}  ${h.kind ?? '-'}`, at: h })),
     (r) => `${plural(r.total, 'item')} matching "${name}"${shown(r.hits.length, r.total)} ${atGen(r.generation)}`,
-    contextOf(args),
   );
 }

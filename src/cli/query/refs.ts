@@ -8,14 +8,14 @@ import type { Args } from '../args.ts';
 import type { EdgeKind } from '../../query/index.ts';
 import { EDGE_KINDS } from '../../serve/questions.ts';
 import { didYouMean } from '../../query/suggest.ts';
-import { AS_OF, CONTEXT, contextOf, FILTER_OPTIONS, SERVER, answer, filtersOf, parseAsOf } from './common.ts';
+import { AS_OF, FILTER_OPTIONS, SERVER, answer, filtersOf, parseAsOf } from './common.ts';
 import { UNRESOLVED, refLines, refSummary } from './refs-lines.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--kind EDGE] [--unresolved] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
   description: 'Edges whose target is the item (by id) or its path (unresolved or cross-crate edges). --repo, --krate and --exclude-tests choose where the references are.',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. regex::Regex::new' }],
-  options: [{ name: 'kind', kind: 'value', arg: 'EDGE', help: `only edges of this kind (${EDGE_KINDS.join(', ')})` }, UNRESOLVED, ...FILTER_OPTIONS, AS_OF, CONTEXT, SERVER],
+  options: [{ name: 'kind', kind: 'value', arg: 'EDGE', help: `only edges of this kind (${EDGE_KINDS.join(', ')})` }, UNRESOLVED, ...FILTER_OPTIONS, AS_OF, SERVER],
   examples: ['mimir refs regex::Regex::new', 'mimir refs serde::Serialize --kind impl_of_trait --json', 'mimir refs mycrate::parse --unresolved'],
   run,
 };
@@ -28,5 +28,5 @@ async function run(args: Args, ctx: Context): Promise<number> {
     throw new Error(`no such edge kind "${kind}"${close.length > 0 ? ` — did you mean ${close.join(', ')}?` : ''} (kinds: ${EDGE_KINDS.join(', ')})`);
   }
   const asOf = parseAsOf(args);
-  return answer(ctx, { q: 'refs', path, asOf, kind: kind as EdgeKind | undefined, unresolved: args.flag('unresolved') || undefined, ...filtersOf(args) }, refLines, (r) => refSummary(r, path, 'reference'), contextOf(args));
+  return answer(ctx, { q: 'refs', path, asOf, kind: kind as EdgeKind | undefined, unresolved: args.flag('unresolved') || undefined, ...filtersOf(args) }, refLines, (r) => refSummary(r, path, 'reference'));
 }
