@@ -27,7 +27,8 @@
 // --warm N (in-process calls per question, default 20), --copies N (default
 // 9), --skip-grow, --corpus DIR, --clients N (32), --seconds S (10, per
 // server phase), --log-runs N / --log-warm N (2 / 3: the log fold's cold and
-// in-process runs, slow at 10x), --build-only (build the lakes, time nothing).
+// in-process runs, slow at 10x), --build-only (build the lakes, time nothing),
+// --only-10x (time the grown lake only), --skip-log-10x (no log fold at 10x).
 //
 // The 10x universe is built by real ingests by default (each copy a
 // `universe add` of the corpus with its versions rewritten: parsed, resolved
@@ -383,7 +384,8 @@ if (args.includes('--build-only')) {
 const results: Record<string, Partial<Record<From, Figures>>> = { '1x': {}, '10x': {} };
 log(`1x: ${await eventCount()} events`);
 const servers: Record<string, ServerFigures> = {};
-for (const from of ['state', 'log'] as From[]) {
+const only10x = args.includes('--only-10x');
+for (const from of (only10x ? [] : ['state', 'log']) as From[]) {
   results['1x']![from] = await measure(from);
   if (from === 'state') servers['1x'] = await serverFigures();
   print('1x', from, results['1x']![from]!, servers['1x']);
@@ -392,19 +394,20 @@ if (!args.includes('--skip-grow')) {
   await grow();
   lakeDir = lake10;
   log(`10x: ${await eventCount()} events`);
-  for (const from of ['state', 'log'] as From[]) {
+  for (const from of (args.includes('--skip-log-10x') ? ['state'] : ['state', 'log']) as From[]) {
     results['10x']![from] = await measure(from);
     if (from === 'state') servers['10x'] = await serverFigures();
     print('10x', from, results['10x']![from]!, servers['10x']);
   }
   for (const from of ['state', 'log'] as From[]) {
-    const a = results['1x']![from]!;
-    const b = results['10x']![from]!;
+    const a = results['1x']![from];
+    const b = results['10x']![from];
+    if (!a || !b) continue;
     const r = (x: number, y: number): string => `${(y / x).toFixed(2)}x`;
     log(`10x / 1x (${from}): cold p50 ${r(a.coldP50, b.coldP50)}, cold p99 ${r(a.coldP99, b.coldP99)}, in-process p50 ${r(a.warmP50, b.warmP50)}, p99 ${r(a.warmP99, b.warmP99)}, peak RSS ${r(a.coldRssMb, b.coldRssMb)}`);
   }
-  const a = servers['1x']!;
-  const b = servers['10x']!;
+  const a = servers['1x'];
+  const b = servers['10x'];
   const r = (x: number, y: number): string => `${(y / x).toFixed(2)}x`;
-  log(`10x / 1x (server): cached p50 ${r(a.cached.p50, b.cached.p50)} p99 ${r(a.cached.p99, b.cached.p99)}; no cache p50 ${r(a.uncached.p50, b.uncached.p50)} p99 ${r(a.uncached.p99, b.uncached.p99)}; peak RSS ${r(a.uncachedRssMb, b.uncachedRssMb)}`);
+  if (a && b) log(`10x / 1x (server): cached p50 ${r(a.cached.p50, b.cached.p50)} p99 ${r(a.cached.p99, b.cached.p99)}; no cache p50 ${r(a.uncached.p50, b.uncached.p50)} p99 ${r(a.uncached.p99, b.uncached.p99)}; peak RSS ${r(a.uncachedRssMb, b.uncachedRssMb)}`);
 }
