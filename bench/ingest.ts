@@ -8,7 +8,7 @@
 // a message when the corpus is absent. Flags: --workers N (default 2),
 // --compare (also time the same ingest with one worker thread), --dir D,
 // --timeout-ms T (per-crate extraction limit, default 30000).
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -38,7 +38,19 @@ if (dirs.length < MIN_CRATES) {
 const mb = (b: number) => b / (1024 * 1024);
 const fmt = (x: number, d = 1) => x.toFixed(d);
 
-async function timedIngest(w: number): Promise<{ report: IngestReport; s: number; written: bigint; parsed: { krate: string; path: string }[] }> {
+/** Bytes of the files under `dir` (0 when absent). */
+async function du(dir: string): Promise<number> {
+  let total = 0;
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += await du(p);
+    else if (e.isFile()) total += (await stat(p)).size;
+  }
+  return total;
+}
+
+async function timedIngest(w: number): Promise<{ report: IngestReport; s: number; written: bigint; parsed: { krate: string; path: string }[]; lakeBytes: number; sourcesBytes: number }> {
   const lakeDir = mkdtempSync(path.join(tmpdir(), 'mimir-bench-ingest-'));
   try {
     const log = await EventLog.open(lakeDir);
@@ -50,7 +62,10 @@ async function timedIngest(w: number): Promise<{ report: IngestReport; s: number
     const parsed = (await log.rows('file', { filter: inList('parse_status', ['ok', 'errors']), columns: ['krate', 'path'] }))
       .map((row) => ({ krate: row['krate'] as string, path: row['path'] as string }));
     log.close();
-    return { report, s, written, parsed };
+    // the lake on disk, and the part that is the stored file contents (mimir.code_sources)
+    const lakeBytes = await du(lakeDir);
+    const sourcesBytes = await du(path.join(lakeDir, 'mimir', 'code_sources'));
+    return { report, s, written, parsed, lakeBytes, sourcesBytes };
   } finally {
     await rm(lakeDir, { recursive: true, force: true });
   }
@@ -91,6 +106,8 @@ console.log([
   `corpus        ${corpus}: ${dirs.length} crate folders, ${r.crates} crate versions, ${r.problems.length} problems`,
   `source        ${fmt(mb(r.bytes))} MB in ${r.parsed} parsed files (${r.files} files seen)`,
   `end to end    ${fmt(main.s, 2)} s, ${fmt(e2e, 2)} MB/s with ${workers} worker thread(s), ${events} events, ${main.written} commits`,
+  `lake size     ${fmt(mb(main.lakeBytes))} MB on disk, of which sources (mimir.code_sources) ${fmt(mb(main.sourcesBytes))} MB `
+    + `(${fmt((100 * main.sourcesBytes) / Math.max(1, main.lakeBytes))}%; ${r.sources?.blobs ?? 0} contents, ${fmt(mb(r.sources?.bytes ?? 0))} MB of text)`,
   `peak RSS      ${fmt(rssMb, 0)} MB (process, all threads; includes the parse-only pass)`,
   `parse only    ${fmt(mb(parseBytes))} MB in ${texts.length} files, ${fmt(parseS, 2)} s, ${fmt(po, 2)} MB/s (one thread)`,
   `ratio         end to end / parse only = ${fmt(e2e / po, 2)}`,

@@ -73,7 +73,7 @@ export const COMMANDS: Entry[] = [
   { name: 'callers', summary: 'the call sites of an item, with the calling item, file and line', load: async () => (await import('./query/callers.ts')).command },
   { name: 'callees', summary: 'the calls an item makes', load: async () => (await import('./query/callees.ts')).command },
   { name: 'history', summary: 'every event of an item, oldest first', load: async () => (await import('./query/history.ts')).command },
-  { name: 'diff', summary: 'nodes and edges added, changed, removed between two generations', load: async () => (await import('./query/diff.ts')).command },
+  { name: 'diff', summary: 'items added, removed, renamed or changed between two commits or generations', load: async () => (await import('./query/diff.ts')).command },
   {
     name: 'state',
     summary: 'the serving state tables (current nodes, edges, files laid out for lookups)',

@@ -40,6 +40,12 @@ export interface ItemExpander {
   leaveModule?(module: Item, modulePath: string): void;
   /** A non-module item was placed (after its impl/trait members' expansions): the macro calls in its bodies. */
   bodies?(item: Item, modulePath: string): void;
+  /**
+   * A module-level call `expandItems` could not expand: should it be tried
+   * again once the whole tree is walked (a path to a `#[macro_export]` macro
+   * of the crate defined further on)? Asked during the walk only.
+   */
+  later?(call: MacroCall): boolean;
 }
 
 /** Expansions nested deeper than this (a macro expanding to its own call) stop, with a problem. */
@@ -211,7 +217,16 @@ export async function loadModuleTree(input: ModuleTreeInput): Promise<ModuleTree
     let c = 0;
     const expandUpTo = async (line: number) => {
       for (; c < calls.length && calls[c]!.line <= line; c++) {
-        const items = expand(calls[c]!, module, modPath, 'module', file, 1);
+        const call = calls[c]!;
+        const items = expand(call, module, modPath, 'module', file, 1);
+        if (items.length === 0 && !late && input.expander?.later?.(call)) {
+          retries.push(async () => {
+            const again = expand(call, module, modPath, 'module', file, 1);
+            module.children.push(...again);
+            for (const item of again) await place(item);
+          });
+          continue;
+        }
         module.children.push(...items);
         for (const item of items) await place(item);
       }
@@ -274,12 +289,17 @@ export async function loadModuleTree(input: ModuleTreeInput): Promise<ModuleTree
   };
   /** File modules whose own `#![cfg]` is false: removed from their parent. */
   const inactive = new Set<Item>();
+  /** Calls tried again after the walk (ItemExpander.later), in textual order; `late` while they run. */
+  const retries: (() => Promise<void>)[] = [];
+  let late = false;
 
   const r = await readOne(input.target, true);
   if (r.parsed && fill(root, r.parsed)) {
     root.lineStart = r.parsed.firstLine;
     root.col = r.parsed.firstCol;
     await visit(root, input.name, input.target, true, [], [input.target]);
+    late = true;
+    for (const retry of retries) await retry();
   }
   return { root, files, problems };
 }

@@ -202,12 +202,14 @@ class FileReader {
     }
   }
 
-  /** The `cfg`/`cfg_attr` attributes among `attrs`, as texts (undefined when none). */
+  /** The `cfg`/`cfg_attr` attributes among `attrs`, as texts (undefined when none); `#[test]` reads as `cfg(test)`. */
   private cfgOf(attrs: Node[]): string[] | undefined {
     let out: string[] | undefined;
     for (const a of attrs) {
       const name = this.attrName(a);
       if (name === 'cfg' || name === 'cfg_attr') (out ??= []).push(attrText(this.syn, a));
+      // a `#[test]`/`#[bench]` fn exists only in the test harness: as `cfg(test)` (off)
+      else if (name === 'test' || name === 'bench') (out ??= []).push('cfg(test)');
     }
     return out;
   }

@@ -20,6 +20,7 @@ import { checkNodeKind, checkScope, inScope, isTestPlace, placer, UnknownNameErr
 import { fuzzyScore, didYouMean } from './suggest.ts';
 import { allNames, everHad, suggestPaths, unresolvedNamed } from './unknown.ts';
 import { hasGlob } from './read.ts';
+import { contextLines, SourceCache } from './source.ts';
 
 /** The version of each answer's JSON shape (schemas/<question>.schema.json); bump on any change to it. */
 export const ANSWER_VERSIONS = { find: 1, def: 1, refs: 1, callers: 1, callees: 1, history: 1, diff: 1 } as const;
@@ -29,11 +30,23 @@ export interface AnswerOptions extends Scope {
   from?: 'state' | 'log';
   /** Absolute paths (under the root each repo was last ingested from) instead of repo-relative ones. */
   abs?: boolean;
+  /** Lines of source around each hit (`context` on the hits; from the lake's stored sources, query/source.ts). */
+  context?: number;
 }
 
-/** A hit with its path for people: repo-relative (or absolute), null when it has no file. */
-export type PlacedNode = NodeHit & { path: string | null };
-export type PlacedEdge = EdgeHit & { path: string | null };
+/** A line of source around a hit (`--context N`). */
+export interface ContextLine {
+  line: number;
+  text: string;
+}
+
+/**
+ * A hit with its path for people: repo-relative (or absolute), null when it
+ * has no file; with `context` asked, the source lines around it (empty when
+ * the lake has no text of that file at the generation).
+ */
+export type PlacedNode = NodeHit & { path: string | null; context?: ContextLine[] };
+export type PlacedEdge = EdgeHit & { path: string | null; context?: ContextLine[] };
 export type PlacedRef = PlacedEdge & { from: PlacedNode | null };
 export type PlacedCallee = PlacedEdge & { to: PlacedNode | null };
 export type PlacedEvent = Omit<HistoryEvent, 'node' | 'edge'> & { node?: PlacedNode; edge?: PlacedEdge };
@@ -103,6 +116,19 @@ function limited<T>(xs: T[], limit: number | undefined): T[] {
   return limit === undefined ? xs : xs.slice(0, limit);
 }
 
+/** The hits with the source lines around each (`context` lines before and after), read at the answer's generation. */
+async function withContext<T extends Placed & { line: number | null }>(r: ReadAt, hits: T[], n: number | undefined): Promise<(T & { context?: ContextLine[] })[]> {
+  if (n === undefined || n <= 0 || hits.length === 0) return hits;
+  const cache = new SourceCache(r.log, { generation: r.generation });
+  return Promise.all(
+    hits.map(async (h) => {
+      if (h.file === null || h.line === null) return { ...h, context: [] };
+      const text = await cache.get({ repo: h.repo, krate: h.krate, path: h.file });
+      return { ...h, context: text === null ? [] : contextLines(text, h.line, n) };
+    }),
+  );
+}
+
 async function placeAll(r: ReadAt, hits: Placed[], abs: boolean | undefined): Promise<<T extends Placed>(h: T) => T & { path: string | null }> {
   const where = await placer(r.log, r.generation, hits, abs === true);
   return <T extends Placed>(h: T) => ({ ...h, path: where(h) });
@@ -136,7 +162,7 @@ export async function answerFind(log: EventLog, name: string, opts: FindAnswerOp
       const close = nameMatcher(name).col === 'name' ? didYouMean(name, await allNames(r)) : await suggestPaths(r, name);
       throw new UnknownNameError(close.length > 0 ? `no item matches "${name}" at generation ${r.generation} — did you mean ${close.join(', ')}?` : `no such item: nothing matches "${name}" (at generation ${r.generation})`, close);
     }
-    return { question: 'find', version: ANSWER_VERSIONS.find, generation: r.generation, total: hits.length, hits: limited(hits, opts.limit) };
+    return { question: 'find', version: ANSWER_VERSIONS.find, generation: r.generation, total: hits.length, hits: await withContext(r, limited(hits, opts.limit), opts.context) };
   });
 }
 
@@ -176,7 +202,7 @@ export async function answerDef(log: EventLog, path: string, opts: AnswerOptions
     if (res.hits.length === 0) await refuseUnknown(r, path, opts);
     const place = await placeAll(r, res.hits, opts.abs);
     const hits = res.hits.map(place).filter((h) => passes(opts, h, h.path, h.qpath));
-    return { question: 'def', version: ANSWER_VERSIONS.def, generation: r.generation, match: res.match, total: hits.length, hits: limited(hits, opts.limit) };
+    return { question: 'def', version: ANSWER_VERSIONS.def, generation: r.generation, match: res.match, total: hits.length, hits: await withContext(r, limited(hits, opts.limit), opts.context) };
   });
 }
 
@@ -197,7 +223,7 @@ export async function answerRefs(log: EventLog, path: string, opts: RefsAnswerOp
       const place = await placeAll(r, [...res.targets, ...loose.map((u) => u.edge), ...loose.flatMap((u) => (u.from ? [u.from] : []))], opts.abs);
       const list = loose.map((u) => ({ ...place(u.edge), from: u.from ? place(u.from) : null })).filter((h) => passes(opts, h, h.path, h.from?.qpath ?? null));
       list.sort((a, b) => cmpPlace(a, b));
-      return { question, version, generation: r.generation, match: res.match, targets: res.targets.map(place), unresolvedOnly: true, total: list.length, refs: limited(list, opts.limit), unresolved: null };
+      return { question, version, generation: r.generation, match: res.match, targets: res.targets.map(place), unresolvedOnly: true, total: list.length, refs: await withContext(r, limited(list, opts.limit), opts.context), unresolved: null };
     }
     if (res.targets.length === 0 && res.refs.length === 0) await refuseUnknown(r, path, opts, opts.edgeKind);
     const place = await placeAll(r, [...res.targets, ...res.refs, ...res.refs.flatMap((h) => (h.from ? [h.from] : []))], opts.abs);
@@ -206,7 +232,7 @@ export async function answerRefs(log: EventLog, path: string, opts: RefsAnswerOp
     if (list.length === 0) {
       unresolved = (await unresolvedNamed(r, path, opts.edgeKind)).filter((u) => passes(opts, u.edge, u.edge.file, u.from?.qpath ?? null)).length;
     }
-    return { question, version, generation: r.generation, match: res.match, targets: res.targets.map(place), unresolvedOnly: false, total: list.length, refs: limited(list, opts.limit), unresolved };
+    return { question, version, generation: r.generation, match: res.match, targets: res.targets.map(place), unresolvedOnly: false, total: list.length, refs: await withContext(r, limited(list, opts.limit), opts.context), unresolved };
   });
 }
 
@@ -219,7 +245,7 @@ export async function answerCallees(log: EventLog, path: string, opts: AnswerOpt
     const place = await placeAll(r, [...res.targets, ...res.callees, ...res.callees.flatMap((h) => (h.to ? [h.to] : []))], opts.abs);
     const targets = res.targets.map(place);
     const list = res.callees.map((h) => ({ ...place(h), to: h.to ? place(h.to) : null })).filter((h) => passes(opts, h, h.path, null));
-    return { question: 'callees', version: ANSWER_VERSIONS.callees, generation: r.generation, match: res.match, targets, total: list.length, callees: limited(list, opts.limit) };
+    return { question: 'callees', version: ANSWER_VERSIONS.callees, generation: r.generation, match: res.match, targets, total: list.length, callees: await withContext(r, limited(list, opts.limit), opts.context) };
   });
 }
 
@@ -238,7 +264,17 @@ export async function answerHistory(log: EventLog, path: string, opts: AnswerOpt
       const h = e.node ?? e.edge;
       return inScope(opts, e.repo, e.krate) && !(opts.excludeTests === true && (isTestPlace(h?.path ?? null, e.node?.qpath ?? null, e.krate)));
     });
-    return { question: 'history', version: ANSWER_VERSIONS.history, generation: r.generation, ids: res.ids, total: list.length, events: limited(list, opts.limit) };
+    const shownEvents = limited(list, opts.limit);
+    if (opts.context !== undefined && opts.context > 0) {
+      // the source around each event's node or edge, at the answer's generation (where it is now, or was last)
+      const hits = await withContext(r, shownEvents.flatMap((e): (PlacedNode | PlacedEdge)[] => (e.node ? [e.node] : e.edge ? [e.edge] : [])), opts.context);
+      let i = 0;
+      for (const e of shownEvents) {
+        if (e.node) e.node = hits[i++] as PlacedNode;
+        else if (e.edge) e.edge = hits[i++] as PlacedEdge;
+      }
+    }
+    return { question: 'history', version: ANSWER_VERSIONS.history, generation: r.generation, ids: res.ids, total: list.length, events: shownEvents };
   });
 }
 

@@ -29,6 +29,8 @@ export interface Filters {
   excludeTests?: boolean;
   /** Absolute paths instead of repo-relative ones. */
   abs?: boolean;
+  /** Lines of source around each hit. */
+  context?: number;
 }
 
 /** A question that names a path (`def`, `refs`, …). */
@@ -69,7 +71,7 @@ export type Answer = Answers[QuestionName];
 export class BadQuestion extends Error {}
 
 /** The parameters of each question on the wire, required ones first. */
-const FILTERS = ['repo', 'krate', 'limit', 'excludeTests', 'abs'];
+const FILTERS = ['repo', 'krate', 'limit', 'excludeTests', 'abs', 'context'];
 
 export const QUESTION_PARAMS: Record<QuestionName, { required: string[]; optional: string[] }> = {
   find: { required: ['name'], optional: ['kind', 'exact', ...FILTERS, 'asOf'] },
@@ -110,7 +112,7 @@ export async function ask(log: EventLog, q: Question, from?: QueryOptions['from'
 }
 
 function filters(q: Filters): Filters {
-  return { repo: q.repo, krate: q.krate, limit: q.limit, excludeTests: q.excludeTests, abs: q.abs };
+  return { repo: q.repo, krate: q.krate, limit: q.limit, excludeTests: q.excludeTests, abs: q.abs, context: q.context };
 }
 
 // ---- values ------------------------------------------------------------------
@@ -193,6 +195,7 @@ export function parseQuestion(name: QuestionName, params: Iterable<[string, stri
     limit: opt('limit', (v) => parseCount(v, 'limit')),
     excludeTests: flag('excludeTests'),
     abs: flag('abs'),
+    context: opt('context', (v) => parseCount(v, 'context')),
   };
   const path = (): string => nonEmpty(p.get('path')!, 'path', 'a PATH such as regex::Regex::new');
   switch (name) {

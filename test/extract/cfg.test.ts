@@ -66,7 +66,7 @@ test('cfg twins: one module per path, the inactive twin never read; cfg_attr(pat
   for (const present of ['cfgs::imp::chosen', 'cfgs::on_unix', 'cfgs::linux64', 'cfgs::atomics', 'cfgs::Mode::Plain', 'cfgs::Engine::base']) {
     assert.ok(q.includes(present), `${present} active`);
   }
-  for (const absent of ['cfgs::imp::other', 'cfgs::on_windows', 'cfgs::nightly_or_debug', 'cfgs::fallback', 'cfgs::Mode::Extra', 'cfgs::Engine::extra', 'cfgs::helper_call', 'cfgs::tests']) {
+  for (const absent of ['cfgs::imp::other', 'cfgs::on_windows', 'cfgs::nightly_or_debug', 'cfgs::fallback', 'cfgs::Mode::Extra', 'cfgs::Engine::extra', 'cfgs::helper_call', 'cfgs::tests', 'cfgs::unit_test']) {
     assert.ok(!q.includes(absent), `${absent} inactive`);
   }
   assert.equal(new Set(g.nodes.map((n) => n.id)).size, g.nodes.length, 'ids unique');

@@ -108,3 +108,17 @@ test('macros: local_inner_macros rewrites the definition\'s own calls to $crate 
   ]);
   assert.equal(g.expansion?.unresolved, 0);
 });
+
+test('macros: a path to an exported macro whose module comes later in the walk is expanded after the walk, in its own module', async () => {
+  const g = await extractCrate(await input(path.join(fixtures, 'laterdef')));
+  assert.deepEqual(g.problems, []);
+  assert.deepEqual(graphOf(g), [
+    'module laterdef 1:1 -',
+    'module laterdef::parsing 3:5 -',
+    'fn laterdef::parsing::uses 6:12 -',
+    'struct laterdef::parsing::Raw 4:12 macro:keyword',
+    'module laterdef::keyword 1:1 -',
+  ]);
+  assert.equal(g.expansion?.unresolved, 0);
+  assert.equal(g.expansion?.expanded, 1);
+});

@@ -193,9 +193,24 @@ test('answers: a real ingest prints repo-relative path:line:col; --abs joins the
   for (const l of abs) assert.ok(l.includes(`  ${path.join(workspace, 'crates', 'tally', 'src', 'lib.rs')}:`), l);
   const d = lines(ok(await onReal('def', 'fnvish::hash_str'), 'def'));
   assert.match(d[0]!, /^@universe fnvish@0\.2\.1 fnvish::hash_str {2}src\/lib\.rs:\d+:\d+ {2}fn$/, 'universe crates stay crate-relative');
-  const j = parseJson(ok(await onReal('callers', 'fnvish::hash_str', '--json'), 'json').stdout) as { refs: { file: string; path: string }[] };
+  const j = parseJson(ok(await onReal('callers', 'fnvish::hash_str', '--json'), 'json').stdout) as { refs: { file: string; path: string; context?: unknown }[] };
   assert.equal(j.refs[0]!.file, 'src/lib.rs');
   assert.equal(j.refs[0]!.path, 'crates/tally/src/lib.rs');
+  assert.equal(j.refs[0]!.context, undefined, 'no context unless asked');
+});
+
+test('answers: --context N prints the source around each hit from the lake (no checkout), the hit line marked', async () => {
+  const r = lines(ok(await onReal('callers', 'fnvish::hash_str', '--context', '1', '--limit', '1'), 'callers --context'));
+  assert.equal(r.length, 4, r.join('\n'));
+  const at = /:(\d+):\d+ {2}calls$/.exec(r[0]!)![1]!;
+  assert.match(r[2]!, new RegExp(`^ +${at} > .*hash_str\\(`));
+  assert.match(r[1]!, new RegExp(`^ +${Number(at) - 1} \\| `));
+  const j = parseJson(ok(await onReal('def', 'fnvish::hash_str', '--context', '2', '--json'), 'def --context --json').stdout) as { hits: { line: number; context: { line: number; text: string }[] }[] };
+  const h = j.hits[0]!;
+  assert.deepEqual(h.context.map((c) => c.line), [h.line - 2, h.line - 1, h.line, h.line + 1, h.line + 2]);
+  assert.match(h.context[2]!.text, /pub fn hash_str/);
+  // a lake without the text (written without sources): the hit stands alone
+  assert.equal(lines(ok(await mimir('def', 'beta::util::check', '--context', '3'), 'no sources')).length, 1);
 });
 
 test('answers: every --json answer validates against schemas/<question>.schema.json (and a wrong one does not)', async () => {
@@ -215,7 +230,8 @@ test('answers: every --json answer validates against schemas/<question>.schema.j
     [mimir, ['diff', '--from', String(s.base), '--to', String(s.removed)]],
     [onReal, ['find', 'hash']],
     [onReal, ['def', 'fnvish::hash_str', '--abs']],
-    [onReal, ['callers', 'fnvish::hash_str']],
+    [onReal, ['callers', 'fnvish::hash_str', '--context', '2']],
+    [onReal, ['history', 'tally::Tally::add', '--context', '1']],
     [onReal, ['callees', 'tally::Tally::add']],
     [onReal, ['history', 'tally::Tally::add']],
     [onReal, ['diff', '--from', '0', '--to', '1']],

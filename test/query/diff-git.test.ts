@@ -20,6 +20,7 @@ import { ingestGit } from '../../src/ingest/index.ts';
 import { callees, diff, find, type DiffResult, type NodeHit } from '../../src/query/index.ts';
 import { scratch } from '../helpers.ts';
 import { runCli } from '../cli/run-cli.ts';
+import { ask, parseQuestion, questionParams } from '../../src/serve/questions.ts';
 import { buildGitHistory, git, STEPS, type GitHistory, type Step } from '../ingest/git-history.ts';
 
 const work = scratch('mimir-diff-git-');
@@ -159,7 +160,7 @@ test('diff --public: the public API changes, breaking or additive, and a semver 
   assert.equal(patch.semver.release, 'patch');
 });
 
-test('diff: a reversed range is refused, naming the swap; the CLI prints, counts and exits 1 on it', async () => {
+test('diff: a reversed range is refused, naming the swap; the CLI prints, counts and exits 1 on it; the wire form asks the same', async () => {
   await assert.rejects(between('body', 'shift'), /the range is reversed: --from-rev body \(generation \d+\) is after --to-rev shift \(generation \d+\) — nothing compared; swap them: --from-rev shift --to-rev body/);
   const cli = (...args: string[]) => runCli(['diff', ...args], { lake: lakeDir });
   const text = await cli('--from-rev', 'move', '--to-rev', 'visibility');
@@ -175,6 +176,13 @@ test('diff: a reversed range is refused, naming the swap; the CLI prints, counts
   const back = await cli('--from-rev', h.sha.body, '--to-rev', 'shift');
   assert.equal(back.code, 1);
   assert.match(back.stderr, /the range is reversed: .* swap them: --from-rev shift --to-rev [0-9a-f]{40}/);
+  // the server's wire form of the question (/api/diff?fromRev=…&toRev=…&public=true) asks the same
+  const q = parseQuestion('diff', [['fromRev', 'base'], ['toRev', 'bump'], ['public', 'true']]);
+  assert.deepEqual(parseQuestion('diff', questionParams(q)), q);
+  const wire = (await ask(log, q)) as DiffResult;
+  assert.deepEqual(wire.changes, (await between('base', 'bump', { public: true })).changes);
+  assert.throws(() => parseQuestion('diff', [['from', '1']]), /diff: missing parameter to \(a generation\) or toRev/);
+  assert.throws(() => parseQuestion('diff', [['from', '1'], ['fromRev', 'x'], ['to', '2']]), /give from \(a generation\) or fromRev \(a commit\), not both/);
   const j = await cli('--from-rev', 'base', '--to-rev', 'bump', '--public', '--json');
   assert.equal(j.code, 0, j.stderr);
   assert.equal(JSON.parse(j.stdout).semver.release, 'major');

@@ -43,6 +43,7 @@ export const FILTER_OPTIONS: OptionSpec[] = [
   { name: 'limit', kind: 'value', arg: 'N', help: 'at most N hits (the summary says how many there were)' },
   { name: 'exclude-tests', kind: 'flag', help: 'leave out test code (tests/ and benches/ folders, tests.rs, `tests` modules)' },
   { name: 'abs', kind: 'flag', help: 'absolute paths (under the folder the repo was ingested from) instead of repo-relative ones' },
+  { name: 'context', kind: 'value', arg: 'N', help: 'print N lines of source before and after each hit (from the lake: no checkout needed)' },
 ];
 
 /** The values of FILTER_OPTIONS. */
@@ -56,34 +57,17 @@ export function filtersOf(args: Args): Filters {
   if (limit !== undefined) f.limit = limit;
   if (args.flag('exclude-tests')) f.excludeTests = true;
   if (args.flag('abs')) f.abs = true;
+  const context = args.count('context');
+  if (context !== undefined && context > 0) f.context = context;
   return f;
 }
 
-/**
- * `--context N` (engineer `sources` fills it: N lines of source around each
- * hit, from the lake's blobs or the checkout). Not in any command's options
- * until contextLines reads something.
- */
-export const CONTEXT: OptionSpec = { name: 'context', kind: 'value', arg: 'N', help: 'print N lines of source around each hit' };
+/** A printed line, with the hit it shows when it shows one (its `context` lines are printed under it). */
+export type Line = string | { text: string; at: { line: number | null; context?: { line: number; text: string }[] } };
 
-/** Where a printed hit sits (what `--context` needs to find its source). */
-export interface HitPlace {
-  repo: string;
-  krate: string;
-  /** Crate-relative, as the lake stores it. */
-  file: string | null;
-  /** Repo-relative (or absolute with --abs), as printed. */
-  path: string | null;
-  line: number | null;
-  col: number | null;
-}
-
-/** A printed line, with the hit it shows when it shows one (for `--context`). */
-export type Line = string | { text: string; at: HitPlace };
-
-/** The hook of `--context N`: the source lines to print under a hit (none yet). */
-export async function contextLines(_ctx: Context, _generation: bigint, _at: HitPlace, _n: number): Promise<string[]> {
-  return [];
+/** The source lines around a hit: `   41 | text`, the hit's own line marked `>`. */
+export function contextText(at: { line: number | null; context?: { line: number; text: string }[] }): string[] {
+  return (at.context ?? []).map((c) => `${String(c.line).padStart(7)} ${c.line === at.line ? '>' : '|'} ${c.text}`);
 }
 
 /** `path:line:col` (as editors and compilers print), `path:line`, `path`, or `-`. */
@@ -117,21 +101,19 @@ export async function answer<N extends QuestionName>(
   q: Question & { q: N },
   lines: (r: Answers[N]) => Line[],
   summary: (r: Answers[N]) => string,
-  context?: number,
 ): Promise<number> {
   const result = ctx.server !== undefined ? await askRemote<N>(ctx.server, q) : await askLocal<N>(ctx, q);
   if (ctx.json) {
     await ctx.out.json(result);
     return 0;
   }
-  const generation = (result as { generation?: bigint }).generation ?? 0n;
   for (const l of lines(result)) {
     if (typeof l === 'string') {
       await ctx.out.line(l);
       continue;
     }
     await ctx.out.line(l.text);
-    if (context !== undefined && context > 0) for (const c of await contextLines(ctx, BigInt(generation), l.at, context)) await ctx.out.line(c);
+    for (const c of contextText(l.at)) await ctx.out.line(c);
   }
   ctx.out.err(summary(result));
   return 0;

@@ -32,7 +32,7 @@ export const command: CommandSpec = {
   ],
   examples: [
     'mimir diff --from-rev v1.0.0 --to-rev v1.1.0',
-    'mimir diff --from-rev 4649aa97 --to-rev HEAD-tag --public',
+    'mimir diff --from-rev 4649aa97 --to-rev v1.1.0 --public',
     'mimir diff --from 12 --to 15 --repo acme --stat',
     'mimir diff --from-rev v1 --to-rev v2 --moves --json',
   ],

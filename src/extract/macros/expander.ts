@@ -192,6 +192,25 @@ export class MacroExpander implements ItemExpander {
     return { unresolved: true };
   }
 
+  /**
+   * A call left unexpanded that names this crate by path (`crate::m!`,
+   * `$crate::m!`, `krate::m!`) and whose macro is not defined yet: rustc
+   * finds a `#[macro_export]` macro from anywhere in the crate, the walk
+   * only has those met so far — try it again after the walk.
+   */
+  later(call: MacroCall): boolean {
+    const segs = siteOf(call).path.filter((t) => !isPunct(t, '::'));
+    if (segs.length < 2) return false;
+    const first = segs[0]!;
+    const own = first.k === 'crate' ? (first.krate ?? this.opts.krate) === this.opts.krate
+      : first.k === 'ident' && (first.text === 'crate' || first.text === this.opts.ident);
+    const name = lastName(siteOf(call).path);
+    if (!own || this.ownExported.has(name)) return false;
+    this.stats.unresolved--; // counted again when retried
+    this.stats.itemCalls--;
+    return true;
+  }
+
   /** The macro calls inside `item`'s bodies (and its members') -> refs of those items. */
   bodies(item: Item): void {
     if (item.kind === 'module') return;

@@ -108,7 +108,7 @@ export function buildScriptCfgs(buildRs: string): string[] {
   for (const m of buildRs.matchAll(/\bemit_(sysroot_crate|has_type|has_path|has_trait)\(\s*"([^"]*)"\s*\)/g)) names.push(`has_${m[2]!.replace(/[^A-Za-z0-9]/g, '_')}`);
   for (const m of buildRs.matchAll(/\bemit_rustc_version\(\s*(\d+)\s*,\s*(\d+)\s*\)/g)) names.push(`rustc_${m[1]!}_${m[2]!}`);
   for (const name of names) {
-    if (/(^|_)no_|nightly|unstable|semver_exempt|disable|tsan|thumb|freebsd|span_locations|proc_macro_span/.test(name)) continue;
+    if (/(^|_)no_|nightly|unstable|semver_exempt|disable|tsan|thumb|freebsd|wasm|span_locations|proc_macro_span/.test(name)) continue;
     out.add(name);
   }
   return [...out].sort();
