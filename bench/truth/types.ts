@@ -349,5 +349,27 @@ export class TypeReader {
 
 /** MIR's printed type text -> the canonical tree. */
 export function fromMirType(text: string): TypeAst {
-  return new TypeReader(tokenize(text)).type();
+  return stdAliases(new TypeReader(tokenize(text)).type());
+}
+
+/**
+ * New std prints the atomics as the generic `Atomic<T>` they are aliases of
+ * (`AtomicUsize` = `Atomic<usize>`); crates and rustdoc name the alias. Back
+ * to the alias, so an impl for `AtomicUsize` matches.
+ */
+function stdAliases(t: TypeAst): TypeAst {
+  switch (t.k) {
+    case 'path': {
+      const args = t.args.map(stdAliases);
+      const a = args[0];
+      if (t.name === 'Atomic' && args.length === 1 && a) {
+        if (a.k === 'path' && a.args.length === 0 && /^(u|i)(8|16|32|64|128|size)$/.test(a.name)) return { k: 'path', name: `Atomic${a.name[0]!.toUpperCase()}${a.name.slice(1)}`, args: [] };
+        if (a.k === 'path' && a.name === 'bool') return { k: 'path', name: 'AtomicBool', args: [] };
+        if (a.k === 'ptr') return { k: 'path', name: 'AtomicPtr', args: [a.t] };
+      }
+      return { ...t, args };
+    }
+    case 'ref': case 'ptr': return { ...t, t: stdAliases(t.t) };
+    default: return t;
+  }
 }
