@@ -27,7 +27,8 @@
 // --warm N (in-process calls per question, default 20), --copies N (default
 // 9), --skip-grow, --corpus DIR, --clients N (32), --seconds S (10, per
 // server phase), --log-runs N / --log-warm N (2 / 3: the log fold's cold and
-// in-process runs, slow at 10x), --build-only (build the lakes, time nothing).
+// in-process runs, slow at 10x), --build-only (build the lakes, time nothing),
+// --only-10x (time the grown lake only), --skip-log-10x (no log fold at 10x).
 //
 // The 10x universe is built by real ingests by default (each copy a
 // `universe add` of the corpus with its versions rewritten: parsed, resolved
@@ -100,11 +101,14 @@ type From = 'state' | 'log';
 interface Figures {
   coldP50: number;
   coldP99: number;
+  /** CPU time (user + system) of the cold processes: what a quiet machine's wall time would be, about. */
+  coldCpuP50: number;
+  coldCpuP99: number;
   coldRssMb: number;
   warmP50: number;
   warmP99: number;
   /** Per question: cold and in-process p50, and the Parquet files opened / row groups read by one answer in a fresh handle. */
-  perQuestion: { label: string; cold: number; warm: number; files: number; rowGroups: number }[];
+  perQuestion: { label: string; cold: number; coldCpu: number; warm: number; files: number; rowGroups: number }[];
 }
 
 const pct = (xs: number[], p: number): number => {
@@ -258,10 +262,10 @@ function buildDist(): void {
   if (r.status !== 0) log(`build failed (cold runs use tsx, slower to start): ${r.stderr.split('\n')[0]}`);
 }
 
-/** One cold CLI run: wall ms and peak RSS (MB) of the whole process, via GNU time. */
-function coldRun(q: Question, from: From): { ms: number; rssMb: number } {
+/** One cold CLI run: wall ms, CPU ms (user + system) and peak RSS (MB) of the whole process, via GNU time. */
+function coldRun(q: Question, from: From): { ms: number; cpuMs: number; rssMb: number } {
   const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, path.join(root, 'bin', 'mimir.js'), ...q.cli, '--lake', lakeDir, '--json'], {
+  const r = spawnSync('/usr/bin/time', ['-f', '%M %U %S', process.execPath, path.join(root, 'bin', 'mimir.js'), ...q.cli, '--lake', lakeDir, '--json'], {
     cwd: root,
     encoding: 'utf8',
     env: { ...process.env, MIMIR_ANSWER_FROM: from, MIMIR_SERVER: '' },
@@ -269,12 +273,13 @@ function coldRun(q: Question, from: From): { ms: number; rssMb: number } {
   });
   const wall = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${q.cli.join(' ')} failed (${r.status}): ${r.stderr}`);
-  const rssKb = Number(r.stderr.trim().split('\n').pop());
-  return { ms: wall, rssMb: rssKb / 1024 };
+  const [rssKb, user, sys] = r.stderr.trim().split('\n').pop()!.split(' ').map(Number) as [number, number, number];
+  return { ms: wall, cpuMs: (user + sys) * 1000, rssMb: rssKb / 1024 };
 }
 
 async function measure(from: From): Promise<Figures> {
   const cold: number[] = [];
+  const cpu: number[] = [];
   let rss = 0;
   const perQuestion: Figures['perQuestion'] = [];
   const l = await EventLog.open(lakeDir);
@@ -282,9 +287,12 @@ async function measure(from: From): Promise<Figures> {
   try {
     for (const q of MIX) {
       const c: number[] = [];
+      const cc: number[] = [];
       for (let i = 0; i < (from === 'log' ? logRuns : coldRuns); i++) {
         const r = coldRun(q, from);
         c.push(r.ms);
+        cpu.push(r.cpuMs);
+        cc.push(r.cpuMs);
         rss = Math.max(rss, r.rssMb);
       }
       cold.push(...c);
@@ -307,12 +315,12 @@ async function measure(from: From): Promise<Figures> {
         w.push(performance.now() - t0);
       }
       warm.push(...w);
-      perQuestion.push({ label: q.label, cold: pct(c, 50), warm: pct(w, 50), files, rowGroups });
+      perQuestion.push({ label: q.label, cold: pct(c, 50), coldCpu: pct(cc, 50), warm: pct(w, 50), files, rowGroups });
     }
   } finally {
     l.close();
   }
-  return { coldP50: pct(cold, 50), coldP99: pct(cold, 99), coldRssMb: rss, warmP50: pct(warm, 50), warmP99: pct(warm, 99), perQuestion };
+  return { coldP50: pct(cold, 50), coldP99: pct(cold, 99), coldCpuP50: pct(cpu, 50), coldCpuP99: pct(cpu, 99), coldRssMb: rss, warmP50: pct(warm, 50), warmP99: pct(warm, 99), perQuestion };
 }
 
 interface ServerFigures {
@@ -342,8 +350,8 @@ async function serverFigures(): Promise<ServerFigures> {
 }
 
 function print(size: string, from: From, f: Figures, server?: ServerFigures): void {
-  log(`${size} ${from === 'state' ? 'state tables (after)' : 'log fold (before)'}: cold CLI p50 ${ms(f.coldP50)} p99 ${ms(f.coldP99)} peak RSS ${f.coldRssMb.toFixed(0)} MB; in-process p50 ${ms(f.warmP50)} p99 ${ms(f.warmP99)}`);
-  for (const q of f.perQuestion) log(`    ${q.label.padEnd(38)} cold p50 ${ms(q.cold).padStart(8)}   in-process p50 ${ms(q.warm).padStart(8)}   files ${String(q.files).padStart(4)}  row groups ${String(q.rowGroups).padStart(5)}`);
+  log(`${size} ${from === 'state' ? 'state tables (after)' : 'log fold (before)'}: cold CLI p50 ${ms(f.coldP50)} p99 ${ms(f.coldP99)} (CPU p50 ${ms(f.coldCpuP50)} p99 ${ms(f.coldCpuP99)}) peak RSS ${f.coldRssMb.toFixed(0)} MB; in-process p50 ${ms(f.warmP50)} p99 ${ms(f.warmP99)}`);
+  for (const q of f.perQuestion) log(`    ${q.label.padEnd(38)} cold p50 ${ms(q.cold).padStart(8)} (CPU ${ms(q.coldCpu).padStart(8)})   in-process p50 ${ms(q.warm).padStart(8)}   files ${String(q.files).padStart(4)}  row groups ${String(q.rowGroups).padStart(5)}`);
   if (!server) return;
   const st = (r: LoadResult): string => `${r.requests} req in ${r.seconds.toFixed(0)} s, p50 ${ms(r.p50)} p99 ${ms(r.p99)} max ${ms(r.max)}, statuses ${JSON.stringify(r.statuses)}`;
   log(`    server, ${clients} clients, cached answers: ${st(server.cached)}; peak RSS ${server.cachedRssMb.toFixed(0)} MB`);
@@ -383,7 +391,8 @@ if (args.includes('--build-only')) {
 const results: Record<string, Partial<Record<From, Figures>>> = { '1x': {}, '10x': {} };
 log(`1x: ${await eventCount()} events`);
 const servers: Record<string, ServerFigures> = {};
-for (const from of ['state', 'log'] as From[]) {
+const only10x = args.includes('--only-10x');
+for (const from of (only10x ? [] : ['state', 'log']) as From[]) {
   results['1x']![from] = await measure(from);
   if (from === 'state') servers['1x'] = await serverFigures();
   print('1x', from, results['1x']![from]!, servers['1x']);
@@ -392,19 +401,20 @@ if (!args.includes('--skip-grow')) {
   await grow();
   lakeDir = lake10;
   log(`10x: ${await eventCount()} events`);
-  for (const from of ['state', 'log'] as From[]) {
+  for (const from of (args.includes('--skip-log-10x') ? ['state'] : ['state', 'log']) as From[]) {
     results['10x']![from] = await measure(from);
     if (from === 'state') servers['10x'] = await serverFigures();
     print('10x', from, results['10x']![from]!, servers['10x']);
   }
   for (const from of ['state', 'log'] as From[]) {
-    const a = results['1x']![from]!;
-    const b = results['10x']![from]!;
+    const a = results['1x']![from];
+    const b = results['10x']![from];
+    if (!a || !b) continue;
     const r = (x: number, y: number): string => `${(y / x).toFixed(2)}x`;
-    log(`10x / 1x (${from}): cold p50 ${r(a.coldP50, b.coldP50)}, cold p99 ${r(a.coldP99, b.coldP99)}, in-process p50 ${r(a.warmP50, b.warmP50)}, p99 ${r(a.warmP99, b.warmP99)}, peak RSS ${r(a.coldRssMb, b.coldRssMb)}`);
+    log(`10x / 1x (${from}): cold p50 ${r(a.coldP50, b.coldP50)}, cold p99 ${r(a.coldP99, b.coldP99)}, cold CPU p50 ${r(a.coldCpuP50, b.coldCpuP50)}, in-process p50 ${r(a.warmP50, b.warmP50)}, p99 ${r(a.warmP99, b.warmP99)}, peak RSS ${r(a.coldRssMb, b.coldRssMb)}`);
   }
-  const a = servers['1x']!;
-  const b = servers['10x']!;
+  const a = servers['1x'];
+  const b = servers['10x'];
   const r = (x: number, y: number): string => `${(y / x).toFixed(2)}x`;
-  log(`10x / 1x (server): cached p50 ${r(a.cached.p50, b.cached.p50)} p99 ${r(a.cached.p99, b.cached.p99)}; no cache p50 ${r(a.uncached.p50, b.uncached.p50)} p99 ${r(a.uncached.p99, b.uncached.p99)}; peak RSS ${r(a.uncachedRssMb, b.uncachedRssMb)}`);
+  if (a && b) log(`10x / 1x (server): cached p50 ${r(a.cached.p50, b.cached.p50)} p99 ${r(a.cached.p99, b.cached.p99)}; no cache p50 ${r(a.uncached.p50, b.uncached.p50)} p99 ${r(a.uncached.p99, b.uncached.p99)}; peak RSS ${r(a.uncachedRssMb, b.uncachedRssMb)}`);
 }
