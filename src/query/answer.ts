@@ -23,7 +23,7 @@ import { hasGlob } from './read.ts';
 import { contextLines, SourceCache } from './source.ts';
 
 /** The version of each answer's JSON shape (schemas/<question>.schema.json); bump on any change to it. */
-export const ANSWER_VERSIONS = { find: 1, def: 1, refs: 1, callers: 1, callees: 1, history: 1, diff: 1 } as const;
+export const ANSWER_VERSIONS = { find: 1, def: 1, refs: 1, callers: 1, callees: 1, history: 1, diff: 2 } as const;
 
 export interface AnswerOptions extends Scope {
   asOf?: AsOf;

@@ -35,6 +35,7 @@ import type { EventLog } from '../log/event-log.ts';
 import { COL_ID, COL_KRATE, COL_REPO, UNIVERSE_REPO, parseRunNote } from '../log/schema.ts';
 import { SEMANTIC } from '../ingest/rows.ts';
 import { generationOfRev } from './as-of.ts';
+import { checkScope, isTestPlace, krateMatches, UnknownNameError } from './scope.ts';
 import { inList } from '../lake/expr/expr.ts';
 import { allOf, cmp, nodeHit, placed, scopeFilter, type NodeHit, type Row } from './read.ts';
 
@@ -51,6 +52,12 @@ export interface DiffOptions {
   moves?: boolean;
   /** Only changes of public API items (semver-minded: breaking and additive). */
   public?: boolean;
+  /** Only changes of this crate (`name@version`, or `name` for every version: both ends of a bump). */
+  krate?: string;
+  /** Leave out changes in test code (query/scope.ts isTestPlace). */
+  excludeTests?: boolean;
+  /** List at most this many changes (`total` says how many there were; the counts cover all). */
+  limit?: number;
 }
 
 export type ChangeKind = 'added' | 'removed' | 'renamed' | 'changed' | 'moved';
@@ -90,8 +97,10 @@ export interface DiffResult {
   fromRev: string | null;
   toRev: string | null;
   repo: string | null;
-  /** The changes listed (moves only with `moves`; only public ones with `public`), by crate and path. */
+  /** The changes listed (moves only with `moves`; only public ones with `public`), by crate and path; at most `limit`. */
   changes: ItemChange[];
+  /** The changes there were before `limit` cut the list. */
+  total: number;
   /** Counts of the changes listed (moves: all of them, listed or not). */
   stat: Stat;
   /** Moves counted but not listed. */
@@ -132,6 +141,18 @@ export async function diff(log: EventLog, opts: DiffOptions): Promise<DiffResult
       `the range is reversed: ${name(from, '--from')}${at(from)} is after ${name(to, '--to')}${at(to)} — nothing compared; ` +
         `swap them: ${name(to, '--from')} ${name(from, '--to')}`,
     );
+  }
+  // a repo or crate the lake has at neither end is unknown (did you mean …)
+  if (opts.repo !== undefined || opts.krate !== undefined) {
+    const scope = { repo: opts.repo, krate: opts.krate };
+    try {
+      await checkScope(log, to.g, scope);
+    } catch (e) {
+      if (!(e instanceof UnknownNameError) || from.g === to.g) throw e;
+      await checkScope(log, from.g, scope).catch(() => {
+        throw e;
+      });
+    }
   }
   let repo = opts.repo;
   if (repo === undefined) {
@@ -334,7 +355,16 @@ async function compare(a: EventLog, b: EventLog, repo: string | undefined, opts:
   const semver = { breaking: 0, additive: 0, patch: 0, release: 'none' as DiffResult['semver']['release'] };
   let hiddenMoves = 0;
   const changes: ItemChange[] = [];
+  const wanted = (c: ItemChange): boolean => {
+    const h = (c.after ?? c.before)!;
+    // a change across a bump belongs to both versions of the crate
+    const krates = c.bump !== null ? c.bump.split(' -> ') : [h.krate];
+    if (opts.krate !== undefined && !krates.some((k) => krateMatches(opts.krate!, k))) return false;
+    if (opts.excludeTests && isTestPlace(h.file, h.qpath, h.krate)) return false;
+    return true;
+  };
   for (const c of all) {
+    if (!wanted(c)) continue;
     if (c.semver && !ofDependency.has(c)) semver[c.semver]++;
     if (c.change === 'moved') {
       stat.moved++;
@@ -355,7 +385,9 @@ async function compare(a: EventLog, b: EventLog, repo: string | undefined, opts:
   const repoOf = (c: ItemChange): string => (c.after ?? c.before)!.repo;
   changes.sort((x, y) => cmp(repoOf(x), repoOf(y)) || cmp(nameOf(krateOf(x)), nameOf(krateOf(y))) || cmp(pathOf(x), pathOf(y)) || cmp(x.change, y.change) || cmp((x.after ?? x.before)!.id, (y.after ?? y.before)!.id));
   bumps.sort((x, y) => cmp(x.repo, y.repo) || cmp(x.name, y.name));
-  return { changes, stat, hiddenMoves, bumps, dependencies, edges, semver };
+  const total = changes.length;
+  if (opts.limit !== undefined && changes.length > opts.limit) changes.length = opts.limit;
+  return { changes, total, stat, hiddenMoves, bumps, dependencies, edges, semver };
 }
 
 // ---- one crate (or one crate across versions) -------------------------------------

@@ -21,7 +21,7 @@ import type { CalleesAnswer, DefAnswer, FindAnswer, HistoryAnswer, RefsAnswer } 
  */
 export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'impl_for_type', 'uses', 'calls', 'type_ref'];
 
-/** The filters and the form of paths every question (but diff, for now) takes: query/scope.ts, query/answer.ts. */
+/** The filters and the form of paths every question takes (diff: repo, krate, limit, excludeTests): query/scope.ts, query/answer.ts. */
 export interface Filters {
   repo?: string;
   krate?: string;
@@ -47,7 +47,7 @@ export type Question =
   | (PathQuestion<'callers'> & { unresolved?: boolean })
   | PathQuestion<'callees'>
   | PathQuestion<'history'>
-  | { q: 'diff'; from?: bigint; to?: bigint; fromRev?: string; toRev?: string; repo?: string; moves?: boolean; public?: boolean };
+  | { q: 'diff'; from?: bigint; to?: bigint; fromRev?: string; toRev?: string; repo?: string; krate?: string; limit?: number; excludeTests?: boolean; moves?: boolean; public?: boolean };
 
 export type QuestionName = Question['q'];
 
@@ -80,7 +80,7 @@ export const QUESTION_PARAMS: Record<QuestionName, { required: string[]; optiona
   callers: { required: ['path'], optional: ['unresolved', ...FILTERS, 'asOf'] },
   callees: { required: ['path'], optional: [...FILTERS, 'asOf'] },
   history: { required: ['path'], optional: [...FILTERS, 'asOf'] },
-  diff: { required: [], optional: ['from', 'to', 'fromRev', 'toRev', 'repo', 'moves', 'public'] },
+  diff: { required: [], optional: ['from', 'to', 'fromRev', 'toRev', 'repo', 'krate', 'limit', 'excludeTests', 'moves', 'public'] },
 };
 
 export const QUESTION_NAMES = Object.keys(QUESTION_PARAMS) as QuestionName[];
@@ -107,7 +107,7 @@ export async function ask(log: EventLog, q: Question, from?: QueryOptions['from'
     case 'history':
       return answerHistory(log, q.path, { ...filters(q), asOf: q.asOf, from });
     case 'diff':
-      return { question: 'diff', version: ANSWER_VERSIONS.diff, ...(await diff(log, { from: q.from, to: q.to, fromRev: q.fromRev, toRev: q.toRev, repo: q.repo, moves: q.moves, public: q.public })) };
+      return { question: 'diff', version: ANSWER_VERSIONS.diff, ...(await diff(log, { from: q.from, to: q.to, fromRev: q.fromRev, toRev: q.toRev, repo: q.repo, krate: q.krate, limit: q.limit, excludeTests: q.excludeTests, moves: q.moves, public: q.public })) };
   }
 }
 
@@ -217,6 +217,9 @@ export function parseQuestion(name: QuestionName, params: Iterable<[string, stri
         fromRev: opt('fromRev', (v) => nonEmpty(v, 'fromRev', 'a commit, tag or branch')),
         toRev: opt('toRev', (v) => nonEmpty(v, 'toRev', 'a commit, tag or branch')),
         repo: opt('repo', (v) => v),
+        krate: f.krate,
+        limit: f.limit,
+        excludeTests: f.excludeTests,
         moves: opt('moves', (v) => parseFlag(v, 'moves')),
         public: opt('public', (v) => parseFlag(v, 'public')),
       });

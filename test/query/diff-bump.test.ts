@@ -44,6 +44,22 @@ test('diff across a version bump: items matched by kind and path in each crate a
     assert.deepEqual(d.bumps.map((b) => [b.name, b.from, b.to]), [['a', 'a@0.1.0', 'a@0.2.0'], ['a/test/t', 'a@0.1.0/test/t', 'a@0.2.0/test/t']]);
     assert.equal(d.hiddenMoves, 1, 'a::g only moved (line 10 -> 12)');
     assert.deepEqual([d.semver.breaking, d.semver.additive, d.semver.patch, d.semver.release], [1, 1, 1, 'major']);
+    assert.equal(d.total, 3);
+
+    // the filters every question takes
+    const limited = await diff(log, { from, to, repo: 'r', limit: 1 });
+    assert.deepEqual([limited.changes.length, limited.total, limited.changes[0]!.after?.qpath], [1, 3, 'a::f'], '--limit cuts the sorted list; total counts all');
+    const t = await diff(log, { from, to, repo: 'r', moves: true, krate: 'a@0.2.0/test/t' });
+    assert.deepEqual(t.changes.map((c) => c.after?.qpath), [], 'the test target changed nothing');
+    const noTests = await diff(log, { from, to, repo: 'r', moves: true, excludeTests: true });
+    const withTests = await diff(log, { from, to, repo: 'r', moves: true });
+    assert.deepEqual(noTests.changes.map((c) => c.after?.qpath), withTests.changes.filter((c) => !c.after!.krate.includes('/test/')).map((c) => c.after?.qpath));
+    const byName = await diff(log, { from, to, repo: 'r', krate: 'a' });
+    assert.equal(byName.total, 3, '--krate NAME takes both ends of the bump');
+    const old = await diff(log, { from, to, repo: 'r', krate: 'a@0.1.0' });
+    assert.equal(old.total, 3, '--krate at the earlier version names the bumped crate too');
+    await assert.rejects(diff(log, { from, to, krate: 'b' }), (e: Error) => e.name === 'UnknownNameError' && /no such crate/.test(e.message), 'a crate the lake never had');
+    await assert.rejects(diff(log, { from, to, repo: 'nosuch' }), (e: Error) => e.name === 'UnknownNameError', 'a repo the lake never had');
   } finally {
     log.close();
     s.cleanup();

@@ -9,10 +9,10 @@ import type { CommandSpec, Context } from '../command.ts';
 import { UsageError, type Args } from '../args.ts';
 import { plural } from '../output.ts';
 import type { DiffResult, ItemChange, Stat } from '../../query/index.ts';
-import { SERVER, answer, place } from './common.ts';
+import { FILTER_OPTIONS, SERVER, answer, filtersOf, place } from './common.ts';
 
 export const command: CommandSpec = {
-  usage: '(--from GEN | --from-rev REV) (--to GEN | --to-rev REV) [--repo R] [--moves] [--public] [--stat] [options]',
+  usage: '(--from GEN | --from-rev REV) (--to GEN | --to-rev REV) [--repo R] [--krate K] [--limit N] [--exclude-tests] [--moves] [--public] [--stat] [options]',
   description:
     'What changed between two lake generations or two ingested commits, item by item: added, removed, renamed (same body, new path or name), ' +
     'signature, visibility or body changed. Moves (a line shift, an item moved to another file) are counted, listed with --moves. A version bump of a ' +
@@ -25,6 +25,7 @@ export const command: CommandSpec = {
     { name: 'from-rev', kind: 'value', arg: 'REV', help: 'the earlier end as a commit id (or prefix), tag or branch ingested with `ingest --git`' },
     { name: 'to-rev', kind: 'value', arg: 'REV', help: 'the later end as a commit id, tag or branch' },
     { name: 'repo', kind: 'value', arg: 'R', help: 'only this repo and the dependencies it calls into (@universe = the dependency crates)' },
+    ...FILTER_OPTIONS.filter((o) => o.name === 'krate' || o.name === 'limit' || o.name === 'exclude-tests'),
     { name: 'moves', kind: 'flag', help: 'also list items whose only change is their position' },
     { name: 'public', kind: 'flag', help: 'only the public API, each change marked breaking or additive' },
     { name: 'stat', kind: 'flag', help: 'counts per crate and kind of change instead of the list' },
@@ -89,7 +90,7 @@ function statLines(r: DiffResult): string[] {
   }
   const width = Math.max(5, ...[...per.keys()].map((k) => k.length));
   const out = [...per].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([k, s]) => `${k.padEnd(width)}  ${statText(s)}`);
-  out.push(`${'total'.padEnd(width)}  ${plural(r.changes.length, 'item')}: ${statText(r.stat)}${r.hiddenMoves > 0 ? ` (${plural(r.hiddenMoves, 'move')} not listed)` : ''}`);
+  out.push(`${'total'.padEnd(width)}  ${plural(r.total, 'item')}: ${statText(r.stat)}${r.hiddenMoves > 0 ? ` (${plural(r.hiddenMoves, 'move')} not listed)` : ''}`);
   return out;
 }
 
@@ -100,7 +101,8 @@ function end(r: DiffResult, which: 'from' | 'to'): string {
 }
 
 function summary(r: DiffResult, pub: boolean): string {
-  const parts = [`${plural(r.changes.length, 'change')} from ${end(r, 'from')} to ${end(r, 'to')}${r.repo ? ` in ${r.repo}` : ''}: ${statText(r.stat)}`];
+  const shown = r.total > r.changes.length ? ` (${r.changes.length} listed: --limit)` : '';
+  const parts = [`${plural(r.total, 'change')}${shown} from ${end(r, 'from')} to ${end(r, 'to')}${r.repo ? ` in ${r.repo}` : ''}: ${statText(r.stat)}`];
   if (r.hiddenMoves > 0) parts.push(`${plural(r.hiddenMoves, 'move')} not listed (--moves lists them)`);
   const version = (k: string): string => /@([^/]*)/.exec(k)?.[1] ?? k;
   for (const b of r.bumps) parts.push(`${b.dependency ? 'dependency' : 'crate'} ${b.name} ${version(b.from)} -> ${version(b.to)}`);
@@ -127,10 +129,11 @@ async function run(args: Args, ctx: Context): Promise<number> {
     if (g !== undefined && rev !== undefined) throw new UsageError(`give --${name} GEN or --${name}-rev REV, not both`, args.commandPath);
   }
   const pub = args.flag('public');
+  const f = filtersOf(args);
   const stat = args.flag('stat');
   return answer(
     ctx,
-    { q: 'diff', from, to, fromRev, toRev, repo: args.value('repo'), moves: args.flag('moves') || undefined, public: pub || undefined },
+    { q: 'diff', from, to, fromRev, toRev, repo: args.value('repo'), krate: f.krate, limit: f.limit, excludeTests: f.excludeTests, moves: args.flag('moves') || undefined, public: pub || undefined },
     (r: DiffResult) => (stat ? statLines(r) : r.changes.map((c) => changeLine(c, pub))),
     (r) => summary(r, pub),
   );
