@@ -45,7 +45,10 @@ export const POSITION: Record<Entity, readonly string[]> = {
 export const FIELDS: Record<RowKind, readonly string[]> = {
   node: [...SEMANTIC.node, ...POSITION.node],
   edge: [...SEMANTIC.edge, ...POSITION.edge],
-  file: SEMANTIC.file,
+  // crate_dir (where the crate sits in the repo) rides on a file's events without
+  // being semantic: written whenever the row is, so a fold of the log and the
+  // code_files state table agree on it
+  file: [...SEMANTIC.file, 'crate_dir'],
 };
 
 /** parse_status of the manifest row (see ingest.ts: the crate's input fingerprint). */
