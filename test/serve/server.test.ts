@@ -98,7 +98,7 @@ test('serve: malformed questions get 400 with a message that says what was expec
   refused(await get('/api/def'), 400, /def: missing parameter path/);
   refused(await get('/api/def?path='), 400, /path: expected a PATH .* found an empty string/);
   refused(await get('/api/def?path=a&path=b'), 400, /parameter "path" given twice/);
-  refused(await get('/api/def?path=a&color=red'), 400, /unknown parameter "color" for def \(expected path, repo, krate, limit, excludeTests, abs, asOf\)/);
+  refused(await get('/api/def?path=a&color=red'), 400, /unknown parameter "color" for def \(expected path, repo, krate, limit, excludeTests, abs, context, asOf\)/);
   refused(await get('/api/find?name=x&asOf=last%20week'), 400, /asOf: expected a generation number, an ISO 8601 time .* found "last week"/);
   refused(await get('/api/find?name=x&asOf=yesterday'), 400, /no commit, tag or branch of any ingested repo is named yesterday/);
   refused(await get('/api/def?path=x&asOf=999999'), 400, /generation 999999 is in the future \(the lake is at \d+\)/);
