@@ -6,20 +6,17 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { EventLog } from '../../src/log/event-log.ts';
 import { splitRing, unsplitRing } from '../../src/log/ring-split.ts';
 import { compact } from '../../src/log/compact.ts';
 import { gc } from '../../src/log/gc.ts';
 import { SOURCE_KINDS, UNIVERSE_REPO, type Kind } from '../../src/log/schema.ts';
-import { readMetadata } from '../../src/lake/table/commit.ts';
-import { readManifestList } from '../../src/lake/scan/plan.ts';
-import { decodeManifest } from '../../src/lake/avro/manifest.ts';
 import { stringifyJson } from '../../src/lake/spec/json.ts';
 import { repoRoot, scratch } from '../helpers.ts';
+import { unreferenced } from './reach.ts';
 
 const work = scratch('mimir-crash-');
 after(work.cleanup);
@@ -63,46 +60,6 @@ async function digests(root: string): Promise<Record<string, string>> {
       out[kind] = `${rows.length}:${createHash('sha256').update(rows.join('\n')).digest('hex').slice(0, 16)}`;
     }
     return out;
-  } finally {
-    log.close();
-  }
-}
-
-/** Files under the lake no metadata the catalog ever pointed at reaches. */
-async function unreferenced(root: string): Promise<string[]> {
-  const log = await EventLog.open(root);
-  try {
-    const { lake } = log;
-    const reach = new Set<string>();
-    const local = (p: string): string => (p.startsWith('file:') ? fileURLToPath(p) : p);
-    for (const ident of lake.catalog.listAllTables()) {
-      const metas = new Set(lake.catalog.everMetadataLocations(ident));
-      metas.add(lake.catalog.loadTable(ident)!.metadataLocation);
-      for (const m of [...metas]) {
-        if (!existsSync(local(m))) continue;
-        const md = await readMetadata(lake.io, m);
-        for (const e of md.metadataLog) metas.add(e.metadataFile);
-      }
-      for (const m of metas) {
-        if (!existsSync(local(m))) continue;
-        reach.add(local(m));
-        const md = await readMetadata(lake.io, m);
-        for (const s of md.snapshots) {
-          if (!existsSync(local(s.manifestList))) continue; // expired by gc: its snapshot is gone from newer metadata
-          reach.add(local(s.manifestList));
-          for (const mf of await readManifestList(lake.io, s)) {
-            if (!existsSync(local(mf.manifestPath))) continue;
-            reach.add(local(mf.manifestPath));
-            const { entries } = decodeManifest(readFileSync(local(mf.manifestPath)), mf.manifestPath, { addedSnapshotId: mf.addedSnapshotId, sequenceNumber: mf.sequenceNumber });
-            for (const en of entries) reach.add(local(en.dataFile.filePath));
-          }
-        }
-      }
-    }
-    const all = (readdirSync(root, { recursive: true }) as string[])
-      .map((f) => path.join(root, f))
-      .filter((f) => statSync(f).isFile() && !path.basename(f).startsWith('catalog.db'));
-    return all.filter((f) => !reach.has(f));
   } finally {
     log.close();
   }
