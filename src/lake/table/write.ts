@@ -32,11 +32,12 @@ export function writeOptions(props: Record<string, string>): WriteOptions {
   const level = num('write.parquet.compression-level');
   const rowGroupRows = num('write.parquet.row-group-limit') ?? num('mimir.write.row-group-rows');
   const pageBytes = num('write.parquet.page-size-bytes');
+  const dictionaryBytes = num('write.parquet.dict-size-bytes');
   return {
     // 256k rows a file by default: the writer buffers a file's rows per open
     // partition, so this (times the partitions written at once) bounds memory
     fileRows: num('mimir.write.file-rows') ?? 262_144,
-    parquet: { codec: c, ...(level ? { zstdLevel: level } : {}), ...(rowGroupRows ? { rowGroupRows } : {}), ...(pageBytes ? { pageBytes } : {}) },
+    parquet: { codec: c, ...(level ? { zstdLevel: level } : {}), ...(rowGroupRows ? { rowGroupRows } : {}), ...(pageBytes ? { pageBytes } : {}), ...(dictionaryBytes ? { dictionaryBytes } : {}) },
   };
 }
 
