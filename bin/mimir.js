@@ -40,9 +40,9 @@ function staleReason() {
   return newer ? `${newer.slice(src.length - 3)} is newer than the build` : undefined;
 }
 
-const reason = process.env.B ? undefined : staleReason();
+const reason = staleReason();
 if (reason === undefined) {
-  await import(process.env.B === '1' ? '../dist/bundle/main.js' : process.env.B === 'o' ? '../dist/bundle-old/main.js' : '../dist/cli/main.js');
+  await import('../dist/cli/main.js');
 } else {
   if (process.stderr.isTTY || process.env.MIMIR_DEBUG === '1') {
     process.stderr.write(`mimir: running the TypeScript sources through tsx (${reason}; 'npm run build' makes start fast)\n`);
