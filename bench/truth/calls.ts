@@ -15,9 +15,10 @@
 // call is left out.
 //
 // Caller: the body's def path walked from the crate root (modules, `<impl at
-// FILE:L:C: …>` by the impl's span start, members); closures, nested items and
-// promoted constants fold into the innermost compared item — as Mimir folds
-// a body's nested calls into its item. A body whose `<impl at …>` is no
+// FILE:L:C: …>` by the impl's span start, members); an impl written in a fn
+// body is walked into (rustdoc lists it, Mimir indexes it as the fn's child);
+// closures, other nested items and promoted constants fold into the innermost
+// compared item — as Mimir folds a body's nested calls into its item. A body whose `<impl at …>` is no
 // rustdoc impl has no caller: when the span is in a macro_rules! definition
 // (how rustc names an impl a macro generated) its calls are `macro-body`,
 // otherwise they are left out (rustdoc lacks a few impls, `impl X for dyn T`).
@@ -331,9 +332,10 @@ export function resolveCaller(bodyPath: string, local: CrateModel): number | nul
   for (const n of names) {
     if (!cur) break;
     if (n.startsWith('<impl at ')) {
-      if (cur.kind !== 'module') break;
       const key = implAtKey(n);
       const id = key ? local.implAt.get(key) : undefined;
+      // an impl in a fn body is a rustdoc item (and a Mimir node): its members are callers of their own
+      if (cur.kind !== 'module' && id === undefined) break;
       if (id === undefined) return best === null || doc.byId.get(best)?.kind === 'module' ? null : best;
       cur = doc.byId.get(id);
       if (cur && doc.items.has(cur.id)) best = cur.id;

@@ -15,20 +15,32 @@ import type { Binding, Expr, Item, MacroCall, Projection, Ref, TypeRef, UseDecl 
 
 const WALKED = [
   'call_expression', 'macro_invocation', 'use_declaration', 'let_declaration', 'closure_expression', 'for_expression',
-  'let_condition', 'match_expression', 'attribute_item', 'function_item',
+  'let_condition', 'match_expression', 'attribute_item', 'function_item', 'impl_item',
 ] as const;
 
 export class BodyReader {
   private readonly exprs = new Map<number, Expr>();
 
-  constructor(private readonly syn: Syntax, private readonly flattenUse: (node: Node, line: number, out: UseDecl[]) => void) {}
+  constructor(
+    private readonly syn: Syntax, private readonly flattenUse: (node: Node, line: number, out: UseDecl[]) => void,
+    private readonly nestedImpl: (node: Node, owner: Item) => void = () => {},
+  ) {}
 
-  /** Read `body` into `item` (refs, bindings, cfg spans; with `uses`, its `use` declarations too). */
+  /**
+   * Read `body` into `item` (refs, bindings, cfg spans; with `uses`, its `use` declarations too).
+   * An `impl` written in the body is an item of its own (handed to `nestedImpl`, rustdoc lists it):
+   * nothing inside it is read as the body's.
+   */
   read(body: Node, item: Item, uses: boolean): void {
     const bindings: Binding[] = item.bindings ?? [];
+    let skipTo = -1;
     for (const n of body.descendantsOfType(WALKED as unknown as string[])) {
-      if (!n) continue;
+      if (!n || n.startIndex < skipTo) continue;
       switch (n.type) {
+        case 'impl_item':
+          skipTo = n.endIndex;
+          this.nestedImpl(n, item);
+          break;
         case 'call_expression':
           this.call(n, item.refs);
           break;
@@ -314,6 +326,10 @@ export class BodyReader {
         const inner = n.childForFieldName('value') ?? n.namedChildren.find((c) => c !== null && !c.type.endsWith('comment')) ?? null;
         if (!inner) return { k: 'unknown', what: n.type };
         if (n.type === 'try_expression') return { k: 'try', of: this.expr(inner) };
+        // edition 2015's `try!(e)`: `try` is a keyword to the grammar, which reads `(e)` after an error node
+        if (n.type === 'parenthesized_expression' && /\btry\s*!\s*$/.test(this.syn.src.slice(Math.max(0, n.startIndex - 12), n.startIndex))) {
+          return { k: 'try', of: this.expr(inner) };
+        }
         if (n.type === 'await_expression') return { k: 'unknown', what: 'await' };
         return this.expr(inner);
       }

@@ -209,6 +209,14 @@ export async function loadModuleTree(input: ModuleTreeInput): Promise<ModuleTree
     return out;
   };
 
+  /** Item-position calls among the members of `item`'s impls and traits, and of the impls written in its bodies. */
+  const expandMembers = (item: Item, modPath: string, file: string) => {
+    if (item.kind === 'impl' || item.kind === 'trait') {
+      for (const call of item.macroCalls ?? []) item.children.push(...expand(call, item, modPath, item.kind, file, 1));
+    }
+    for (const c of item.children) if (c.kind !== 'module' && c.kind !== 'variant') expandMembers(c, modPath, file);
+  };
+
   // Walk a module's items in textual order: set `file`, define macros, expand
   // item-position invocations, load external modules (depth first).
   const visit = async (module: Item, modPath: string, file: string, dirOwner: boolean, inline: string[], ancestors: string[]) => {
@@ -236,9 +244,7 @@ export async function loadModuleTree(input: ModuleTreeInput): Promise<ModuleTree
       if (item.kind === 'macro') define(item, modPath);
       if (item.kind !== 'module' || !item.mod) {
         setFile(item.children, file);
-        if (item.kind === 'impl' || item.kind === 'trait') {
-          for (const call of item.macroCalls ?? []) item.children.push(...expand(call, item, modPath, item.kind, file, 1));
-        }
+        expandMembers(item, modPath, file);
         input.expander?.bodies?.(item, modPath);
         return;
       }

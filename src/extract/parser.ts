@@ -85,6 +85,9 @@ function chunked(text: string): (index: number) => string | undefined {
   };
 }
 
+/** Items of a block that name a type (the self type of an impl in that block may be one). */
+const LOCAL_TYPES = new Set(['struct_item', 'enum_item', 'union_item', 'type_item']);
+
 /** Where an item sits decides the kind of its fns and consts. */
 type Scope = 'module' | 'impl' | 'trait' | 'extern';
 
@@ -106,7 +109,33 @@ class FileReader {
 
   constructor(private readonly src: string) {
     this.syn = new Syntax(src);
-    this.body = new BodyReader(this.syn, (node, line, out) => this.flattenUse(node, [], '', line, out));
+    this.body = new BodyReader(this.syn, (node, line, out) => this.flattenUse(node, [], '', line, out), (node, owner) => this.nestedImpl(node, owner));
+  }
+
+  /**
+   * An `impl` written inside a fn body or an initialiser: a child of that item
+   * (rustdoc lists it with the enclosing module's items). Its `#[…]`
+   * attributes are the attribute items just before it. A self type named by
+   * an item of the same block (`struct V; impl Visitor for V`) is marked
+   * local: module scope must not resolve it.
+   */
+  private nestedImpl(node: Node, owner: Item): void {
+    const attrs: Node[] = [];
+    for (let p = node.previousNamedSibling; p && (p.type === 'attribute_item' || p.type.endsWith('comment')); p = p.previousNamedSibling) {
+      if (p.type === 'attribute_item') attrs.unshift(p);
+    }
+    const item = this.readItem(node, 'module', attrs, owner);
+    if (!item?.impl) return;
+    const head = item.impl.selfTypePath.split('::')[0]!.split('<')[0]!.trim();
+    const block = node.parent;
+    if (head && block) {
+      for (const c of block.namedChildren) {
+        if (!c || !LOCAL_TYPES.has(c.type)) continue;
+        const n = c.childForFieldName('name');
+        if (n && this.text(n) === head) { item.impl.local = true; break; }
+      }
+    }
+    owner.children.push(item);
   }
 
   read(root: Node): ParsedFile {

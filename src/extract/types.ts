@@ -183,7 +183,11 @@ export interface Item {
   /** For `mod`: `external` = `mod foo;` (body in another file); `pathAttr` = `#[path = "…"]`. */
   mod?: { external: boolean; pathAttr: string | null };
   /** For impls: trait and self type as written (whitespace collapsed), and their paths without generic arguments. */
-  impl?: { trait: string | null; traitPath: string | null; selfType: string; selfTypePath: string; selfTy: TypeRef; traitTy: TypeRef | null };
+  impl?: {
+    trait: string | null; traitPath: string | null; selfType: string; selfTypePath: string; selfTy: TypeRef; traitTy: TypeRef | null;
+    /** An impl inside a body whose self type is an item of that body (not resolvable from the module). */
+    local?: boolean;
+  };
   /** `#[macro_export]` on a macro_rules!. */
   macroExport?: boolean;
   /** `#[macro_use]` on a `mod` (its macros stay visible after it). */

@@ -14,7 +14,7 @@
 import { eq, inList, or, type Expr } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { resolvePath, checkPath } from './def.ts';
-import { callsFrom, edgesInto, stateNodeHit } from './state.ts';
+import { callsFrom, edgesInto, NODE_HIT_COLUMNS, stateNodeHit } from './state.ts';
 import { allOf, byPlace, candidateIds, edgeHit, foldIds, nodeHit, readAt, type EdgeHit, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
 
 import type { EdgeKind } from '../extract/types.ts';
@@ -125,7 +125,7 @@ async function liveEdges(r: ReadAt, filter: Expr | undefined, test: (row: Row) =
 
 async function nodesById(r: ReadAt, ids: (string | null)[]): Promise<Map<string, NodeHit>> {
   const want = new Set(ids.filter((x): x is string => x !== null));
-  if (r.view) return new Map([...(await r.view.nodesById(want))].map(([id, row]) => [id, stateNodeHit(row)]));
+  if (r.view) return new Map([...(await r.view.nodesById(want, NODE_HIT_COLUMNS))].map(([id, row]) => [id, stateNodeHit(row)]));
   const state = await foldIds(r, 'node', want);
   return new Map([...state].map(([id, row]) => [id, nodeHit(row)]));
 }

@@ -12,6 +12,11 @@ import { dstName } from '../log/state/schema.ts';
 import { COL_ID } from '../log/schema.ts';
 import { int, str, type NodeHit, type Row } from './read.ts';
 
+/** The code_nodes columns a NodeHit shows (stateNodeHit): a question reads only these. */
+export const NODE_HIT_COLUMNS = ['id', 'repo', 'krate', 'kind', 'name', 'qpath', 'file', 'line', 'col', 'line_end', 'visibility', 'signature', 'parent'];
+/** The code_edges_* columns an EdgeHit shows (read.ts edgeHit), and what the exact tests of refs/callers/callees/unresolved read. */
+export const EDGE_HIT_COLUMNS = ['id', 'repo', 'krate', 'edge_kind', 'src', 'dst', 'dst_path', 'dst_krate', 'file', 'line', 'col', 'unresolved_reason'];
+
 /** A code_nodes row as a NodeHit (the same fields as nodeHit of a folded event row). */
 export function stateNodeHit(row: Row): NodeHit {
   return {
@@ -34,19 +39,19 @@ export function stateNodeHit(row: Row): NodeHit {
 /** Live nodes whose qpath (or a public path) is exactly `path`. */
 export async function nodesAtPath(view: StateView, path: string): Promise<Row[]> {
   const keys = await view.keys(and(eq('key', path), inList('via', ['qpath', 'public'])));
-  return nodesOf(view, keys);
+  return nodesOf(view, keys, [...NODE_HIT_COLUMNS, 'public_paths']);
 }
 
 /** Live nodes named `name` that pass `test`. */
 export async function nodesNamed(view: StateView, name: string, test: (row: Row) => boolean): Promise<Row[]> {
-  return (await view.nodes(eq('name', name))).filter(test);
+  return (await view.nodes(eq('name', name), NODE_HIT_COLUMNS)).filter(test);
 }
 
 /** The code_nodes rows of code_keys rows (by name and id). */
-async function nodesOf(view: StateView, keys: Row[]): Promise<Row[]> {
+async function nodesOf(view: StateView, keys: Row[], columns = NODE_HIT_COLUMNS): Promise<Row[]> {
   if (keys.length === 0) return [];
   const ids = [...new Set(keys.map((k) => k.id as string))];
-  const byId = await view.nodesById(ids);
+  const byId = await view.nodesById(ids, columns);
   return ids.map((id) => byId.get(id)).filter((r): r is Row => r !== undefined);
 }
 
@@ -67,14 +72,14 @@ export async function nodesMatching(
   if (col === 'name') {
     if (filter) {
       const parts = [filter, ...scope];
-      return (await view.nodes(parts.length === 1 ? parts[0] : and(...parts))).filter((r) => test(str(r.name)));
+      return (await view.nodes(parts.length === 1 ? parts[0] : and(...parts), NODE_HIT_COLUMNS)).filter((r) => test(str(r.name)));
     }
     // no filter: a scan of names (and ids) only, then the matches' rows
     const hits = (await view.rows('code_nodes', scope.length === 0 ? undefined : and(...scope), ['name', 'id'])).filter((r) => test(str(r.name)));
     if (hits.length === 0) return [];
     const names = [...new Set(hits.map((r) => r.name as string))];
     const ids = hits.map((r) => r.id as string);
-    return view.nodes(and(inList('name', names), inList('id', ids)));
+    return view.nodes(and(inList('name', names), inList('id', ids)), NODE_HIT_COLUMNS);
   }
   const keyFilter = (f: Expr | undefined): Expr => {
     const parts: Expr[] = [eq('via', 'qpath')];
@@ -115,11 +120,11 @@ export async function edgesInto(view: StateView, paths: Iterable<string>, edgeKi
   if (names.length === 0) return [];
   const parts: Expr[] = [inList('dst_name', names)];
   if (edgeKind !== undefined) parts.push(eq('edge_kind', edgeKind));
-  return view.edgesIn(parts.length === 1 ? parts[0] : and(...parts));
+  return view.edgesIn(parts.length === 1 ? parts[0] : and(...parts), EDGE_HIT_COLUMNS);
 }
 
 /** Live `calls` edges out of the given nodes. */
 export async function callsFrom(view: StateView, ids: string[]): Promise<Row[]> {
   if (ids.length === 0) return [];
-  return view.edgesOut(and(inList('src', ids), eq('edge_kind', 'calls')));
+  return view.edgesOut(and(inList('src', ids), eq('edge_kind', 'calls')), EDGE_HIT_COLUMNS);
 }

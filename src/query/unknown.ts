@@ -9,7 +9,7 @@
 import { and, eq, inList, type Expr } from '../lake/expr/expr.ts';
 import { dstName } from '../log/state/schema.ts';
 import { candidateIds, edgeHit, foldIds, nodeHit, prefixRange, str, type EdgeHit, type NodeHit, type ReadAt, type Row } from './read.ts';
-import { stateNodeHit } from './state.ts';
+import { EDGE_HIT_COLUMNS, NODE_HIT_COLUMNS, stateNodeHit } from './state.ts';
 import { allCrates } from './scope.ts';
 import { didYouMean } from './suggest.ts';
 
@@ -98,7 +98,7 @@ export async function unresolvedNamed(r: ReadAt, path: string, edgeKind: string 
   let edges: EdgeHit[];
   if (r.view) {
     const f: Expr = inList('dst_name', [name]);
-    edges = (await r.view.edgesIn(f)).filter(test).map(edgeHit);
+    edges = (await r.view.edgesIn(f, EDGE_HIT_COLUMNS)).filter(test).map(edgeHit);
   } else {
     const ids = await candidateIds(r, 'edge', undefined, { columns: ['dst', 'dst_path', 'edge_kind'], fn: named });
     edges = [...(await foldIds(r, 'edge', ids)).values()].filter(test).map(edgeHit);
@@ -106,7 +106,7 @@ export async function unresolvedNamed(r: ReadAt, path: string, edgeKind: string 
   const srcs = new Set(edges.map((e) => e.src).filter((s): s is string => s !== null));
   const from = new Map<string, NodeHit>();
   if (srcs.size > 0) {
-    if (r.view) for (const [id, row] of await r.view.nodesById(srcs)) from.set(id, stateNodeHit(row));
+    if (r.view) for (const [id, row] of await r.view.nodesById(srcs, NODE_HIT_COLUMNS)) from.set(id, stateNodeHit(row));
     else for (const [id, row] of await foldIds(r, 'node', srcs)) if (row.op !== 'remove') from.set(id, nodeHit(row));
   }
   return edges.map((edge) => ({ edge, from: edge.src ? (from.get(edge.src) ?? null) : null }));

@@ -219,3 +219,13 @@ test('macros: a `let` inside a macro\'s tokens types the method calls after it i
     'bodies::with_lock@69:5 -',
   ]);
 });
+
+test('macros: an impl inside a generated fn body is the fn\'s child, its item-position helper calls expanded into members', async () => {
+  const g = await extract(path.join(fixtures, 'generate'));
+  const fn = node(g, 'generate::make_local');
+  const impl = g.nodes.find((n) => n.kind === 'impl' && n.parent === fn.id);
+  assert.ok(impl, 'the impl in make_local\'s body');
+  assert.deepEqual([impl.lineStart, impl.origin], [144, 'macro:local_visitor']);
+  const members = g.nodes.filter((n) => n.parent === impl.id).map((n) => [n.name, n.lineStart, n.origin]);
+  assert.deepEqual(members, [['visit_bool', 144, 'macro:forward_to_any'], ['visit_u8', 144, 'macro:forward_to_any'], ['visit_str', 144, 'macro:forward_to_any']]);
+});

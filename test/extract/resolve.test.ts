@@ -11,8 +11,9 @@ import { summaryOf } from '../../src/ingest/deps.ts';
 
 const fixture = path.join(repoRoot, 'test', 'extract', 'fixtures', 'resolve');
 
-async function extract(name: string, depCrates: DepCrate[] = []): Promise<CrateGraph> {
-  const ws = await readWorkspace(fixture);
+/** `parseErrors`: the files expected to report syntax errors (old2015's `try!`, which the grammar cannot read). */
+async function extract(name: string, depCrates: DepCrate[] = [], parseErrors: string[] = [], dir = fixture): Promise<CrateGraph> {
+  const ws = await readWorkspace(dir);
   const pkg = ws.packages.find((p) => p.name === name);
   assert.ok(pkg, `fixture package ${name}`);
   const g = await extractCrate({
@@ -20,7 +21,7 @@ async function extract(name: string, depCrates: DepCrate[] = []): Promise<CrateG
     deps: new Map(pkg.deps.map((d) => [d.localName, { krate: `${d.crateName}@1.0.0`, repo: 'r' }])), readFile: (p) => readFile(p),
     edition: pkg.edition, features: activeFeatures(pkg), buildScript: pkg.buildScript, depCrates,
   });
-  assert.deepEqual(g.problems, []);
+  assert.deepEqual(g.problems.map((p) => [p.kind, p.path]), parseErrors.map((f) => ['parse-errors', f]));
   return g;
 }
 
@@ -157,4 +158,32 @@ test('method calls into dependencies: a trait of one dependency implemented for 
   into(6, '<std::option::Option as ext::Show>::show'); // a dependency's impl for a std type
   into(7, '<std::boxed::Box as ext::Show>::show'); // Box<Engine>: the impl for Box at the first autoderef step, not Engine's
   into(8, 'ext::Show::shout'); // a default method the impl inherits
+});
+
+test('impls written in bodies are items: children of their fn (or of the module for `const _`), members apart per body, calls from their own methods', async () => {
+  const g = await extract('calls');
+  const local = node(g, 'calls::local_impls::<Visitor as calls::Visit>', 'impl');
+  assert.equal(local.parent, node(g, 'calls::local_impls').id);
+  assert.equal(local.lineStart, 151);
+  const visit = node(g, 'calls::local_impls::<Visitor as calls::Visit>::visit', 'method');
+  assert.equal(visit.parent, local.id);
+  // a second body's impl of the same header is another item; a cfg(test) one is not there
+  node(g, 'calls::other_local_impls::<Visitor as calls::Visit>::visit', 'method');
+  assert.ok(!g.nodes.some((n) => n.name === 'never'), 'cfg(test) impl in a body dropped');
+  // the local type is not the module's `Visitor`: no member of the module's type
+  assert.ok(!g.nodes.some((n) => n.qpath.includes('<calls::Visitor as')), 'local self type not resolved from the module');
+  // the call inside the nested method is its own, not the enclosing fn's
+  assert.equal(callTo(g, 'calls::local_impls::<Visitor as calls::Visit>::visit', 153, 'calls::helper').dst, node(g, 'calls::helper').id);
+  assert.equal(callsAt(g, 'calls::local_impls', 153).length, 0);
+  // `const _: () = { impl … };` puts its impl in the module
+  const anon = node(g, 'calls::<calls::Square as calls::Visit>', 'impl');
+  assert.equal(anon.parent, node(g, 'calls').id);
+  assert.equal(callTo(g, '<calls::Square as calls::Visit>::visit', 180, 'calls::Square::area').dst, node(g, 'calls::Square::area').id);
+});
+
+test('edition 2015: `try!(e)` unwraps e\'s Result for the method called on it (the grammar reads try as a keyword)', async () => {
+  // its own workspace: the grammar reports `try!` as a syntax error, which the resolve workspace's tests do not expect
+  const g = await extract('try2015', [], ['src/lib.rs'], path.join(repoRoot, 'test', 'extract', 'fixtures', 'try2015'));
+  assert.equal(callTo(g, 'try2015::by_try_macro', 14, 'try2015::Cell::get').dst, node(g, 'try2015::Cell::get').id);
+  assert.equal(callTo(g, 'try2015::by_try_macro', 14, 'try2015::make').dst, node(g, 'try2015::make').id);
 });

@@ -10,28 +10,19 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Lake } from '../../src/lake/lake.ts';
 import { localPath } from '../../src/lake/io/paths.ts';
-import type { Batch, Schema, Value } from '../../src/lake/spec/types.ts';
 import { removeOrphanFiles } from '../../src/lake/maintenance/index.ts';
 import { checkLake } from '../../src/lake/maintenance/check.ts';
 import { readManifestList } from '../../src/lake/scan/plan.ts';
 import { decodeManifestList, encodeManifestList } from '../../src/lake/avro/manifest-list.ts';
 import { IntegrityError } from '../../src/lake/spec/integrity.ts';
 import { scratch } from '../helpers.ts';
+import { REPO_ID_SCHEMA, repoIdBatch } from './repo-id-rows.ts';
 
 const work = scratch('mimir-integrity-');
 after(work.cleanup);
 
-const schema: Schema = {
-  schemaId: 0,
-  fields: [
-    { id: 1, name: 'repo', required: true, type: { type: 'string' } },
-    { id: 2, name: 'id', required: true, type: { type: 'long' } },
-  ],
-};
-function batch(repo: string, from: number, n: number): Batch {
-  const rows: Value[][] = Array.from({ length: n }, (_, i) => [repo, BigInt(from + i)]);
-  return { fields: schema.fields, numRows: n, columns: [rows.map((r) => r[0]!), rows.map((r) => r[1]!)] };
-}
+const schema = REPO_ID_SCHEMA;
+const batch = repoIdBatch;
 
 let counter = 0;
 async function lakeWithTable(): Promise<{ lake: Lake; ident: { namespace: string[]; name: string } }> {

@@ -279,3 +279,20 @@ test('parquet read: a 200k-row file streams row group by row group with a two-co
   assert.equal(readStats.filesOpened - before.filesOpened, 1);
   assert.equal(readStats.rowGroupsRead - before.rowGroupsRead, 4);
 });
+
+test('parquet write: dictionaryBytes writes a string column whose distinct values exceed it PLAIN, a smaller one with its dictionary', async () => {
+  const { parquetMetadata } = await import('hyparquet');
+  const N = 5000;
+  const fields = [field(1, 'many', { type: 'string' }), field(2, 'few', { type: 'string' })];
+  const cols: Value[][] = [Array.from({ length: N }, (_x, i) => `item-${String(i % 500).padStart(5, '0')}`), Array.from({ length: N }, (_x, i) => `k${i % 10}`)];
+  const dictionaries = (bytes: Uint8Array): Record<string, boolean> => {
+    const md = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
+    return Object.fromEntries(md.row_groups[0]!.columns.map((c) => [c.meta_data!.path_in_schema[0]!, c.meta_data!.dictionary_page_offset !== undefined]));
+  };
+  const plain = await writeFile({ schemaId: 0, fields }, [{ fields, numRows: N, columns: cols }], { dictionaryBytes: 4096 });
+  assert.deepEqual(dictionaries(plain.bytes), { many: false, few: true }, '500 distinct values of ~14 bytes exceed 4 KiB: PLAIN');
+  assert.deepEqual(await readAll(plain.file, fields), cols);
+  const unlimited = await writeFile({ schemaId: 0, fields }, [{ fields, numRows: N, columns: cols }]);
+  assert.deepEqual(dictionaries(unlimited.bytes), { many: true, few: true }, 'without a limit both repeat enough for a dictionary');
+  assert.deepEqual(await readAll(unlimited.file, fields), cols);
+});

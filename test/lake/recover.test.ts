@@ -15,23 +15,14 @@ import { Lake, LostCatalogError, PROP_LAKE_ROOT } from '../../src/lake/lake.ts';
 import { localPath } from '../../src/lake/io/paths.ts';
 import { SqlCatalog } from '../../src/lake/catalog/sql-catalog.ts';
 import { recoverCatalog } from '../../src/lake/catalog/recover.ts';
-import type { Batch, Schema, Value } from '../../src/lake/spec/types.ts';
 import { scratch } from '../helpers.ts';
+import { REPO_ID_SCHEMA, repoIdBatch } from './repo-id-rows.ts';
 
 const work = scratch('mimir-recover-');
 after(work.cleanup);
 
-const schema: Schema = {
-  schemaId: 0,
-  fields: [
-    { id: 1, name: 'repo', required: true, type: { type: 'string' } },
-    { id: 2, name: 'id', required: true, type: { type: 'long' } },
-  ],
-};
-function batch(repo: string, from: number, n: number): Batch {
-  const rows: Value[][] = Array.from({ length: n }, (_, i) => [repo, BigInt(from + i)]);
-  return { fields: schema.fields, numRows: n, columns: [rows.map((r) => r[0]!), rows.map((r) => r[1]!)] };
-}
+const schema = REPO_ID_SCHEMA;
+const batch = repoIdBatch;
 const A = { namespace: ['r'], name: 'a' };
 const B = { namespace: ['r', 'deep'], name: 'b' };
 

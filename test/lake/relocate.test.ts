@@ -13,24 +13,16 @@ import { Lake, openMetadataFile } from '../../src/lake/lake.ts';
 import { localPath } from '../../src/lake/io/paths.ts';
 import { relocateLake } from '../../src/lake/maintenance/relocate.ts';
 import { readManifest, readManifestList } from '../../src/lake/scan/plan.ts';
-import type { Batch, Schema, Value } from '../../src/lake/spec/types.ts';
+import type { Value } from '../../src/lake/spec/types.ts';
 import { scratch } from '../helpers.ts';
+import { REPO_ID_SCHEMA, repoIdBatch } from './repo-id-rows.ts';
 import { digests } from '../cli/digests.ts';
 
 const work = scratch('mimir-relocate-');
 after(work.cleanup);
 
-const schema: Schema = {
-  schemaId: 0,
-  fields: [
-    { id: 1, name: 'repo', required: true, type: { type: 'string' } },
-    { id: 2, name: 'id', required: true, type: { type: 'long' } },
-  ],
-};
-function batch(repo: string, from: number, n: number): Batch {
-  const rows: Value[][] = Array.from({ length: n }, (_, i) => [repo, BigInt(from + i)]);
-  return { fields: schema.fields, numRows: n, columns: [rows.map((r) => r[0]!), rows.map((r) => r[1]!)] };
-}
+const schema = REPO_ID_SCHEMA;
+const batch = repoIdBatch;
 const P = { namespace: ['m'], name: 'parted' };
 const U = { namespace: ['m'], name: 'plain' };
 const ids = (rows: Record<string, Value>[]): string[] => rows.map((r) => `${String(r.repo)}:${String(r.id)}`).sort();

@@ -6,7 +6,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { Lake } from '../../src/lake/lake.ts';
-import { and, eq, ge, isNull, lt, or } from '../../src/lake/expr/expr.ts';
+import { and, eq, ge, inList, isNull, lt, or } from '../../src/lake/expr/expr.ts';
 import { ParquetDataFile } from '../../src/lake/parquet/read.ts';
 import type { Schema, Value } from '../../src/lake/spec/types.ts';
 import { scratch } from '../helpers.ts';
@@ -76,6 +76,19 @@ test('pages: a narrow range on a sorted column reads only the pages that hold it
   // a range no page holds (within the group's min/max would not be prunable by row-group stats)
   const none = t.scan({ filter: and(ge('id', 30_000), lt('id', 30_000)), columns: ['id'] });
   assert.equal((await none.toArray()).length, 0);
+  lake.close();
+});
+
+test('pages: values far apart on a sorted column read the pages of each, not the rows between them', async () => {
+  const { lake, t } = await table('apart');
+  for (const columns of [['id'], ['id', 'payload']]) {
+    const s = t.scan({ filter: inList('id', [100n, 39_000n]), columns });
+    const rows = await s.toArray();
+    assert.deepEqual(rows.map((r) => r.id), [100n, 39_000n]);
+    if (columns.length === 2) assert.deepEqual(rows.map((r) => r.payload), [payloads[100], payloads[39_000]]);
+    assert.equal(s.metrics.rowGroups, 1);
+    assert.ok(s.metrics.rowsRead < N / 2, `two spans, not one from 100 to 39000 (read ${s.metrics.rowsRead} of ${N} rows)`);
+  }
   lake.close();
 });
 

@@ -93,10 +93,13 @@ export class DefTable {
   private collect(items: Item[], scope: Scope, parent: Def) {
     for (const item of items) {
       // `const _: T = …;` names nothing (rustdoc leaves it out too)
-      if (item.name === '_' && (item.kind === 'const' || item.kind === 'static')) continue;
+      if (item.name === '_' && (item.kind === 'const' || item.kind === 'static')) {
+        // but the impls of its initialiser are items (rustdoc lists them): in the module
+        for (const c of item.children) if (c.kind === 'impl') this.impl(c, parent, scope);
+        continue;
+      }
       if (item.kind === 'impl') {
-        const def = this.make(item, 'impl', '', '', parent, scope, null);
-        for (const c of item.children) this.make(c, c.kind, c.name, '', def, scope, def);
+        this.impl(item, parent, scope);
         continue;
       }
       // `#[macro_export]` puts a macro at the crate root, wherever it is written.
@@ -111,9 +114,23 @@ export class DefTable {
         const child = this.makeScope(def, scope);
         this.collect(item.children, child, def);
       } else {
-        for (const c of item.children) this.make(c, c.kind, c.name, `${qpath}::${c.name}`, def, scope, null);
+        for (const c of item.children) {
+          if (c.kind === 'impl') this.impl(c, def, scope);
+          else this.nested(this.make(c, c.kind, c.name, `${qpath}::${c.name}`, def, scope, null));
+        }
       }
     }
+  }
+
+  /** An impl and its members; `parent` is a module, or the fn/const whose body holds it. */
+  private impl(item: Item, parent: Def, scope: Scope): void {
+    const def = this.make(item, 'impl', '', '', parent, scope, null);
+    for (const c of item.children) this.nested(this.make(c, c.kind, c.name, '', def, scope, def));
+  }
+
+  /** Impls written in `def`'s body (parser.ts nestedImpl): children of `def`, resolved in its module. */
+  private nested(def: Def): void {
+    for (const c of def.item.children) if (c.kind === 'impl') this.impl(c, def, def.scope);
   }
 }
 

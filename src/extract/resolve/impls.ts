@@ -16,7 +16,7 @@ import type { Def, DefTable, Namespace } from './defs.ts';
 import { depNs, type DepItem, type DepWorld } from './deps.ts';
 import type { Names, PathCtx, Res } from './names.ts';
 import type { DepNode } from './summary.ts';
-import { headOf, renderTy, resKey, resPath, tyKey, type Ty, type TypeLowering } from './types.ts';
+import { UNKNOWN, headOf, renderTy, resKey, resPath, tyKey, type Ty, type TypeLowering } from './types.ts';
 
 export interface ImplInfo {
   def: Def;
@@ -52,7 +52,8 @@ export class Impls {
     for (const def of this.table.defs) {
       if (def.kind !== 'impl' || !def.item.impl) continue;
       const ctx: PathCtx = { self: null, generics: def.item.generics, locals: [] };
-      const self = this.lowering.lower(def.item.impl.selfTy, def.scope, ctx, null);
+      // a self type declared in the same body is not the module's (and not resolvable from it)
+      const self = def.item.impl.local ? UNKNOWN('a type local to a body') : this.lowering.lower(def.item.impl.selfTy, def.scope, ctx, null);
       const selfCtx: PathCtx = { ...ctx, self: headOf(self)?.res ?? null };
       const traitTy = def.item.impl.traitTy ? this.lowering.lower(def.item.impl.traitTy, def.scope, selfCtx, self) : null;
       const info: ImplInfo = { def, self, trait: traitTy && traitTy.k === 'adt' ? traitTy : null, members: new Map() };
@@ -83,8 +84,17 @@ export class Impls {
       const self = this.typeText(info.self, def.item.impl!.selfTy, def, withArgs);
       const trait = def.item.impl!.traitTy ? this.typeText(info.trait, def.item.impl!.traitTy, def, true) : null;
       const mod = def.parent ? def.parent.qpath : this.ident;
-      return { impl: trait ? `${mod}::<${self} as ${trait}>` : `${mod}::impl ${self}`, member: trait ? `<${self} as ${trait}>` : self };
+      const impl = trait ? `${mod}::<${self} as ${trait}>` : `${mod}::impl ${self}`;
+      // an impl in a body: its members under the body's item, so two bodies' `impl Visitor for V` stay apart
+      if (def.parent && def.parent.kind !== 'module') return { impl, member: impl };
+      return { impl, member: trait ? `<${self} as ${trait}>` : self };
     };
+    // impls in bodies last: their paths start with the path of the member holding them
+    const depth = (d: Def) => { let n = 0; for (let p = d.parent; p && p.kind !== 'module'; p = p.parent) n++; return n; };
+    for (const group of [impls.filter((i) => depth(i.def) === 0), impls.filter((i) => depth(i.def) > 0)]) this.writeGroup(group, paths);
+  }
+
+  private writeGroup(impls: ImplInfo[], paths: (info: ImplInfo, withArgs: boolean) => { impl: string; member: string }): void {
     const count = new Map<string, ImplInfo[]>();
     for (const info of impls) {
       const p = paths(info, false);

@@ -44,6 +44,14 @@ export interface DataFileWriteOptions {
    * Default 64 KiB; see DEFAULT_PAGE_BYTES.
    */
   pageBytes?: number;
+  /**
+   * Largest dictionary a string column is written with (Iceberg's
+   * `write.parquet.dict-size-bytes`): a column whose distinct values in a row
+   * group take more is written PLAIN. A reader of one row decodes the whole
+   * dictionary of each dictionary-encoded column it reads, so tables read by
+   * point lookups keep dictionaries small. Default: no limit.
+   */
+  dictionaryBytes?: number;
 }
 
 export interface DataFileMetrics {
@@ -553,9 +561,24 @@ function chunkStatistics(g: Stats): { min_value?: unknown; max_value?: unknown; 
 /**
  * Whether a dictionary is likely to pay for a string column: the distinct
  * share of a spread sample, as hyparquet-writer judges it (it makes the final
- * call for columns this lets through).
+ * call for columns this lets through); never when the distinct values take
+ * more than `maxBytes` (UTF-16 length + 4 a value, an estimate of the page).
  */
-function dictionaryLikely(data: unknown[]): boolean {
+function dictionaryLikely(data: unknown[], maxBytes?: number): boolean {
+  if (!sampleLikely(data)) return false;
+  if (maxBytes === undefined) return true;
+  const seen = new Set<string>();
+  let bytes = 0;
+  for (const v of data) {
+    if (typeof v !== 'string' || seen.has(v)) continue;
+    seen.add(v);
+    bytes += v.length + 4;
+    if (bytes > maxBytes) return false;
+  }
+  return true;
+}
+
+function sampleLikely(data: unknown[]): boolean {
   const n = data.length;
   const sample = Math.min(n, 1000);
   const seen = new Set<unknown>();
@@ -660,6 +683,8 @@ export async function encodeDataFile(
   const level = opts.zstdLevel ?? 3;
   const pageBytes = opts.pageBytes ?? DEFAULT_PAGE_BYTES;
   if (!Number.isInteger(pageBytes) || pageBytes < 1) throw new RangeError(`pageBytes must be a positive integer, found ${pageBytes}`);
+  const dictionaryBytes = opts.dictionaryBytes;
+  if (dictionaryBytes !== undefined && (!Number.isInteger(dictionaryBytes) || dictionaryBytes < 1)) throw new RangeError(`dictionaryBytes must be a positive integer, found ${dictionaryBytes}`);
 
   const fields = schema.fields;
   const elements = parquetSchemaOf(schema);
@@ -701,7 +726,7 @@ export async function encodeDataFile(
       // top-level primitive columns carry a column index (per-page min/max) beside
       // the offset index, so a filtered read can skip pages of the filter column
       const columnIndex = flat[j]!;
-      if (f.type.type === 'string' && !dictionaryLikely(data)) {
+      if (f.type.type === 'string' && !dictionaryLikely(data, dictionaryBytes)) {
         // mostly distinct strings: encode them once into one buffer, written as PLAIN
         return { name: f.name, data: utf8Views(data), statistics: false, encoding: 'PLAIN' as const, columnIndex };
       }

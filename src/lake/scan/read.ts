@@ -179,6 +179,96 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
   }
   const filterFields = [...ctx.filterIds].map((id) => byId.get(id)!).filter(Boolean);
   const realFilter = filter.op !== 'true' && filterFields.length > 0;
+  /** The rows of span [from, to) of row group `rg` (its first row is row `base` of the file) that pass. */
+  const readSpan = async (rg: number, base: number, from: number, to: number): Promise<Batch | undefined> => {
+    // A real filter: read its columns first; the other columns are read only
+    // for the row range that holds matches (pages outside it are skipped).
+    let candidates: number[] | undefined; // rows relative to `from`
+    let fcols: Map<number, Value[]> | undefined;
+    let fFrom = 0;
+    if (realFilter && filterFields.length < readFields.length) {
+      const fb = await pf.readRowGroup(rg, filterFields, missing, { from, to });
+      fcols = new Map(filterFields.map((f, j) => [f.id, fb.columns[j]!]));
+      fFrom = from;
+      const cf = fcols;
+      const mask = selectRows(filter, (id) => cf.get(id)!, fb.numRows);
+      candidates = [];
+      for (let at = 0; at < fb.numRows; at++) {
+        if (mask[at] === 0) continue;
+        if (deleted.size > 0 && deleted.has(base + from + at)) {
+          ctx.metrics.rowsDeleted++;
+          continue;
+        }
+        candidates.push(at);
+      }
+      if (candidates.length === 0) {
+        ctx.metrics.rowsRead += to - from;
+        return undefined;
+      }
+    }
+    // filter columns already read are reused, not read again
+    const rest = fcols ? readFields.filter((f) => !fcols.has(f.id)) : readFields;
+    let cols: Value[][];
+    let numRows: number;
+    if (candidates && fcols) {
+      // the other columns of the candidate rows only: one read per cluster of
+      // nearby candidates (an IN list of far-apart values reads the pages of
+      // each, not the span between them); rows are compacted to the candidates
+      const cand = candidates;
+      const restCols: Value[][] = rest.map(() => new Array<Value>(cand.length));
+      for (const [a, z] of clusters(cand, CLUSTER_GAP)) {
+        const lo = cand[a]!;
+        const hi = cand[z]!;
+        const b = rest.length > 0 ? await pf.readRowGroup(rg, rest, missing, { from: fFrom + lo, to: fFrom + hi + 1 }) : undefined;
+        ctx.metrics.rowsRead += hi - lo + 1;
+        if (b) for (let j = 0; j < rest.length; j++) for (let c = a; c <= z; c++) restCols[j]![c] = b.columns[j]![cand[c]! - lo] ?? null;
+      }
+      const byRest = new Map(rest.map((f, j) => [f.id, restCols[j]!]));
+      const fc = fcols;
+      cols = readFields.map((f) => byRest.get(f.id) ?? cand.map((c) => fc.get(f.id)![c] ?? null));
+      candidates = cand.map((_c, k) => k);
+      numRows = cand.length;
+    } else {
+      const b = await pf.readRowGroup(rg, rest, missing, { from, to });
+      ctx.metrics.rowsRead += to - from;
+      cols = b.columns;
+      numRows = b.numRows;
+    }
+    const keep: number[] = [];
+    const mask = !candidates && realFilter ? selectRows(filter, (id) => cols[col.get(id)!]!, numRows) : undefined;
+    const n = candidates ? candidates.length : numRows;
+    for (let k = 0; k < n; k++) {
+      const i = candidates ? candidates[k]! : k;
+      if (!candidates && deleted.size > 0 && deleted.has(base + from + i)) {
+        ctx.metrics.rowsDeleted++;
+        continue;
+      }
+      if (eqSets.length > 0) {
+        let hit = false;
+        for (const e of eqSets) {
+          if (e.keys.has(rowKey(e.ids.map((id) => cols[col.get(id)!]![i] ?? null)))) {
+            hit = true;
+            break;
+          }
+        }
+        if (hit) {
+          ctx.metrics.rowsDeleted++;
+          continue;
+        }
+      }
+      if (mask && mask[i] === 0) continue;
+      keep.push(i);
+    }
+    if (keep.length === 0) return undefined;
+    const outCols = output.map((_f, j) => {
+      const c = cols[j]!;
+      if (keep.length === c.length) return c;
+      const o = new Array<Value>(keep.length);
+      for (let k = 0; k < keep.length; k++) o[k] = c[keep[k]!] ?? null;
+      return o;
+    });
+    return { fields: output, numRows: keep.length, columns: outCols };
+  };
   try {
     let base = 0;
     for (let rg = 0; rg < pf.rowGroupCount; rg++) {
@@ -193,110 +283,25 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
         base += rows;
         continue;
       }
-      // Page statistics of the filter columns narrow the group to the row span
-      // whose pages might match; only that span is read, of any column.
-      let from = 0;
-      let to = rows;
+      // Page statistics of the filter columns narrow the group to the row spans
+      // whose pages might match (an IN list of far-apart values: one span each);
+      // only those spans are read, of any column.
+      let spans: { from: number; to: number }[] = [{ from: 0, to: rows }];
       if (realFilter) {
-        const span = await pageSpan(pf, rg, rows, filter, filterFields, missing);
-        if (span === null) {
+        const found = await pageSpans(pf, rg, rows, filter, filterFields, missing);
+        if (found === null) {
           ctx.metrics.rowGroupsSkipped++;
           base += rows;
           continue;
         }
-        if (span) ({ from, to } = span);
-      }
-      // A real filter: read its columns first; the other columns are read only
-      // for the row range that holds matches (pages outside it are skipped).
-      let candidates: number[] | undefined; // rows relative to `from`
-      let fcols: Map<number, Value[]> | undefined;
-      let fFrom = 0;
-      if (realFilter && filterFields.length < readFields.length) {
-        const fb = await pf.readRowGroup(rg, filterFields, missing, { from, to });
-        fcols = new Map(filterFields.map((f, j) => [f.id, fb.columns[j]!]));
-        fFrom = from;
-        const cf = fcols;
-        const mask = selectRows(filter, (id) => cf.get(id)!, fb.numRows);
-        candidates = [];
-        for (let at = 0; at < fb.numRows; at++) {
-          if (mask[at] === 0) continue;
-          if (deleted.size > 0 && deleted.has(base + from + at)) {
-            ctx.metrics.rowsDeleted++;
-            continue;
-          }
-          candidates.push(at);
-        }
-        if (candidates.length === 0) {
-          ctx.metrics.rowGroups++;
-          ctx.metrics.rowsRead += to - from;
-          base += rows;
-          continue;
-        }
-      }
-      // filter columns already read are reused, not read again
-      const rest = fcols ? readFields.filter((f) => !fcols.has(f.id)) : readFields;
-      let cols: Value[][];
-      let numRows: number;
-      if (candidates && fcols) {
-        // the other columns of the candidate rows only: one read per cluster of
-        // nearby candidates (an IN list of far-apart values reads the pages of
-        // each, not the span between them); rows are compacted to the candidates
-        const cand = candidates;
-        const restCols: Value[][] = rest.map(() => new Array<Value>(cand.length));
-        for (const [a, z] of clusters(cand, CLUSTER_GAP)) {
-          const lo = cand[a]!;
-          const hi = cand[z]!;
-          const b = rest.length > 0 ? await pf.readRowGroup(rg, rest, missing, { from: fFrom + lo, to: fFrom + hi + 1 }) : undefined;
-          ctx.metrics.rowsRead += hi - lo + 1;
-          if (b) for (let j = 0; j < rest.length; j++) for (let c = a; c <= z; c++) restCols[j]![c] = b.columns[j]![cand[c]! - lo] ?? null;
-        }
-        const byRest = new Map(rest.map((f, j) => [f.id, restCols[j]!]));
-        const fc = fcols;
-        cols = readFields.map((f) => byRest.get(f.id) ?? cand.map((c) => fc.get(f.id)![c] ?? null));
-        candidates = cand.map((_c, k) => k);
-        numRows = cand.length;
-      } else {
-        const b = await pf.readRowGroup(rg, rest, missing, { from, to });
-        ctx.metrics.rowsRead += to - from;
-        cols = b.columns;
-        numRows = b.numRows;
+        if (found) spans = found;
       }
       ctx.metrics.rowGroups++;
-      const keep: number[] = [];
-      const mask = !candidates && realFilter ? selectRows(filter, (id) => cols[col.get(id)!]!, numRows) : undefined;
-      const n = candidates ? candidates.length : numRows;
-      for (let k = 0; k < n; k++) {
-        const i = candidates ? candidates[k]! : k;
-        if (!candidates && deleted.size > 0 && deleted.has(base + from + i)) {
-          ctx.metrics.rowsDeleted++;
-          continue;
-        }
-        if (eqSets.length > 0) {
-          let hit = false;
-          for (const e of eqSets) {
-            if (e.keys.has(rowKey(e.ids.map((id) => cols[col.get(id)!]![i] ?? null)))) {
-              hit = true;
-              break;
-            }
-          }
-          if (hit) {
-            ctx.metrics.rowsDeleted++;
-            continue;
-          }
-        }
-        if (mask && mask[i] === 0) continue;
-        keep.push(i);
+      for (const { from, to } of spans) {
+        const b = await readSpan(rg, base, from, to);
+        if (b) yield b;
       }
       base += rows;
-      if (keep.length === 0) continue;
-      const outCols = output.map((_f, j) => {
-        const c = cols[j]!;
-        if (keep.length === c.length) return c;
-        const o = new Array<Value>(keep.length);
-        for (let k = 0; k < keep.length; k++) o[k] = c[keep[k]!] ?? null;
-        return o;
-      });
-      yield { fields: output, numRows: keep.length, columns: outCols };
     }
   } finally {
     await pf.close();
@@ -320,19 +325,21 @@ function clusters(rows: number[], gap: number): [number, number][] {
 }
 
 /**
- * The row span of a row group whose filter-column pages might match (from the
- * column index): null when no page can match, undefined when no filter column
- * has page statistics. Pages of different columns need not line up: the group
- * is cut at every page boundary and each piece judged by the pages covering it.
+ * The row spans of a row group whose filter-column pages might match (from
+ * the column index), in order, adjacent pieces joined: null when no page can
+ * match, undefined when no filter column has page statistics. Pages of
+ * different columns need not line up: the group is cut at every page boundary
+ * and each piece judged by the pages covering it. An IN list of values far
+ * apart in the sort order gets a span per value, not the rows between them.
  */
-async function pageSpan(
+async function pageSpans(
   pf: ParquetDataFile,
   rg: number,
   rows: number,
   filter: Bound,
   fields: NestedField[],
   missing: (f: NestedField) => Value,
-): Promise<{ from: number; to: number } | null | undefined> {
+): Promise<{ from: number; to: number }[] | null | undefined> {
   const pages = new Map<number, PageStats[]>();
   const constant = new Map<number, ColumnStats>();
   for (const f of fields) {
@@ -348,8 +355,7 @@ async function pageSpan(
   for (const p of pages.values()) for (const pg of p) if (pg.firstRow < rows) cuts.add(pg.firstRow);
   const starts = [...cuts].sort((a, b) => a - b);
   const at = new Map<number, number>([...pages.keys()].map((id) => [id, 0]));
-  let from = -1;
-  let to = -1;
+  const spans: { from: number; to: number }[] = [];
   for (let s = 0; s < starts.length; s++) {
     const start = starts[s]!;
     const end = s + 1 < starts.length ? starts[s + 1]! : rows;
@@ -367,10 +373,11 @@ async function pageSpan(
       return { lower: pg.min, upper: pg.max, nullCount: pg.nullCount, valueCount: n };
     });
     if (!hit) continue;
-    if (from < 0) from = start;
-    to = end;
+    const prev = spans[spans.length - 1];
+    if (prev && prev.to === start) prev.to = end;
+    else spans.push({ from: start, to: end });
   }
-  return from < 0 ? null : { from, to };
+  return spans.length === 0 ? null : spans;
 }
 
 const INTEGRAL = new Set(['int', 'date', 'long', 'time', 'timestamp', 'timestamptz', 'timestamp_ns', 'timestamptz_ns']);

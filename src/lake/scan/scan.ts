@@ -2,6 +2,8 @@
 // batch. Planning prunes manifests and files; reading prunes row groups and
 // applies deletes and the exact filter. A scan of the current snapshot uses the
 // current schema; time travel uses the schema the snapshot was written with.
+// MIMIR_TRACE_SCANS=1 prints each finished scan (table, filter, times,
+// metrics) on stderr: what a question reads, for profiling.
 import type { Batch, NestedField, Schema, Snapshot, TableMetadata, Value } from '../spec/types.ts';
 import type { FileIO } from '../io/fileio.ts';
 import { alwaysTrue, bind, referencedIds, type Expr } from '../expr/expr.ts';
@@ -77,7 +79,9 @@ export class TableScan {
 
   async *batches(): AsyncGenerator<Batch> {
     if (this.filter.op === 'false') return;
+    const t0 = performance.now();
     const planned = await this.planFiles();
+    const tPlan = performance.now() - t0;
     const only = this.onlyFiles;
     const tasks = only ? planned.filter((t) => only(t.file.filePath)) : planned;
     const ctx = {
@@ -95,6 +99,7 @@ export class TableScan {
       const source = { file: t.file.filePath, sequenceNumber: t.dataSequenceNumber };
       for await (const b of readTask(ctx, t)) yield { ...b, source };
     }
+    if (process.env.MIMIR_TRACE_SCANS === '1') process.stderr.write(`scan ${this.metadata.location.split('/').slice(-1)[0]} ${JSON.stringify(this.filter, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).slice(0, 160)} plan ${tPlan.toFixed(1)} ms total ${(performance.now() - t0).toFixed(1)} ms ${JSON.stringify(this.metrics)}\n`);
   }
 
   /** Rows as objects keyed by column name. */

@@ -139,6 +139,10 @@ export function stateSortOrder(t: StateTable): SortOrder {
 export const STATE_TABLE_PROPERTIES: Record<string, string> = {
   'write.parquet.compression-codec': 'zstd',
   'write.parquet.page-size-bytes': '8192',
+  // a point lookup decodes the whole dictionary of each column it reads: ids,
+  // paths and parents (tens of thousands of distinct values a row group) are
+  // written PLAIN, low-cardinality columns (repo, krate, kind) keep theirs
+  'write.parquet.dict-size-bytes': '16384',
   'write.parquet.row-group-limit': '65536',
   // every run adds a manifest or two: merged past 16, so a lookup reads a few
   'commit.manifest.min-count-to-merge': '16',

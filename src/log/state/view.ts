@@ -84,8 +84,8 @@ export class StateView {
     return (await this.table(name)).scan({ filter, columns }).toArray();
   }
 
-  /** Live node rows by id: their names from code_keys, then code_nodes by (name, id). */
-  async nodesById(ids: Iterable<string>): Promise<Map<string, Row>> {
+  /** Live node rows by id (all columns, or `columns`): their names from code_keys, then code_nodes by (name, id). */
+  async nodesById(ids: Iterable<string>, columns?: string[]): Promise<Map<string, Row>> {
     const want = [...new Set(ids)];
     const out = new Map<string, Row>();
     for (let i = 0; i < want.length; i += IN_CHUNK) {
@@ -95,9 +95,9 @@ export class StateView {
       const nameless = keys.some((k) => k.name === null);
       const found = keys.map((k) => k.id as string);
       if (found.length === 0) continue;
-      const byName = names.length > 0 ? await this.rows(CODE_NODES, and(inList('name', names), inList('id', found))) : [];
+      const byName = names.length > 0 ? await this.rows(CODE_NODES, and(inList('name', names), inList('id', found)), withId(columns)) : [];
       for (const r of byName) out.set(r.id as string, r);
-      if (nameless) for (const r of await this.rows(CODE_NODES, and(isNull('name'), inList('id', found)))) out.set(r.id as string, r);
+      if (nameless) for (const r of await this.rows(CODE_NODES, and(isNull('name'), inList('id', found)), withId(columns))) out.set(r.id as string, r);
     }
     return out;
   }
@@ -112,19 +112,26 @@ export class StateView {
     return out;
   }
 
-  nodes(filter: Expr | undefined): Promise<Row[]> {
-    return this.rows(CODE_NODES, filter);
+  // `columns`: the columns to read (all when absent) — a question reads only
+  // what its answer shows, so a point lookup decodes few pages
+  nodes(filter: Expr | undefined, columns?: string[]): Promise<Row[]> {
+    return this.rows(CODE_NODES, filter, columns);
   }
-  keys(filter: Expr | undefined): Promise<Row[]> {
-    return this.rows(CODE_KEYS, filter);
+  keys(filter: Expr | undefined, columns?: string[]): Promise<Row[]> {
+    return this.rows(CODE_KEYS, filter, columns);
   }
-  edgesIn(filter: Expr | undefined): Promise<Row[]> {
-    return this.rows(CODE_EDGES_IN, filter);
+  edgesIn(filter: Expr | undefined, columns?: string[]): Promise<Row[]> {
+    return this.rows(CODE_EDGES_IN, filter, columns);
   }
-  edgesOut(filter: Expr | undefined): Promise<Row[]> {
-    return this.rows(CODE_EDGES_OUT, filter);
+  edgesOut(filter: Expr | undefined, columns?: string[]): Promise<Row[]> {
+    return this.rows(CODE_EDGES_OUT, filter, columns);
   }
-  files(filter: Expr | undefined): Promise<Row[]> {
-    return this.rows(CODE_FILES, filter);
+  files(filter: Expr | undefined, columns?: string[]): Promise<Row[]> {
+    return this.rows(CODE_FILES, filter, columns);
   }
+}
+
+/** `columns` with `id` (nodesById keys its answer by it). */
+function withId(columns: string[] | undefined): string[] | undefined {
+  return columns === undefined || columns.includes('id') ? columns : [...columns, 'id'];
 }
