@@ -23,7 +23,7 @@ import * as nodePath from 'node:path';
 import { LocalFileIO, defaultResolver, prefixResolver, relativeResolver, type FileIO } from './io/fileio.ts';
 import { fileLocation, isRelativePath, relativeBaseOf } from './io/paths.ts';
 import { LakeFileIO } from './io/rooted.ts';
-import { readLakeSettings } from './settings.ts';
+import { readLakeSettings, type LakeSettings } from './settings.ts';
 import { CATALOG_FILE, SqlCatalog, identToString, type KeyChange, type TableIdent } from './catalog/sql-catalog.ts';
 import { findTableFolders } from './catalog/folders.ts';
 import { PROP_FORMER_ROOTS, PROP_LAKE_ROOT } from './catalog/schema.ts';
@@ -102,7 +102,7 @@ export class LostCatalogError extends Error {
   }
 }
 
-/** A lake generation whose metadata gc removed: it can no longer be read. */
+/** A lake generation whose metadata gc or history expiry removed: it can no longer be read from the tables. */
 export class ExpiredGenerationError extends Error {}
 
 function canWrite(path: string): boolean {
@@ -144,6 +144,8 @@ export class Lake {
   readonly rootSource: RootSource;
   /** This process may not write the lake's catalog (or its folder). */
   readonly notWritable: boolean;
+  /** `<root>/mimir.toml` as read at open (empty without the file). */
+  readonly settings: LakeSettings;
 
   private constructor(
     /** The folder the lake was opened at: every file it writes or deletes is inside it. */
@@ -151,7 +153,9 @@ export class Lake {
     readonly catalog: SqlCatalog,
     roots: { recorded: string; former: string[]; source: RootSource; notWritable: boolean },
     confineReads: boolean,
+    settings: LakeSettings,
   ) {
+    this.settings = settings;
     this.notWritable = roots.notWritable;
     this.recordedRoot = roots.recorded;
     this.formerRoots = roots.former;
@@ -173,18 +177,19 @@ export class Lake {
       const folders = findTableFolders(abs, 50);
       if (folders.length > 0) throw new LostCatalogError(abs, folders.map((f) => f.parts.join('/')));
     }
-    const name = opts.catalogName ?? readLakeSettings(abs).catalogName;
+    const settings = readLakeSettings(abs);
+    const name = opts.catalogName ?? settings.catalogName;
     const catalogOpts = { create, readOnly, ...(name ? { name } : {}) };
     const catalog = opts.catalogFile ? SqlCatalog.openFile(file, catalogOpts) : SqlCatalog.open(abs, catalogOpts);
     try {
       const recorded = catalog.property(PROP_LAKE_ROOT);
       const former = (catalog.property(PROP_FORMER_ROOTS) ?? '').split('\n').filter((r) => r !== '');
       const confine = opts.confineReads === true;
-      if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded', notWritable }, confine);
+      if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded', notWritable }, confine, settings);
       const inferred = inferRoot(catalog);
       const roots = { recorded: inferred ?? abs, former, source: (inferred === undefined ? 'opened' : 'inferred') as RootSource, notWritable };
       if (!readOnly) catalog.setProperty(PROP_LAKE_ROOT, roots.recorded);
-      return new Lake(abs, catalog, roots, confine);
+      return new Lake(abs, catalog, roots, confine, settings);
     } catch (e) {
       catalog.close();
       throw e;
@@ -332,8 +337,9 @@ export class Lake {
     } catch (e) {
       if (isRelativePath(loc) || !(await isMissing(this.io, loc, e))) throw e;
       throw new ExpiredGenerationError(
-        `table ${identToString(ident)} as of lake generation ${generation}: its metadata file ${loc} was removed by gc ` +
-          `(gc keeps the history of its retention period; older generations can no longer be read)`,
+        `table ${identToString(ident)} as of lake generation ${generation}: its metadata file ${loc} was removed by gc or history expiry ` +
+          `(each table keeps its newest snapshots, mimir.history.keep-snapshots, default 32, within gc's retention period; ` +
+          `older generations can no longer be read from the tables)`,
       );
     }
   }

@@ -1,10 +1,14 @@
 // A lake's own settings: the optional file `<lake root>/mimir.toml`, read when
-// the lake opens. Today it holds one setting, the catalog name to use in the
-// catalog file (a SQL catalog file may hold several catalogs; PyIceberg's
-// default is `default`, Java's is whatever the application names it):
+// the lake opens. It holds the catalog name to use in the catalog file (a SQL
+// catalog file may hold several catalogs; PyIceberg's default is `default`,
+// Java's is whatever the application names it) and the history kept:
 //
 //   [catalog]
 //   name = "default"
+//
+//   [history]
+//   keep-snapshots = 32   # newest snapshots kept per table (0: no count bound);
+//                         # a table's `mimir.history.keep-snapshots` wins
 //
 // An option given by the caller (the CLI's --catalog-name) wins over the
 // file. Read-only: nothing here writes; a missing file means no settings.
@@ -17,6 +21,8 @@ export const SETTINGS_FILE = 'mimir.toml';
 export interface LakeSettings {
   /** `[catalog] name`: the catalog_name of the lake's tables in the catalog file. */
   catalogName?: string;
+  /** `[history] keep-snapshots`: the newest snapshots each table keeps (0: no count bound). */
+  keepSnapshots?: number;
 }
 
 /** The settings of the lake at `root` (empty when it has no settings file). */
@@ -37,6 +43,17 @@ export function readLakeSettings(root: string): LakeSettings {
     if (name !== undefined) {
       if (typeof name !== 'string' || name === '') throw new Error(`${file}: expected [catalog] name to be a non-empty string, found ${JSON.stringify(name)}`);
       out.catalogName = name;
+    }
+  }
+  const history = doc.history;
+  if (history !== undefined) {
+    if (typeof history !== 'object' || history === null || Array.isArray(history)) throw new Error(`${file}: expected a [history] table, found ${typeof history}`);
+    const keep = (history as Record<string, unknown>)['keep-snapshots'];
+    if (keep !== undefined) {
+      if (typeof keep !== 'number' || !Number.isSafeInteger(keep) || keep < 0) {
+        throw new Error(`${file}: expected [history] keep-snapshots to be an integer >= 0, found ${JSON.stringify(keep)} — the lake was not opened`);
+      }
+      out.keepSnapshots = keep;
     }
   }
   return out;

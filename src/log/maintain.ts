@@ -22,13 +22,26 @@
 // files beyond its ideal count, is merged into sorted files). Without it each
 // run leaves a data and a delete file in each state table, and every lookup
 // opens them all. `mimir.maintain=false` on a state table skips it too.
+//
+// Last, the history task (history.ts): every table of the log's namespace
+// holding more than K + slack snapshots (`mimir.history.keep-snapshots`, 32;
+// `mimir.history.slack`, 8) is expired down to its newest K (and gc's default
+// age bound), deleting the metadata files of the generations that went and
+// the files only their snapshots reached — what compaction and merges
+// replaced included. Without it every run's manifests, manifest lists and
+// metadata files stay for gc's 7 days, and each metadata.json carries every
+// earlier snapshot. It honours leases (pins, `mimir serve`, runs in flight in
+// any process) like gc, and lists no directory. `mimir.history.keep-snapshots`
+// = 0 turns it off for a table (gc's age bound still applies); `mimir.maintain`
+// governs the rewrites only.
 import type { Table } from '../lake/table/table.ts';
 import { compact, RUNS_TARGET_FILE_ROWS, type CompactTableReport } from './compact.ts';
 import type { EventLog } from './event-log.ts';
+import { expireHistory, historySlack, keepSnapshots } from './history.ts';
 import { maintainState } from './state/maintain.ts';
 import { STATE_TABLES } from './state/schema.ts';
 import {
-  DEFAULT_MAINTAIN_SMALL_FILES, INGEST_RUNS, PROP_MAINTAIN, PROP_MAINTAIN_SMALL_FILES, SOURCE_KINDS, qualified, ringTableName, tableName,
+  DEFAULT_MAINTAIN_SMALL_FILES, INGEST_RUNS, NAMESPACE, PROP_MAINTAIN, PROP_MAINTAIN_SMALL_FILES, SOURCE_KINDS, qualified, ringTableName, tableName,
 } from './schema.ts';
 
 export interface MaintainTableCheck {
@@ -39,6 +52,8 @@ export interface MaintainTableCheck {
   compacted?: CompactTableReport;
   /** A state table's rewrite (`minor` | `major`), data + delete files before and after. */
   rewritten?: { action: string; before: { dataFiles: number; deleteFiles: number }; after: { dataFiles: number; deleteFiles: number } };
+  /** History expired (history task): snapshots, and files deleted with them (metadata files among them). */
+  expired?: { snapshots: number; files: number; metadataFiles: number; protected: number };
   /** Why the table was not looked at (maintenance off for it). */
   skipped?: string;
 }
@@ -76,8 +91,40 @@ const STATE_TASK: MaintenanceTask = {
   },
 };
 
-/** Maintenance beyond the event tables and `ingest_runs`: each task checks its tables and rewrites those that need it. */
-const TASKS: MaintenanceTask[] = [STATE_TASK];
+/**
+ * Every table of the log's namespace past K + slack snapshots: expired down to
+ * K (history.ts), and reported (`smallFiles` = snapshots before, `threshold` =
+ * K + slack); tables within their limit are not listed.
+ */
+const HISTORY_TASK: MaintenanceTask = {
+  name: 'history',
+  async run(log) {
+    const checks: MaintainTableCheck[] = [];
+    const { lake } = log;
+    for (const id of lake.catalog.listTables([NAMESPACE])) {
+      let t;
+      try {
+        t = await lake.loadTable(id);
+      } catch {
+        continue; // dropped meanwhile, or unreadable: not this task's to report (gc and lake check say why)
+      }
+      const keep = keepSnapshots(lake, t.properties);
+      if (keep === 0) continue;
+      const limit = keep + historySlack(t.properties);
+      const n = t.metadata.snapshots.length;
+      if (n <= limit) continue; // reported only when past its limit
+      const check: MaintainTableCheck = { table: qualified(id.name), smallFiles: n, threshold: limit };
+      checks.push(check);
+      const r = await expireHistory(log, id, { maxSnapshots: keep });
+      if (r.skipped) check.skipped = r.skipped;
+      else check.expired = { snapshots: r.expired.length, files: r.deleted.length, metadataFiles: r.metadataFiles, protected: r.protected.length };
+    }
+    return checks;
+  },
+};
+
+/** Maintenance beyond the event tables and `ingest_runs`: each task checks its tables and rewrites those that need it; history last. */
+const TASKS: MaintenanceTask[] = [STATE_TASK, HISTORY_TASK];
 
 /** Live data files of `t` that count as small for table `name` (see the module comment). */
 export async function smallFiles(t: Table, name: string): Promise<number> {
@@ -127,7 +174,8 @@ export async function maintain(log: EventLog, opts: { tables?: string[] } = {}):
 export function formatMaintainReport(r: MaintainReport): string {
   const done = r.tables.filter((t) => t.compacted);
   const merged = r.tables.filter((t) => t.rewritten);
-  if (done.length === 0 && merged.length === 0) return '';
+  const expired = r.tables.filter((t) => t.expired && t.expired.snapshots + t.expired.files > 0);
+  if (done.length === 0 && merged.length === 0 && expired.length === 0) return '';
   const parts: string[] = [];
   if (done.length > 0) {
     parts.push(`compacted ${done.map((t) => {
@@ -140,6 +188,11 @@ export function formatMaintainReport(r: MaintainReport): string {
       const w = t.rewritten!;
       return `${t.table} (${w.action}: ${w.before.dataFiles}+${w.before.deleteFiles} -> ${w.after.dataFiles}+${w.after.deleteFiles} data+delete files)`;
     }).join(', ')}`);
+  }
+  if (expired.length > 0) {
+    const snaps = expired.reduce((a, t) => a + t.expired!.snapshots, 0);
+    const files = expired.reduce((a, t) => a + t.expired!.files, 0);
+    parts.push(`expired ${snaps} snapshot(s) of ${expired.length} table(s), ${files} file(s) deleted`);
   }
   return `maintenance: ${parts.join('; ')} in ${r.ms} ms`;
 }

@@ -19,6 +19,8 @@ import { verifyState, formatVerifyReport } from '../../src/log/state/verify.ts';
 import { rebuildState, hasStateTables } from '../../src/log/state/rebuild.ts';
 import { maintainState } from '../../src/log/state/maintain.ts';
 import { StateView } from '../../src/log/state/view.ts';
+import { rowOrder, sortedBatch, toBatch } from '../../src/log/state/delta.ts';
+import type { Row } from '../../src/log/state/rows.ts';
 import { repoRoot, scratch } from '../helpers.ts';
 import { noIndependentReader, planIndependently, readIndependently } from '../independent-reader.ts';
 import { sampleLake } from '../query/sample.ts';
@@ -44,6 +46,24 @@ function edit(file: string, from: string, to: string): void {
   assert.ok(text.includes(from), `${file} should contain ${JSON.stringify(from)}`);
   writeFileSync(file, text.replace(from, to));
 }
+
+test('state: a sorted batch has the rows in the order rowOrder gives (nulls first, UTF-8 byte order with surrogates and U+E000..U+FFFF, ties in input order)', () => {
+  // strings that order differently as UTF-16 units and as UTF-8 bytes, shared prefixes, nulls, duplicates
+  const names = [null, '', 'a', 'ab', 'a::b', 'a::c', 'b', '\u{1F600}', '\uE000', '\uFFFD', 'z\u{10000}', 'z\uFFFF', 'Z'];
+  let seed = 7;
+  const pick = <T>(xs: T[]): T => xs[(seed = (seed * 1103515245 + 12345) % 2147483648) % xs.length]!;
+  for (const ascii of [true, false]) {
+    const pool = ascii ? names.filter((x) => x === null || !/[\ud800-\uffff]/.test(x)) : names;
+    const rows: Row[] = [];
+    for (let i = 0; i < 400; i++) {
+      rows.push({ dst_name: pick(pool), dst: pick(pool), edge_kind: pick(['call', 'use', null]), src: pick(pool), id: `e${i % 150}`, repo: 'r', krate: 'k', line: i });
+    }
+    for (const t of [CODE_EDGES_IN, 'code_edges_out', 'code_keys', CODE_NODES] as const) {
+      const expected = toBatch(t, [...rows].sort(rowOrder(t)));
+      assert.deepEqual(sortedBatch(t, rows), expected, `${t}, ${ascii ? 'ASCII only' : 'with high code units'}`);
+    }
+  }
+});
 
 test('state: a new lake has empty state tables; generic appends (add, change, remove) keep them equal to the fold at every generation', async () => {
   const s = await sampleLake(dir());

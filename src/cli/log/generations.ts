@@ -7,11 +7,17 @@
 // it, that state is recorded first as a generation marked foreign (so
 // --generation reaches it). A foreign catalog (no Mimir tables) or one that
 // cannot be written is never written: pending moves are only reported.
+// A generation whose tables no longer all have its metadata file (history
+// expiry or gc removed it: src/log/history.ts) is marked `(expired)`, `kept:
+// false` in --json: reading the tables as of it fails; the catalog keeps its
+// record. One existence check per distinct metadata file shown.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { formatTable, isoTime } from '../output.ts';
 import { identToString } from '../../lake/catalog/sql-catalog.ts';
 import { openExistingLake } from './common.ts';
+import type { GenerationEntry } from '../../lake/catalog/sql-catalog.ts';
+import type { Lake } from '../../lake/lake.ts';
 import { parseRunNote } from '../../log/schema.ts';
 
 const DEFAULT_LIMIT = 20;
@@ -43,6 +49,7 @@ async function run(args: Args, ctx: Context): Promise<void> {
       }
     }
     const gens = lake.catalog.generations({ limit: n === 0 ? Number.MAX_SAFE_INTEGER : n });
+    const kept = await keptGenerations(lake, gens);
     const rows = gens.map((g) => ({
       generation: g.generation,
       timeMs: g.timeMs,
@@ -51,6 +58,8 @@ async function run(args: Args, ctx: Context): Promise<void> {
       /** The run that landed in this generation (repo, commit, run id), when it was one. */
       run: parseRunNote(g.note) ?? null,
       foreign: g.foreign,
+      /** Every table still has this generation's metadata file: it can be read from the tables. */
+      kept: kept.get(g.generation) ?? false,
       tables: g.tables.map((t) => ({ table: identToString(t.ident), dropped: t.metadataLocation === null })),
     }));
     if (ctx.json) {
@@ -65,7 +74,7 @@ async function run(args: Args, ctx: Context): Promise<void> {
       formatTable(
         ['generation', 'time', 'note', 'tables'],
         rows.map((r) => [
-          r.foreign ? `${r.generation} (foreign)` : String(r.generation),
+          `${r.generation}${r.foreign ? ' (foreign)' : ''}${r.kept ? '' : ' (expired)'}`,
           r.time,
           r.note ?? '-',
           r.tables.map((t) => (t.dropped ? `${t.table} (dropped)` : t.table)).join(', ') || '-',
@@ -75,4 +84,34 @@ async function run(args: Args, ctx: Context): Promise<void> {
   } finally {
     lake.close();
   }
+}
+
+/**
+ * For each generation listed (newest first, consecutive): whether every
+ * table's metadata file at it still exists. The pointers are rebuilt from the
+ * oldest one listed forward, one generation's changes at a time.
+ */
+async function keptGenerations(lake: Lake, gens: GenerationEntry[]): Promise<Map<bigint, boolean>> {
+  const out = new Map<bigint, boolean>();
+  if (gens.length === 0) return out;
+  const exists = new Map<string, Promise<boolean>>();
+  const present = (loc: string): Promise<boolean> => {
+    let p = exists.get(loc);
+    if (!p) exists.set(loc, (p = lake.io.exists(loc).catch(() => false)));
+    return p;
+  };
+  const asc = [...gens].reverse();
+  const pointers = lake.catalog.pointersAt(asc[0]!.generation);
+  for (const [i, g] of asc.entries()) {
+    if (i > 0) {
+      for (const t of g.tables) {
+        if (t.metadataLocation === null) pointers.delete(identToString(t.ident));
+        else pointers.set(identToString(t.ident), t.metadataLocation);
+      }
+    }
+    let all = true;
+    for (const loc of pointers.values()) if (!(await present(loc))) all = false;
+    out.set(g.generation, all);
+  }
+  return out;
 }

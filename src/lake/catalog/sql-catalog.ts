@@ -836,6 +836,23 @@ export class SqlCatalog {
     return [...seen];
   }
 
+  /**
+   * The table's metadata locations the generation log recorded after
+   * `generation`, oldest first, each with its generation (null location: the
+   * table was dropped there). Catalog rows are never removed: a location may
+   * name a file that history expiry has deleted since.
+   */
+  loggedLocationsAfter(ident: TableIdent, generation: bigint): { generation: bigint; metadataLocation: string | null }[] {
+    if (!this.hasMimir) return [];
+    const rows = this.db
+      .prepare(
+        `SELECT generation, metadata_location FROM ${T.log}
+         WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND generation > ? ORDER BY generation`,
+      )
+      .all(this.name, nsToString(ident.namespace), ident.name, generation) as { generation: bigint; metadata_location: string | null }[];
+    return rows.map((r) => ({ generation: big(r.generation), metadataLocation: r.metadata_location }));
+  }
+
   // -------------------------------------------------------------------------
   // Foreign commits
 

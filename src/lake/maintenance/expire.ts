@@ -5,22 +5,36 @@
 // own `max-ref-age-ms` has passed is dropped first, never `main`); for each
 // branch its newest ancestors while fewer than `min-snapshots-to-keep` are kept
 // or while they are younger than `max-snapshot-age-ms` (ref settings override
-// the table's); snapshots on no branch while younger than the age limit.
-// Everything else expires. `gc.enabled=false` refuses.
+// the table's) — and, with `maxSnapshots` N, never more than the newest N of a
+// branch whatever their age (the minimum to keep wins over N); snapshots on no
+// branch while younger than the age limit (with a count bound: none); every
+// snapshot in `protect`. Everything else expires. `gc.enabled=false` refuses.
+//
+// With `pruneMetadata`, the metadata files of the table's older generations
+// (as the catalog's generation log recorded them) whose current snapshot is no
+// longer retained are deleted too (history.ts): a generation is readable as
+// long as its snapshots are, and no longer.
 //
 // Invariant: a file is deleted only if an expired snapshot referenced it and no
 // snapshot of the table's metadata as committed (with whatever landed
 // concurrently) reaches it; reading any retained snapshot's files must succeed
-// before anything is deleted.
+// before anything is deleted. A metadata file is deleted only when its current
+// snapshot is not among those retained (so never the current one, nor one a
+// live lease's generation points at when the caller protects those snapshots).
 //
 // Crash story: the metadata change is one optimistic commit, recomputed from
 // the fresh base on every retry; nothing is deleted before it lands. Deletion
-// goes statistics and manifest lists first, then manifests, then data and
-// delete files, so a crash part way leaves files no manifest list names any
-// more — orphan removal collects them.
+// goes from the top of the reference chain down: old generations' metadata
+// files, then statistics and manifest lists, then manifests, then data and
+// delete files, so a crash part way leaves only files nothing still on disk
+// names — the next expiry finishes the metadata files (its cursor did not
+// move), orphan removal collects the rest. Crash points: `expire:committed`,
+// `expire:metadata-pruned`, `expire:lists-deleted`.
 import type { Snapshot, SnapshotRef, StatisticsFile, TableMetadata } from '../spec/types.ts';
 import type { TableUpdate } from '../table/commit.ts';
 import type { Table } from '../table/table.ts';
+import { crashPoint } from '../testing/crash.ts';
+import { pruneMetadataFiles } from './history.ts';
 import { FileSet, ReachabilityWalker } from './reachable.ts';
 
 export interface ExpireOptions {
@@ -32,11 +46,15 @@ export interface ExpireOptions {
   dryRun?: boolean;
   /** Snapshot ids never expired, whatever their age (e.g. what live pins and commits in flight read). */
   protect?: Set<bigint>;
+  /** Keep at most the newest N snapshots of each branch, whatever their age (0 / undefined: no count bound). */
+  maxSnapshots?: number;
+  /** Also delete the metadata files of the table's generations whose current snapshot is not retained (history.ts). */
+  pruneMetadata?: boolean;
 }
 
 export interface ExpireReport {
   expired: bigint[];
-  deleted: { manifestLists: string[]; manifests: string[]; dataFiles: string[]; deleteFiles: string[]; statistics: string[] };
+  deleted: { manifestLists: string[]; manifests: string[]; dataFiles: string[]; deleteFiles: string[]; statistics: string[]; metadataFiles: string[] };
   dryRun: boolean;
   ms: number;
 }
@@ -70,12 +88,17 @@ function requireGc(m: TableMetadata, name: string): void {
 }
 
 /** Which snapshots `base` keeps and the metadata without the others (pure). */
-export function planRetention(base: TableMetadata, nowMs: number, opts: { olderThanMs?: number; keepLast?: number; protect?: Set<bigint> }, name = base.location): RetentionPlan {
+export function planRetention(
+  base: TableMetadata, nowMs: number, opts: { olderThanMs?: number; keepLast?: number; protect?: Set<bigint>; maxSnapshots?: number }, name = base.location,
+): RetentionPlan {
   requireGc(base, name);
   const maxAge = opts.olderThanMs ?? intProp(base.properties, 'history.expire.max-snapshot-age-ms') ?? DEFAULT_MAX_SNAPSHOT_AGE_MS;
   const minKeep = opts.keepLast ?? intProp(base.properties, 'history.expire.min-snapshots-to-keep') ?? DEFAULT_MIN_SNAPSHOTS_TO_KEEP;
   if (!Number.isFinite(maxAge) || maxAge < 0) throw new Error(`expireSnapshots ${name}: olderThanMs must be >= 0, found ${maxAge}`);
   if (!Number.isSafeInteger(minKeep) || minKeep < 1) throw new Error(`expireSnapshots ${name}: keepLast must be an integer >= 1, found ${minKeep}`);
+  const maxCount = opts.maxSnapshots ?? 0;
+  if (!Number.isSafeInteger(maxCount) || maxCount < 0) throw new Error(`expireSnapshots ${name}: maxSnapshots must be an integer >= 0, found ${maxCount}`);
+  const capped = maxCount > 0;
   const now = BigInt(Math.floor(nowMs));
   const byId = new Map(base.snapshots.map((s) => [s.snapshotId, s]));
 
@@ -99,6 +122,7 @@ export function planRetention(base: TableMetadata, nowMs: number, opts: { olderT
     retained.add(ref.snapshotId);
     if (ref.type !== 'branch') continue;
     const keep = ref.minSnapshotsToKeep ?? minKeep;
+    const cap = capped ? Math.max(maxCount, keep) : Infinity;
     const oldest = now - (ref.maxSnapshotAgeMs ?? BigInt(maxAge));
     let kept = 0;
     let stillKeeping = true;
@@ -106,14 +130,14 @@ export function planRetention(base: TableMetadata, nowMs: number, opts: { olderT
     for (let s = byId.get(ref.snapshotId); s && !seen.has(s.snapshotId); s = s.parentSnapshotId === undefined ? undefined : byId.get(s.parentSnapshotId)) {
       seen.add(s.snapshotId);
       onABranch.add(s.snapshotId);
-      if (stillKeeping && (kept < keep || s.timestampMs >= oldest)) {
+      if (stillKeeping && kept < cap && (kept < keep || s.timestampMs >= oldest)) {
         retained.add(s.snapshotId);
         kept++;
       } else stillKeeping = false;
     }
   }
   const oldest = now - BigInt(maxAge);
-  for (const s of base.snapshots) if (!onABranch.has(s.snapshotId) && s.timestampMs >= oldest) retained.add(s.snapshotId);
+  if (!capped) for (const s of base.snapshots) if (!onABranch.has(s.snapshotId) && s.timestampMs >= oldest) retained.add(s.snapshotId);
 
   const expired = base.snapshots.filter((s) => !retained.has(s.snapshotId));
   const expiredIds = new Set(expired.map((s) => s.snapshotId));
@@ -179,11 +203,17 @@ export async function expireSnapshots(table: Table, opts: ExpireOptions = {}): P
     await table.commit(update, `expire snapshots of ${name}`);
     plan = update.last!;
     after = table.metadata; // as committed: concurrent commits included
+    crashPoint('expire:committed');
   }
-  const deleted = await filesOnlyExpiredReach(table, plan, after, dryRun);
+  const files = await filesOnlyExpiredReach(table, plan, after, dryRun);
+  // metadata files of expired generations first: they name the snapshots whose files go next
+  const metadataFiles = opts.pruneMetadata && writable ? await pruneMetadataFiles(table, after, { dryRun }) : [];
+  const deleted = { ...files, metadataFiles };
   if (!dryRun) {
-    // statistics and manifest lists first: after them nothing names the rest
+    crashPoint('expire:metadata-pruned');
+    // statistics and manifest lists next: after them nothing names the rest
     for (const p of [...deleted.statistics, ...deleted.manifestLists]) await table.io.delete(p);
+    crashPoint('expire:lists-deleted');
     for (const p of deleted.manifests) await table.io.delete(p);
     for (const p of [...deleted.dataFiles, ...deleted.deleteFiles]) await table.io.delete(p);
   }
@@ -191,7 +221,7 @@ export async function expireSnapshots(table: Table, opts: ExpireOptions = {}): P
 }
 
 /** What the expired snapshots reached and no snapshot of `after` does. */
-async function filesOnlyExpiredReach(table: Table, plan: RetentionPlan, after: TableMetadata, dryRun: boolean): Promise<ExpireReport['deleted']> {
+async function filesOnlyExpiredReach(table: Table, plan: RetentionPlan, after: TableMetadata, dryRun: boolean): Promise<Omit<ExpireReport['deleted'], 'metadataFiles'>> {
   const none = { manifestLists: [], manifests: [], dataFiles: [], deleteFiles: [], statistics: [] };
   if (plan.expired.length === 0 && plan.expiredStatistics.length === 0) return none;
   const kept = new ReachabilityWalker(table.io);

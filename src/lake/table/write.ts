@@ -47,7 +47,8 @@ export function writeOptions(props: Record<string, string>): WriteOptions {
 interface Pending {
   values: Value[];
   fields: NestedField[];
-  columns: Value[][];
+  /** The partition's batches as given (not copied: the encoder reads them in turn). */
+  batches: Batch[];
   rows: number;
 }
 
@@ -95,17 +96,13 @@ export class DataFileWriter {
     let p = this.pending.get(key);
     if (!p || !sameFields(p.fields, batch.fields)) {
       if (p) await this.flush(key);
-      p = { values, fields: batch.fields, columns: batch.fields.map(() => []), rows: 0 };
+      p = { values, fields: batch.fields, batches: [], rows: 0 };
       this.pending.set(key, p);
     }
-    const n = rows ? rows.length : batch.numRows;
-    for (let c = 0; c < batch.fields.length; c++) {
-      const src = batch.columns[c]!;
-      const dst = p.columns[c]!;
-      if (rows) for (const r of rows) dst.push(src[r] ?? null);
-      else for (let r = 0; r < n; r++) dst.push(src[r] ?? null);
-    }
-    p.rows += n;
+    // the rows of this partition: the batch itself when it is all of them, else a copy of those rows
+    const part = rows ? { fields: batch.fields, numRows: rows.length, columns: batch.columns.map((src) => rows.map((r) => src[r] ?? null)) } : batch;
+    p.batches.push(part);
+    p.rows += part.numRows;
     if (p.rows >= this.opts.fileRows) await this.flush(key);
   }
 
@@ -113,7 +110,7 @@ export class DataFileWriter {
     const p = this.pending.get(key);
     if (!p || p.rows === 0) return;
     this.pending.delete(key);
-    const { bytes, metrics } = await encodeDataFile(this.schema, [{ fields: p.fields, numRows: p.rows, columns: p.columns }], this.opts.parquet);
+    const { bytes, metrics } = await encodeDataFile(this.schema, p.batches, this.opts.parquet);
     const dir = this.spec.fields.length > 0 ? `data/${partitionPath(this.spec, this.schema, p.values)}` : 'data';
     const path = `${this.location.replace(/\/+$/, '')}/${dir}/${String(this.seq++).padStart(5, '0')}-${this.prefix}.parquet`;
     await this.io.writeNew(path, bytes);

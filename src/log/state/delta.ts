@@ -73,6 +73,60 @@ export function toBatch(t: StateTable, rows: Row[]): Batch {
   return { fields, numRows: rows.length, columns: fields.map((f) => rows.map((r) => r[f.name] ?? null)) };
 }
 
+/** Code units at or above U+D800: where JS `<` on strings can disagree with UTF-8 byte order. */
+const HIGH_UNITS = /[\ud800-\uffff]/;
+
+/**
+ * Rows as one batch of the table's schema, in the table's sort order (the
+ * order `rowOrder` gives, ties kept in input order). Sorts row numbers over
+ * the sort columns pulled out once, with the engine's own string comparison
+ * unless a sort value holds a code unit at or above U+D800 (then
+ * `compareStrings`, UTF-8 byte order): the same order as `rows.sort(rowOrder(t))`
+ * followed by `toBatch`, at a fraction of the cost; `rows` is left as it is.
+ */
+export function sortedBatch(t: StateTable, rows: Row[]): Batch {
+  const fields = stateSchema(t).fields;
+  const n = rows.length;
+  let exact = false;
+  const keys = SORT_COLUMNS[t].map((c) => {
+    const col = new Array<Value>(n);
+    for (let i = 0; i < n; i++) {
+      const v = rows[i]![c] ?? null;
+      if (!exact && typeof v === 'string' && HIGH_UNITS.test(v)) exact = true;
+      col[i] = v;
+    }
+    return col;
+  });
+  const order = new Array<number>(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  order.sort(exact
+    ? (i, j) => {
+      for (const k of keys) {
+        const d = compareValues(k[i]!, k[j]!);
+        if (d !== 0) return d;
+      }
+      return i - j;
+    }
+    : (i, j) => {
+      for (const k of keys) {
+        const a = k[i]!;
+        const b = k[j]!;
+        if (a === b) continue;
+        if (a === null) return -1;
+        if (b === null) return 1;
+        return a < b ? -1 : 1;
+      }
+      return i - j;
+    });
+  const columns = fields.map((f) => {
+    const name = f.name;
+    const col = new Array<Value>(n);
+    for (let i = 0; i < n; i++) col[i] = rows[order[i]!]![name] ?? null;
+    return col;
+  });
+  return { fields, numRows: n, columns };
+}
+
 export class StateDelta {
   private readonly buffers = new Map<StateTable, Row[]>();
   private readonly files = new Map<StateTable, { file: DataFile; specId: number }[]>();
@@ -226,8 +280,7 @@ export class StateDelta {
     const rows = this.buffers.get(t)!;
     if (rows.length === 0) return;
     this.buffers.set(t, []);
-    rows.sort(rowOrder(t));
-    const written = await (await this.table(t)).writeDataFiles([toBatch(t, rows)]);
+    const written = await (await this.table(t)).writeDataFiles([sortedBatch(t, rows)]);
     this.files.get(t)!.push(...written);
     crashPoint('state:file-written');
   }

@@ -22,7 +22,7 @@ import type { EventLog } from '../event-log.ts';
 import { SOURCE_KINDS, ident, qualified, ringTableName, tableName } from '../schema.ts';
 import { STATE_TABLES, STATE_TABLE_PROPERTIES, stateSchema, stateSortOrder, type StateTable } from './schema.ts';
 import { crateCounts, foldGroup, groupCrates } from './fold.ts';
-import { rowOrder, toBatch } from './delta.ts';
+import { sortedBatch } from './delta.ts';
 import { maintainState } from './maintain.ts';
 
 export interface RebuildOptions {
@@ -81,8 +81,7 @@ export async function rebuildState(log: EventLog, opts: RebuildOptions = {}): Pr
       const folded = await foldGroup(pin, g, group);
       for (const [t, list] of folded) {
         if (list.length === 0) continue;
-        list.sort(rowOrder(t));
-        written.get(t)!.push(...(await tables.get(t)!.writeDataFiles([toBatch(t, list)])));
+        written.get(t)!.push(...(await tables.get(t)!.writeDataFiles([sortedBatch(t, list)])));
         rows[t] += list.length;
         crashPoint('state-rebuild:file-written');
       }
