@@ -45,6 +45,8 @@ export interface Matching {
   extra: ItemMiss[];
   /** Mimir nodes of the crate in scope (its lib target). */
   nodes: number;
+  /** Nodes of impls written in fn bodies that rustdoc does not list (not scored). */
+  bodyUnlisted: number;
 }
 
 /** Module path, kind, file, line, name of a Mimir node (module path from its parent chain). */
@@ -133,15 +135,26 @@ export function matchItems(model: CrateModel, nodes: MNode[], byId: Map<string, 
     if (toNode.has(it.id)) r.n++;
     else missed.push({ kind: it.kind, origin: it.origin, file: it.file, line: it.line, name: it.name || `(${it.docKind})`, modPath: it.modPath });
   }
+  // an impl written in a fn body (and its members) is an item to the compiler, but rustdoc lists only
+  // those it can show (a crate trait's, or a documented type's): one it does not list is no extra
+  const inBody = (n: MNode): boolean => {
+    for (let p = n.parent ? byId.get(n.parent) : undefined, i = 0; p && i < 16; p = p.parent ? byId.get(p.parent) : undefined, i++) {
+      if (p.kind === 'module') return false;
+      if (p.kind === 'fn' || p.kind === 'method' || p.kind === 'const' || p.kind === 'static' || p.kind === 'trait_item') return true;
+    }
+    return false;
+  };
+  let bodyUnlisted = 0;
   for (const n of scope) {
     const matched = toItem.get(n.id);
+    if (matched === undefined && inBody(n)) { bodyUnlisted++; continue; }
     const origin = matched !== undefined ? model.doc.items.get(matched)!.origin : nodeOrigin(n, src);
     const p = get(precision, `${n.kind}|${origin}`);
     p.of++;
     if (matched !== undefined) p.n++;
     else extra.push({ kind: n.kind, origin, file: n.file, line: n.line, name: n.qpath, modPath: keys.get(n.id)!.modPath });
   }
-  return { toNode, toItem, recall, precision, missed, extra, nodes: scope.length };
+  return { toNode, toItem, recall, precision, missed, extra, nodes: scope.length, bodyUnlisted };
 }
 
 // ---- def on public paths --------------------------------------------------------------
@@ -295,6 +308,17 @@ export function checkCalls(calls: OracleCall[], ctx: CallContext): CallFigures {
     (inGeneratedBody ? generated : scored).push({ c, caller, want, lake: c.target.krate !== ctx.local.name });
   }
   scoreGenerated(generated, ctx, f);
+  // an edge from the caller's node or from a node in its body (a method of an impl written in the
+  // body, which rustdoc does not list — the compiler's body path then folds into the caller)
+  const from = (src: string, caller: string): boolean => {
+    for (let id: string | null = src, i = 0; id !== null && i < 16; i++) {
+      if (id === caller) return true;
+      const n = ctx.nodes.get(id);
+      if (!n || n.kind === 'module') return false;
+      id = n.parent;
+    }
+    return false;
+  };
   // outcomes, per file:line group
   const outcome = new Map<Scored, { o: CallOutcome; got: string }>();
   const groups = new Map<string, Scored[]>();
@@ -304,18 +328,18 @@ export function checkCalls(calls: OracleCall[], ctx: CallContext): CallFigures {
     const used = new Set<MEdge>();
     for (const s of group) {
       if (s.caller === null) continue;
-      const e = edges.find((x) => !used.has(x) && x.src === s.caller && x.dst !== null && s.want.has(x.dst));
+      const e = edges.find((x) => !used.has(x) && from(x.src, s.caller!) && x.dst !== null && s.want.has(x.dst));
       if (e) { used.add(e); outcome.set(s, { o: 'right', got: e.dstPath }); }
     }
     for (const s of group) {
       if (outcome.has(s)) continue;
       if (s.caller === null) { outcome.set(s, { o: 'no-caller', got: '' }); continue; }
-      const named = edges.filter((x) => !used.has(x) && x.src === s.caller && edgeName(x.dstPath) === s.c.name);
+      const named = edges.filter((x) => !used.has(x) && from(x.src, s.caller!) && edgeName(x.dstPath) === s.c.name);
       const wrong = named.find((x) => x.dst !== null && ctx.nodes.has(x.dst));
       const e = wrong ?? named[0];
-      if (!e) { outcome.set(s, { o: 'missing', got: edges.filter((x) => x.src === s.caller).map((x) => x.dstPath).slice(0, 3).join(', ') }); continue; }
+      if (!e) { outcome.set(s, { o: 'missing', got: edges.filter((x) => from(x.src, s.caller!)).map((x) => x.dstPath).slice(0, 3).join(', ') }); continue; }
       used.add(e);
-      outcome.set(s, { o: wrong ? 'wrong' : 'unresolved', got: wrong ? `${ctx.nodes.get(wrong.dst!)!.qpath}` : e.dstPath });
+      outcome.set(s, { o: wrong ? 'wrong' : 'unresolved', got: wrong ? `${ctx.nodes.get(wrong.dst!)!.qpath}` : `${e.dstPath}${e.reason ? ` — ${e.reason}` : ''}` });
     }
   }
   for (const s of scored) {

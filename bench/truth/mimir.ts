@@ -40,6 +40,8 @@ export interface MEdge {
   dstKrate: string | null;
   file: string;
   line: number;
+  /** Why the graph left it without a target (`unresolved_reason`), null when resolved. */
+  reason?: string | null;
 }
 
 export interface MimirGraph {
@@ -75,7 +77,7 @@ export async function ingestGraph(lakeDir: string, dirs: string[], opts: { worke
     calls.push({
       id, krate: s(r['krate']), src: s(r['src']), dst: typeof r['dst'] === 'string' ? r['dst'] : null,
       dstPath: s(r['dst_path']), dstKrate: typeof r['dst_krate'] === 'string' ? r['dst_krate'] : null,
-      file: s(r['file']), line: n(r['line']),
+      file: s(r['file']), line: n(r['line']), reason: typeof r['unresolved_reason'] === 'string' ? r['unresolved_reason'] : null,
     });
   }
   return { graph: { nodes, calls, report, ingestSeconds }, log };

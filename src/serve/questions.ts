@@ -92,7 +92,7 @@ export const isQuestionName = (s: string): s is QuestionName => Object.hasOwn(QU
  * `asOf` (or the log's read generation); `from` as in QueryOptions.
  */
 export async function ask(log: EventLog, q: Question, from?: QueryOptions['from']): Promise<Answer> {
-  const [{ diff }, { answerCallees, answerDef, answerFind, answerHistory, answerRefs, ANSWER_VERSIONS }] = await Promise.all([import('../query/index.ts'), import('../query/answer.ts')]);
+  const { answerCallees, answerDef, answerFind, answerHistory, answerRefs, ANSWER_VERSIONS } = await import('../query/answer.ts');
   switch (q.q) {
     case 'find':
       return answerFind(log, q.name, { ...filters(q), kind: q.kind, exact: q.exact, asOf: q.asOf, from });
@@ -106,8 +106,11 @@ export async function ask(log: EventLog, q: Question, from?: QueryOptions['from'
       return answerCallees(log, q.path, { ...filters(q), asOf: q.asOf, from });
     case 'history':
       return answerHistory(log, q.path, { ...filters(q), asOf: q.asOf, from });
-    case 'diff':
+    case 'diff': {
+      // the diff (and what it loads) only for a diff
+      const { diff } = await import('../query/diff.ts');
       return { question: 'diff', version: ANSWER_VERSIONS.diff, ...(await diff(log, { from: q.from, to: q.to, fromRev: q.fromRev, toRev: q.toRev, repo: q.repo, krate: q.krate, limit: q.limit, excludeTests: q.excludeTests, moves: q.moves, public: q.public })) };
+    }
   }
 }
 

@@ -262,3 +262,25 @@ test('source: a block ends at its closing brace, whatever strings, chars and com
   const text = 'mod m {\n  const S: &str = "}{";\n  // }\n  /* } /* } */ */\n  let c = \'}\'; let l: &\'a u8;\n  let r = r#"}"#;\n}\nfn after() {}';
   assert.equal(blockEnd(text, 0), text.indexOf('}\nfn after'));
 });
+
+test('compare: an impl written in a fn body that rustdoc does not list is no precision extra, and its methods\' edges count for the fn', async () => {
+  const { model, src, calls } = await fixture();
+  const nodes = [
+    ...graph(),
+    node('bimpl', 'impl', '', 'truthfix::total::<V as Tr>', 'src/lib.rs', 18, 'total'),
+    node('bm', 'method', 'visit', 'truthfix::total::<V as Tr>::visit', 'src/lib.rs', 19, 'bimpl'),
+  ];
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const m = matchItems(model, nodes, byId, src);
+  assert.deepEqual(m.extra.map((e) => e.name), ['truthfix::only_with_extra']);
+  assert.equal(m.bodyUnlisted, 2);
+  // the compiler folds the nested body into `total`; the graph's edge is from the nested method
+  const e: MEdge = { id: 'e3', krate: 'truthfix@0.1.0', src: 'bm', dst: null, dstPath: 'parse_first', dstKrate: null, file: 'src/lib.rs', line: 22 };
+  const defs = new DefIndex(nodes);
+  const ctx: CallContext = {
+    local: model, models: new Map([[model.name, model]]), matching: new Map([[model.name, m]]), krateOf: new Map([[model.name, model.krate]]),
+    nodes: byId, edgesAt: new Map([['src/lib.rs:22', [e]]]), edgesFrom: new Map([['bm', [e]]]), callers: new CallersIndex([e], defs), callersMemo: new Map(),
+  };
+  const f = checkCalls(calls.filter((c) => c.file === 'src/lib.rs' && c.line === 22), ctx);
+  assert.deepEqual([...f.inCrate.get('path')!], [['unresolved', 1]]);
+});

@@ -23,12 +23,28 @@
 import { parquetMetadata, parquetRead, parquetSchema } from 'hyparquet';
 import type { FileMetaData, SchemaElement, SchemaTree, AsyncBuffer } from 'hyparquet';
 import { deserializeTCompactProtocol } from 'hyparquet/src/thrift.js';
-import { compressors as baseCompressors } from 'hyparquet-compressors';
+import type { Compressors } from 'hyparquet';
 import { zstdDecompress } from '../codec/zstd.ts';
 
 // hyparquet-compressors' pure-JS zstd (fzstd) rejects some valid frames that
 // libzstd writes; decode zstd with libzstd itself (the page knows its size).
-const compressors = { ...baseCompressors, ZSTD: (input: Uint8Array, outputLength: number) => zstdDecompress(input, outputLength, 'Parquet zstd page') };
+// The other codecs (snappy, gzip, brotli, lz4: hyparquet-compressors, with a
+// wasm module and a brotli dictionary to load) are loaded when a file first
+// uses one: a process reading Mimir's own zstd files never loads them.
+const ZSTD = (input: Uint8Array, outputLength: number): Uint8Array => zstdDecompress(input, outputLength, 'Parquet zstd page');
+let compressors: Compressors = { ZSTD };
+let allCodecs: Promise<void> | undefined;
+
+/** Loads hyparquet-compressors once a file has a column chunk in a codec other than zstd or none. */
+function codecsFor(metadata: FileMetaData): Promise<void> | undefined {
+  if (allCodecs) return allCodecs;
+  const other = metadata.row_groups.some((rg) => rg.columns.some((c) => c.meta_data !== undefined && c.meta_data.codec !== 'UNCOMPRESSED' && c.meta_data.codec !== 'ZSTD'));
+  if (!other) return undefined;
+  allCodecs = import('hyparquet-compressors').then((m) => {
+    compressors = { ...m.compressors, ZSTD };
+  });
+  return allCodecs;
+}
 import type { FileIO, InputFile } from '../io/fileio.ts';
 import type { Batch, IcebergType, NestedField, PrimitiveType, Value } from '../spec/types.ts';
 import { NAME_MAPPING_PROPERTY, mappedById, mappedByName, type NameMapping } from '../spec/name-mapping.ts';
@@ -403,6 +419,7 @@ export class ParquetDataFile {
         throw bad(`corrupt footer (${metaLen} bytes): ${(e as Error).message}`);
       }
       if (rawStats.length !== metadata.row_groups.length) throw bad('corrupt footer: row group statistics do not line up');
+      await codecsFor(metadata);
       readStats.filesOpened++;
       return new ParquetDataFile(path, input, size, metadata, rawStats, tail, opts.nameMapping);
     } catch (e) {

@@ -8,7 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import type { FileIO } from '../io/fileio.ts';
 import type { Batch, DataFile, NestedField, PartitionSpec, Schema, Value } from '../spec/types.ts';
-import { encodeDataFile, type DataFileWriteOptions } from '../parquet/write.ts';
+import type { DataFileWriteOptions } from '../parquet/write.ts';
+
+/** The Parquet encoder (and hyparquet-writer), loaded on the first write: a process that only reads never loads it. */
+const encodeDataFile: typeof import('../parquet/write.ts').encodeDataFile = async (...args) => (await import('../parquet/write.ts')).encodeDataFile(...args);
 import { partitionPath, partitionValues } from '../spec/partition.ts';
 import { partitionKey } from '../scan/plan.ts';
 import { crashPoint } from '../testing/crash.ts';
