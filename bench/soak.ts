@@ -11,9 +11,11 @@
 //
 // Not a test: it prints figures. Flags: --runs N (500), --every N (50),
 // --fns N (functions in the crate, 120), --gc (also run `gc` every --every
-// runs, as a user's cron would; default retention 7 days, so it expires
-// nothing during a soak), --retain-ms N (that gc's retention), --keep (leave
-// the scratch folder and print its path).
+// runs, as a user's cron would; default retention 7 days, so its age bound
+// expires nothing during a soak), --retain-ms N (that gc's retention),
+// --keep-snapshots N (history kept per table, written to the lake's
+// mimir.toml; default: the lake's default, 32), --keep (leave the scratch
+// folder and print its path).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,6 +40,7 @@ const FNS = num('--fns', 120);
 const withGc = args.includes('--gc');
 const retainMs = args.includes('--retain-ms') ? num('--retain-ms', 0) : undefined;
 const keep = args.includes('--keep');
+const keepSnapshots = args.includes('--keep-snapshots') ? num('--keep-snapshots', 32) : undefined;
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 const dir = mkdtempSync(path.join(tmpdir(), 'mimir-soak-'));
@@ -138,7 +141,11 @@ const row = (p: Point): string => [
   p.cliFindMs.toFixed(0).padStart(12), p.cliCallersMs.toFixed(0).padStart(15), p.ingestMs.toFixed(0).padStart(10),
 ].join(' ');
 
-console.log(`soak: ${RUNS} alternating edit/revert ingests of a ${FNS}-function crate into ${lakeDir}${withGc ? `, gc every ${EVERY} runs (retention ${retainMs ?? 'default'} ms)` : ''}`);
+console.log(`soak: ${RUNS} alternating edit/revert ingests of a ${FNS}-function crate into ${lakeDir}${withGc ? `, gc every ${EVERY} runs (retention ${retainMs ?? 'default'} ms)` : ''}${keepSnapshots === undefined ? '' : `, keep-snapshots ${keepSnapshots}`}`);
+if (keepSnapshots !== undefined) {
+  mkdirSync(lakeDir, { recursive: true });
+  writeFileSync(path.join(lakeDir, 'mimir.toml'), `[history]\nkeep-snapshots = ${keepSnapshots}\n`);
+}
 console.log(header);
 const points: Point[] = [];
 const log = await EventLog.open(lakeDir);

@@ -18,6 +18,19 @@
 // (10 minutes by default), then a clear error. A freeze whose lease is dead
 // (its holder was killed) is ignored, so a crashed split never blocks appends.
 //
+// Runs reads (a pin with `history: true`): when the snapshots of the pinned
+// generation G are gone (gc expired them), the handle answers from the event
+// log of the generation current when it first reads (C), keeping only events
+// of runs landed at or before G — every event row names its run, each run
+// lands in one generation whose note names it, and compaction and ring split
+// move rows without reordering one id's events, so the fold of C restricted
+// to those runs is the fold at G. The runs excluded are those noted by the
+// generations after G; a generation after G that changed an event table
+// without being a run or a row-moving operation (`movesRowsOnly`) makes the
+// read refuse (ExpiredGenerationError), never guess. Such a handle holds a
+// second lease, on C. `table()` refuses the log's tables there (read them
+// through `scan`/`scanRuns`, which apply the restriction).
+//
 // Runs (run.ts, `beginRun`): an ingest writes its data files as it goes and
 // lands them, its run row and its concurrency keys in one commit.
 //
@@ -28,11 +41,11 @@
 // a lease on their generation while open, so GC keeps what they read (except
 // on a lake this process may not write: no lease can be recorded there, and
 // the CLI says so).
-import { ensureSourcesTable } from './blobs.ts';
+import { CODE_SOURCES, ensureSourcesTable } from './blobs.ts';
 import type { Batch, NestedField, Schema, Value } from '../lake/spec/types.ts';
-import { Lake } from '../lake/lake.ts';
+import { ExpiredGenerationError, Lake } from '../lake/lake.ts';
 import { addColumnsUpdate, type Table } from '../lake/table/table.ts';
-import { checkUpdate, type CommitTarget } from '../lake/table/commit.ts';
+import { checkUpdate, readMetadata, type CommitTarget } from '../lake/table/commit.ts';
 import type { TableMetadata } from '../lake/spec/types.ts';
 import { and, ne, type Expr } from '../lake/expr/expr.ts';
 import { identToString } from '../lake/catalog/sql-catalog.ts';
@@ -46,6 +59,7 @@ import {
   COL_ID,
   COL_OP,
   COL_REPO,
+  COL_RUN,
   EVENT_TABLE_PROPERTIES,
   INGEST_RUNS,
   INGEST_RUNS_SCHEMA,
@@ -55,8 +69,11 @@ import {
   UNIVERSE_REPO,
   ident,
   kindSchema,
+  movesRowsOnly,
+  parseRunNote,
   qualified,
   ringTableName,
+  runTables,
   tableName,
   type Kind,
 } from './schema.ts';
@@ -123,6 +140,16 @@ export interface OpenOptions {
   readOnly?: boolean;
 }
 
+/**
+ * How a runs read answers generation `generation`: from the log at `at`
+ * without the events (and `ingest_runs` rows) of the runs in `exclude`.
+ */
+export interface RunsRead {
+  generation: bigint;
+  at: bigint;
+  exclude: ReadonlySet<string>;
+}
+
 export interface AppendReport {
   rows: number;
   /** Rows routed to the ring table (split lake). */
@@ -133,9 +160,13 @@ export interface AppendReport {
 export class EventLog {
   private released = false;
 
+  /** A runs-read pin's decision, made at its first read (undefined: not decided yet). */
+  private runsRead?: Promise<RunsRead | undefined>;
+  private readonly extraEnds: (() => void)[] = [];
+
   private constructor(
     private readonly shared: Shared,
-    private readonly pinned?: { generation: bigint; end: () => void },
+    private readonly pinned?: { generation: bigint; end: () => void; history?: boolean },
   ) {}
 
   /** Open the log of a lake, creating its tables on first use. */
@@ -282,15 +313,25 @@ export class EventLog {
     return [...this.shared.inFlight];
   }
 
-  /** A read-only handle fixed to a lake generation or a time. */
-  pin(at: { generation: bigint } | { asOf: Date | number }): EventLog {
+  /**
+   * A read-only handle fixed to a lake generation or a time. With `history`,
+   * a generation whose snapshots gc expired is read from the current log
+   * restricted to its runs (see "Runs reads" above; `runsReadOf`).
+   */
+  pin(at: { generation: bigint } | { asOf: Date | number }, opts: { history?: boolean } = {}): EventLog {
     const { lake } = this.shared;
     const generation = 'generation' in at ? at.generation : lake.catalog.generationAt(at.asOf instanceof Date ? at.asOf.getTime() : at.asOf);
     const now = lake.catalog.pointerGeneration();
     if (generation > now) throw new Error(`generation ${generation} is in the future (the lake is at ${now})`);
+    return new EventLog(this.shared, { generation, end: this.lease(generation, `pin ${generation}`), history: opts.history === true });
+  }
+
+  /** A catalog lease on `generation`, renewed until the returned function ends it (none on a read-only lake). */
+  private lease(generation: bigint, note: string): () => void {
+    const { lake } = this.shared;
     // a read-only lake cannot record a lease: the pin is then invisible to gc elsewhere (Lake.notes says so)
-    if (lake.readOnly) return new EventLog(this.shared, { generation, end: () => undefined });
-    const lease = lake.catalog.beginLease({ releaseBase: generation, note: `pin ${generation}`, ttlMs: 60_000 });
+    if (lake.readOnly) return () => undefined;
+    const lease = lake.catalog.beginLease({ releaseBase: generation, note, ttlMs: 60_000 });
     const timer = setInterval(() => {
       try {
         lease.renew();
@@ -299,13 +340,76 @@ export class EventLog {
       }
     }, 20_000);
     timer.unref();
-    return new EventLog(this.shared, {
-      generation,
-      end: () => {
-        clearInterval(timer);
-        lease.end();
-      },
-    });
+    return () => {
+      clearInterval(timer);
+      lease.end();
+    };
+  }
+
+  /**
+   * How this handle reads `generation` (default its own): undefined = from
+   * the tables' snapshots at it; a `RunsRead` = from the log at a later
+   * generation restricted to runs (only a `history` pin, only for its own
+   * generation, only when the snapshots there are expired). Decided once, at
+   * the first read; throws ExpiredGenerationError when the log after the
+   * generation cannot be told apart by runs.
+   */
+  runsReadOf(generation: bigint = this.readGeneration()): Promise<RunsRead | undefined> {
+    const p = this.pinned;
+    if (!p?.history || generation !== p.generation) return Promise.resolve(undefined);
+    this.runsRead ??= this.decideRunsRead(p.generation);
+    return this.runsRead;
+  }
+
+  private async decideRunsRead(g: bigint): Promise<RunsRead | undefined> {
+    const { lake } = this.shared;
+    if (await this.snapshotsReadable(g)) return undefined;
+    const at = lake.catalog.pointerGeneration();
+    if (!this.released) this.extraEnds.push(this.lease(at, `pin ${g} (runs read at ${at})`));
+    const exclude = new Set<string>();
+    const logTables = new Set(runTables().map(qualified));
+    for (const e of lake.catalog.generations({ limit: Number(at - g), before: at + 1n })) {
+      if (e.generation <= g) continue;
+      const run = parseRunNote(e.note);
+      if (run && !e.foreign) {
+        exclude.add(run.run);
+        continue;
+      }
+      const touched = e.tables.map((t) => identToString(t.ident)).filter((t) => logTables.has(t));
+      if (touched.length === 0 || (!e.foreign && movesRowsOnly(e.note))) continue;
+      throw new ExpiredGenerationError(
+        `lake generation ${g}: its snapshots were expired by gc, and it cannot be rebuilt from the event log: generation ${e.generation} ` +
+          `(${e.foreign ? 'a commit of another engine' : `note ${JSON.stringify(e.note)}`}) changed ${touched.join(', ')} outside a run, so its events ` +
+          `cannot be told apart from those at ${g} — nothing answered (read a generation at or after ${e.generation}, or within gc's retention)`,
+      );
+    }
+    return { generation: g, at, exclude };
+  }
+
+  /**
+   * Can the log's tables be read at `g` from their own snapshots? Each table
+   * the catalog had at `g`: its metadata file is there, its snapshot is still
+   * listed by the table's current metadata (not expired) and its manifest
+   * list is there. Reads only metadata.
+   */
+  private async snapshotsReadable(g: bigint): Promise<boolean> {
+    const { lake } = this.shared;
+    if (g === lake.catalog.pointerGeneration()) return true;
+    const then = lake.catalog.pointersAt(g);
+    for (const name of runTables()) {
+      const loc = then.get(qualified(name));
+      if (!loc) continue;
+      if (!(await lake.io.exists(loc))) return false;
+      const m = await readMetadata(lake.io, loc);
+      if (m.currentSnapshotId === undefined) continue;
+      const snap = m.snapshots.find((s) => s.snapshotId === m.currentSnapshotId);
+      const now = lake.catalog.loadTable(ident(name));
+      if (!snap || !now) return false;
+      const current = now.metadataLocation === loc ? m : await readMetadata(lake.io, now.metadataLocation);
+      if (!current.snapshots.some((s) => s.snapshotId === snap.snapshotId)) return false;
+      if (!(await lake.io.exists(snap.manifestList))) return false;
+    }
+    return true;
   }
 
   /**
@@ -341,20 +445,43 @@ export class EventLog {
     return this.pinned?.generation ?? this.shared.lake.catalog.pointerGeneration();
   }
 
-  /** Load a table as this handle sees it (at `generation` if given). */
+  /**
+   * Load a table as this handle sees it (at `generation` if given). On a runs
+   * read, `code_sources` (rows never removed) is the table at the read
+   * generation; the log's tables are refused (their rows need the runs
+   * restriction: `scan`, `scanRuns`), and so is any other table.
+   */
   async table(name: string, generation?: bigint): Promise<Table | undefined> {
     const { lake } = this.shared;
     const id = ident(name);
-    const g = generation ?? this.pinned?.generation;
+    let g = generation ?? this.pinned?.generation;
     if (g === undefined) return lake.tableExists(id) ? lake.loadTable(id) : undefined;
+    const runs = await this.runsReadOf(g);
+    if (runs) {
+      if (name !== CODE_SOURCES) {
+        throw new Error(`table ${qualified(name)} as of lake generation ${g}: that generation's snapshots are expired and it is read from the event log at ${runs.at} by runs; read the log through EventLog.scan or scanRuns — nothing read`);
+      }
+      g = runs.at;
+    }
     const loc = lake.catalog.pointersAt(g).get(identToString(id));
     return loc ? lake.loadTable(id, { generation: g }) : undefined;
   }
 
-  /** Is the lake split (as this handle sees it)? */
+  /** Is the lake split (as this handle sees it; a runs read: as the generation it reads)? */
   async ringSplit(generation?: bigint): Promise<boolean> {
-    const t = await this.table(CODE_NODE_EVENTS, generation);
+    const g = generation ?? this.pinned?.generation;
+    const runs = g === undefined ? undefined : await this.runsReadOf(g);
+    const t = await this.tableAt(CODE_NODE_EVENTS, runs ? runs.at : g);
     return t ? isRingSplit(t.metadata) : false;
+  }
+
+  /** A table at `g` (undefined: the current one), no runs restriction. */
+  private async tableAt(name: string, g: bigint | undefined): Promise<Table | undefined> {
+    const { lake } = this.shared;
+    const id = ident(name);
+    if (g === undefined) return lake.tableExists(id) ? lake.loadTable(id) : undefined;
+    const loc = lake.catalog.pointersAt(g).get(identToString(id));
+    return loc ? lake.loadTable(id, { generation: g }) : undefined;
   }
 
   private refuse(what: string): void {
@@ -481,21 +608,49 @@ export class EventLog {
    * Scan one kind, merged per the mode of the generation read: unified = the
    * source table; split = the ring table plus the source table's non-ring rows.
    * Every table is read at one lake generation, so a merge never mixes states.
+   * A runs read (expired generation) scans the generation it reads, without
+   * the rows of the runs it excludes.
    */
   async *scan(kind: Kind, opts: { filter?: Expr; columns?: string[]; generation?: bigint } = {}): AsyncGenerator<Batch> {
     const g = opts.generation ?? this.readGeneration();
-    const split = await this.ringSplit(g);
-    const src = await this.table(tableName(kind), g);
-    if (!split) {
-      if (src) yield* src.scan({ filter: opts.filter, columns: opts.columns }).batches();
+    const runs = await this.runsReadOf(g);
+    if (!runs) {
+      yield* this.scanAt(kind, opts.filter, opts.columns, g);
       return;
     }
-    const ring = await this.table(ringTableName(kind), g);
-    if (ring) yield* ring.scan({ filter: opts.filter, columns: opts.columns }).batches();
+    yield* withoutRuns(this.scanAt(kind, opts.filter, withRunColumn(opts.columns), runs.at), runs.exclude, opts.columns);
+  }
+
+  private async *scanAt(kind: Kind, filter: Expr | undefined, columns: string[] | undefined, g: bigint): AsyncGenerator<Batch> {
+    const split = await this.ringSplit(g);
+    const src = await this.tableAt(tableName(kind), g);
+    if (!split) {
+      if (src) yield* src.scan({ filter, columns }).batches();
+      return;
+    }
+    const ring = await this.tableAt(ringTableName(kind), g);
+    if (ring) yield* ring.scan({ filter, columns }).batches();
     if (src) {
       const notRing = ne(COL_REPO, UNIVERSE_REPO);
-      yield* src.scan({ filter: opts.filter ? and(opts.filter, notRing) : notRing, columns: opts.columns }).batches();
+      yield* src.scan({ filter: filter ? and(filter, notRing) : notRing, columns }).batches();
     }
+  }
+
+  /**
+   * Scan `ingest_runs` as this handle sees it (a runs read: at the generation
+   * it reads, without the rows of the runs it excludes). Nothing when the
+   * table did not exist.
+   */
+  async *scanRuns(opts: { filter?: Expr; columns?: string[]; generation?: bigint } = {}): AsyncGenerator<Batch> {
+    const g = opts.generation ?? this.readGeneration();
+    const runs = await this.runsReadOf(g);
+    const t = await this.tableAt(INGEST_RUNS, runs ? runs.at : g);
+    if (!t) return;
+    if (!runs) {
+      yield* t.scan({ filter: opts.filter, columns: opts.columns }).batches();
+      return;
+    }
+    yield* withoutRuns(t.scan({ filter: opts.filter, columns: withRunColumn(opts.columns) }).batches(), runs.exclude, opts.columns);
   }
 
   /** Rows of a scan as objects (small results and tests). */
@@ -528,7 +683,38 @@ export class EventLog {
   close(): void {
     if (this.released) return;
     this.released = true;
+    for (const end of this.extraEnds) end();
     if (this.pinned) this.pinned.end();
     else if (this.shared.ownsLake) this.shared.lake.close();
+  }
+}
+
+/** A projection that includes `run` (undefined = every column, run among them). */
+function withRunColumn(columns: string[] | undefined): string[] | undefined {
+  return columns === undefined || columns.includes(COL_RUN) ? columns : [...columns, COL_RUN];
+}
+
+/**
+ * Batches without the rows whose `run` is in `exclude`, projected back to
+ * `columns` (the run column dropped when the caller did not ask for it).
+ * Keeps each batch's source (file, sequence number) and row order.
+ */
+async function* withoutRuns(batches: AsyncIterable<Batch>, exclude: ReadonlySet<string>, columns: string[] | undefined): AsyncGenerator<Batch> {
+  for await (const b of batches) {
+    const runAt = b.fields.findIndex((f) => f.name === COL_RUN);
+    if (runAt < 0) throw new Error(`a runs read of ${b.source?.file ?? 'a batch'}: no ${COL_RUN} column — nothing read`);
+    const drop = columns !== undefined && !columns.includes(COL_RUN);
+    const keepCols = b.fields.map((_, i) => i).filter((i) => !(drop && i === runAt));
+    const run = b.columns[runAt]!;
+    const rows: number[] = [];
+    for (let i = 0; i < b.numRows; i++) if (!exclude.has(run[i] as string)) rows.push(i);
+    if (rows.length === 0) continue;
+    const all = rows.length === b.numRows;
+    yield {
+      fields: keepCols.map((i) => b.fields[i]!),
+      numRows: rows.length,
+      columns: keepCols.map((i) => (all ? b.columns[i]! : rows.map((r) => b.columns[i]![r]!))),
+      ...(b.source ? { source: b.source } : {}),
+    };
   }
 }

@@ -228,6 +228,25 @@ export function parseRunNote(note: string | null): RunNote | undefined {
   return { what: m[1] as RunNote['what'], repo: m[2]!, rev: m[3] ?? null, run: m[4]! };
 }
 
+/**
+ * Does a commit note (a generation that changed an event table or
+ * `ingest_runs` without being a run) name an operation that only moves or
+ * rewrites rows, never adds or drops an event? Compaction, ring split and
+ * unsplit (their copies, switches, freezes), snapshot expiry, column
+ * evolution, relocation, recovery, table creation. A read of an expired
+ * generation (event-log.ts, "runs reads") trusts these and refuses any other
+ * such generation — so a new operation that rewrites event tables outside a
+ * run is added here, or its generations refuse those reads.
+ */
+export function movesRowsOnly(note: string | null): boolean {
+  return note !== null && /^(compact |ring: |expire snapshots |gc |add columns |relocate |recover |create )/.test(note);
+}
+
+/** Every table of the log whose rows carry `run`: the source and ring tables of each kind, and `ingest_runs`. */
+export function runTables(): string[] {
+  return [...SOURCE_KINDS.flatMap((k) => [tableName(k), ringTableName(k)]), INGEST_RUNS];
+}
+
 /** Table properties every event table is created with. */
 export const EVENT_TABLE_PROPERTIES: Record<string, string> = {
   'write.parquet.compression-codec': 'zstd',

@@ -8,7 +8,7 @@
 // latest run. A prefix or tag naming different commits (in two repos, say) is
 // refused with the candidates, never guessed; `repo` narrows it.
 import type { EventLog } from '../log/event-log.ts';
-import { INGEST_RUNS, UNIVERSE_REPO, parseRunNote } from '../log/schema.ts';
+import { UNIVERSE_REPO, parseRunNote } from '../log/schema.ts';
 import { didYouMeanText } from './suggest.ts';
 
 /** When to answer: a lake generation, a time, or a commit (id, prefix, tag, branch) of an ingested repo. */
@@ -25,14 +25,10 @@ interface RunRev {
   started: bigint;
 }
 
-/** Every run that recorded a rev, read at `generation` (the ingest_runs table is small and compacted). */
+/** Every run that recorded a rev, read at `generation` (the ingest_runs table is small and compacted: every column is read). */
 async function runRevs(log: EventLog, generation: bigint): Promise<RunRev[]> {
-  const t = await log.table(INGEST_RUNS, generation);
-  if (!t) return [];
   const out: RunRev[] = [];
-  const have = new Set(t.schema.fields.map((f) => f.name));
-  const columns = ['run', 'repo', 'rev', 'started', ...(have.has('refs') ? ['refs'] : [])];
-  for await (const b of t.scan({ columns }).batches()) {
+  for await (const b of log.scanRuns({ generation })) {
     const col = (name: string) => b.columns[b.fields.findIndex((f) => f.name === name)];
     const [run, repo, rev, started, refs] = [col('run')!, col('repo')!, col('rev')!, col('started')!, col('refs')];
     for (let i = 0; i < b.numRows; i++) {

@@ -142,27 +142,28 @@ export async function diff(log: EventLog, opts: DiffOptions): Promise<DiffResult
         `swap them: ${name(to, '--from')} ${name(from, '--to')}`,
     );
   }
-  // a repo or crate the lake has at neither end is unknown (did you mean …)
-  if (opts.repo !== undefined || opts.krate !== undefined) {
-    const scope = { repo: opts.repo, krate: opts.krate };
-    try {
-      await checkScope(log, to.g, scope);
-    } catch (e) {
-      if (!(e instanceof UnknownNameError) || from.g === to.g) throw e;
-      await checkScope(log, from.g, scope).catch(() => {
-        throw e;
-      });
-    }
-  }
-  let repo = opts.repo;
-  if (repo === undefined) {
-    const repos = new Set([from, to].filter((e) => e.rev !== null).map((e) => repoOfGeneration(log, e.g)).filter((r): r is string => r !== undefined));
-    if (repos.size === 1) repo = [...repos][0];
-  }
-  const a = log.pin({ generation: from.g });
+  // both ends through pinned handles (a generation whose snapshots gc expired is read from the log by runs)
+  const a = log.pin({ generation: from.g }, { history: true });
   try {
-    const b = log.pin({ generation: to.g });
+    const b = log.pin({ generation: to.g }, { history: true });
     try {
+      // a repo or crate the lake has at neither end is unknown (did you mean …)
+      if (opts.repo !== undefined || opts.krate !== undefined) {
+        const scope = { repo: opts.repo, krate: opts.krate };
+        try {
+          await checkScope(b, to.g, scope);
+        } catch (e) {
+          if (!(e instanceof UnknownNameError) || from.g === to.g) throw e;
+          await checkScope(a, from.g, scope).catch(() => {
+            throw e;
+          });
+        }
+      }
+      let repo = opts.repo;
+      if (repo === undefined) {
+        const repos = new Set([from, to].filter((e) => e.rev !== null).map((e) => repoOfGeneration(log, e.g)).filter((r): r is string => r !== undefined));
+        if (repos.size === 1) repo = [...repos][0];
+      }
       const r = await compare(a, b, repo, opts);
       return { from: from.g, to: to.g, fromRev: from.rev, toRev: to.rev, repo: repo ?? null, ...r };
     } finally {

@@ -7,18 +7,23 @@
 // one id never straddle two files of one sequence number, see log/compact.ts).
 // Across tables (node vs edge, ring vs source) sequence numbers are not
 // comparable, so each event is labelled with the lake generation that
-// committed it and sorted by that first. The generation is derived without
-// extra I/O: the snapshots of the table (in sequence order) are matched
-// greedily to the catalog's generations that touched the table, by commit
-// time; the snapshot's own time is exact. After compaction, rewritten rows
-// carry the sequence number of the snapshot compaction read, so their
-// generation and time are those of that snapshot (the order stays right).
-// Read-only.
+// committed it and sorted by that first. An event's run names it: the
+// generation whose note is that run, and that generation's commit time, from
+// the catalog alone — exact, and the same whether the snapshots are still
+// there or expired (a generation read from the log by runs). Events of runs
+// no note names (lakes made before runs were noted) fall back to their
+// snapshot: the table's snapshots (in sequence order) matched greedily to
+// the catalog's generations that touched it, by commit time (the snapshot's
+// own time); null when the snapshot has expired. Events of one generation are
+// ordered node before edge, then by id (one run's events are simultaneous),
+// then commit order — never by where compaction or a ring move put them.
+// After compaction, rewritten rows carry the sequence number of the snapshot
+// compaction read (`seq` changes; the order stays right). Read-only.
 import { eq, inList } from '../lake/expr/expr.ts';
 import { identToString } from '../lake/catalog/sql-catalog.ts';
 import type { Table } from '../lake/table/table.ts';
 import { batchRows } from '../log/event-log.ts';
-import { COL_ID, COL_KRATE, COL_OP, COL_REPO, COL_RUN, COL_TS, INGEST_RUNS, parseRunNote, ringTableName, tableName, type Kind } from '../log/schema.ts';
+import { COL_ID, COL_KRATE, COL_OP, COL_REPO, COL_RUN, COL_TS, parseRunNote, ringTableName, tableName, type Kind } from '../log/schema.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { checkPath, resolvePath } from './def.ts';
 import { candidateIds, edgeHit, nodeHit, readAt, type EdgeHit, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
@@ -29,9 +34,9 @@ export interface HistoryEvent {
   id: string;
   repo: string;
   krate: string;
-  /** Lake generation that committed the event (derived; null when its snapshot has expired). */
+  /** Lake generation that committed the event (its run's; null for a run no generation notes whose snapshot has expired). */
   generation: bigint | null;
-  /** Commit time of the event's snapshot, epoch ms (null when expired). */
+  /** Commit time of that generation, epoch ms (null when the generation is not known). */
   committedMs: number | null;
   /** The event's own `ts` column (epoch microseconds), as ingest wrote it. */
   ts: bigint | null;
@@ -68,6 +73,8 @@ export async function history(log: EventLog, path: string, opts: QueryOptions = 
       (a, b) =>
         cmpBig(a.e.generation ?? -1n, b.e.generation ?? -1n) ||
         (a.e.kind === b.e.kind ? 0 : a.e.kind === 'node' ? -1 : 1) ||
+        // events of one run (one known generation) are simultaneous: by id, not by where compaction put them
+        (a.e.generation !== null ? cmp(a.e.id, b.e.id) : 0) ||
         (a.table === b.table ? cmpBig(a.e.seq, b.e.seq) || a.pos - b.pos : 0) ||
         a.pos - b.pos,
     );
@@ -77,30 +84,30 @@ export async function history(log: EventLog, path: string, opts: QueryOptions = 
 
 /**
  * Each event's run → the commit it indexed (ingest_runs) and, where the run's
- * generation note names it, the exact generation that landed it (more exact
- * than the time-matched label, which stays for runs of older lakes).
+ * generation note names it, the exact generation that landed it and that
+ * generation's commit time (the time-matched label stays for runs of older
+ * lakes).
  */
 async function labelRuns(r: ReadAt, events: HistoryEvent[]): Promise<void> {
   const runs = new Set(events.map((e) => e.run).filter((x): x is string => x !== null));
   if (runs.size === 0) return;
-  const gens = new Map<string, bigint>();
+  const gens = new Map<string, { generation: bigint; timeMs: number }>();
   for (const g of r.log.lake.catalog.generations({ limit: Number.MAX_SAFE_INTEGER, before: r.generation + 1n })) {
     const n = parseRunNote(g.note);
-    if (n && runs.has(n.run)) gens.set(n.run, g.generation);
+    if (n && runs.has(n.run)) gens.set(n.run, { generation: g.generation, timeMs: g.timeMs });
   }
   const revs = new Map<string, { rev: string | null; subject: string | null }>();
-  const t = await r.log.table(INGEST_RUNS, r.generation);
-  if (t) {
-    const cols = new Set(t.schema.fields.map((f) => f.name));
-    const columns = ['run', 'rev', ...(cols.has('subject') ? ['subject'] : [])];
-    for await (const b of t.scan({ filter: inList('run', [...runs]), columns }).batches()) {
-      for (const row of batchRows(b)) revs.set(row['run'] as string, { rev: (row['rev'] as string | null) ?? null, subject: (row['subject'] as string | null | undefined) ?? null });
-    }
+  // every column: ingest_runs is small, and older lakes lack `subject`
+  for await (const b of r.log.scanRuns({ filter: inList('run', [...runs]), generation: r.generation })) {
+    for (const row of batchRows(b)) revs.set(row['run'] as string, { rev: (row['rev'] as string | null) ?? null, subject: (row['subject'] as string | null | undefined) ?? null });
   }
   for (const e of events) {
     if (e.run === null) continue;
     const g = gens.get(e.run);
-    if (g !== undefined) e.generation = g;
+    if (g !== undefined) {
+      e.generation = g.generation;
+      e.committedMs = g.timeMs;
+    }
     const rv = revs.get(e.run);
     if (rv) {
       e.rev = rv.rev;
@@ -110,14 +117,17 @@ async function labelRuns(r: ReadAt, events: HistoryEvent[]): Promise<void> {
 }
 
 const cmpBig = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 type Labeller = (table: Table, seq: bigint) => { generation: bigint | null; committedMs: number | null };
 
 /** Every event of `ids` of one kind, with its table, scan position and generation label. */
 async function eventsOf(r: ReadAt, kind: Kind, ids: Set<string>, label: Labeller): Promise<{ e: HistoryEvent; table: string; pos: number }[]> {
-  const tables = (await Promise.all([r.log.table(tableName(kind), r.generation), r.log.table(ringTableName(kind), r.generation)])).filter(
-    (t): t is Table => t !== undefined,
-  );
+  // a generation read by runs (snapshots expired) has no snapshots to match: its events are labelled by run only
+  const byRuns = (await r.log.runsReadOf(r.generation)) !== undefined;
+  const tables = byRuns
+    ? []
+    : (await Promise.all([r.log.table(tableName(kind), r.generation), r.log.table(ringTableName(kind), r.generation)])).filter((t): t is Table => t !== undefined);
   const out: { e: HistoryEvent; table: string; pos: number }[] = [];
   let pos = 0;
   for await (const b of r.log.scan(kind, { filter: inList(COL_ID, [...ids]), generation: r.generation })) {

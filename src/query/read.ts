@@ -1,7 +1,10 @@
 // Reading the graph for queries: one lake generation per question (an `asOf`
 // pins a read handle through EventLog.pin; otherwise the current generation is
 // fixed at the start so that every scan of one question sees the same state),
-// and the fold of current state restricted to a set of ids.
+// and the fold of current state restricted to a set of ids. A generation whose
+// snapshots gc expired is answered all the same: the pin reads the current
+// log restricted to the runs landed by then (EventLog "runs reads"; never the
+// state tables), so every question below works unchanged.
 //
 // Invariant: a query never trusts a filter on a column that a `remove` event
 // may leave empty. Candidate ids are found with the selective filter (name,
@@ -52,7 +55,11 @@ export async function readAt<T>(log: EventLog, asOf: AsOf | undefined, fn: (r: R
     const generation = log.readGeneration();
     return fn({ log, generation, view: await view(log, generation) });
   }
-  const pinned = log.pin({ generation: await generationOf(log, asOf) });
+  const g = await generationOf(log, asOf);
+  // a handle pinned there already (the server's, an answer's source lookups) is used as it is
+  if (log.pinnedGeneration === g) return fn({ log, generation: g, view: await view(log, g) });
+  // history: a generation whose snapshots gc expired is read from the log by runs (EventLog.runsReadOf)
+  const pinned = log.pin({ generation: g }, { history: true });
   try {
     const generation = pinned.readGeneration();
     return await fn({ log: pinned, generation, view: await view(pinned, generation) });

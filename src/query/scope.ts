@@ -10,7 +10,7 @@
 import * as path from 'node:path';
 import { and, eq, inList } from '../lake/expr/expr.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
-import { INGEST_RUNS, UNIVERSE_REPO, targetKindOf } from '../log/schema.ts';
+import { UNIVERSE_REPO, targetKindOf } from '../log/schema.ts';
 import { StateView } from '../log/state/view.ts';
 import type { NodeKind } from '../extract/types.ts';
 import { didYouMean } from './suggest.ts';
@@ -206,10 +206,8 @@ export async function placer(log: EventLog, generation: bigint, hits: Placed[], 
 async function repoRoots(log: EventLog, generation: bigint, repos: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (repos.length === 0) return out;
-  const t = await log.table(INGEST_RUNS, generation);
-  if (!t) return out;
   const newest = new Map<string, bigint>();
-  for await (const b of t.scan({ filter: inList('repo', repos), columns: ['repo', 'started', 'summary'] }).batches()) {
+  for await (const b of log.scanRuns({ filter: inList('repo', repos), columns: ['repo', 'started', 'summary'], generation })) {
     for (const row of batchRows(b)) {
       const repo = row.repo as string;
       const started = typeof row.started === 'bigint' ? row.started : 0n;

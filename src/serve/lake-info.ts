@@ -5,7 +5,6 @@
 // Memory: the runs are streamed and only the newest `runs` kept.
 import { identToString, parseIdent } from '../lake/catalog/sql-catalog.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
-import { INGEST_RUNS } from '../log/schema.ts';
 
 export interface LakeTableInfo {
   table: string;
@@ -90,12 +89,10 @@ export async function lakeInfo(pinned: EventLog, opts: { generations: number; ru
 /** The newest `n` rows of ingest_runs (by `started`), streamed: at most `n` kept. */
 async function newestRuns(pinned: EventLog, n: number): Promise<LakeRun[]> {
   if (n === 0) return [];
-  const t = await pinned.table(INGEST_RUNS);
-  if (!t) return [];
   const keep: LakeRun[] = [];
   const micros = (v: unknown): bigint | null => (typeof v === 'bigint' ? v : typeof v === 'number' ? BigInt(v) : null);
   const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-  for await (const b of t.scan({}).batches()) {
+  for await (const b of pinned.scanRuns()) {
     for (const r of batchRows(b)) {
       keep.push({ run: String(r.run), repo: String(r.repo), rev: s(r.rev), started: micros(r.started), finished: micros(r.finished), status: s(r.status), events: micros(r.events), summary: s(r.summary) });
     }

@@ -5,6 +5,10 @@
 // lease (EventLog.pin: `releaseBase` = that generation) keeps gc, in any
 // process, from deleting a file the request may still open.
 //
+// A generation whose snapshots gc expired is read from the current log by
+// runs (EventLog.pin's `history`): such a handle holds a second lease, on
+// the generation it reads.
+//
 // Invariants: one handle (one lease) per generation in use, however many
 // requests share it; a handle is closed only when no request holds it and it
 // has been idle for `idleMs` (so a busy server does not take a lease per
@@ -49,7 +53,7 @@ export class Pins {
     if (this.closed) throw new Error('the server is stopping: no new reads');
     let e = this.open.get(g);
     if (!e) {
-      e = { handle: this.log.pin({ generation: g }), users: 0, idle: undefined };
+      e = { handle: this.log.pin({ generation: g }, { history: true }), users: 0, idle: undefined };
       this.open.set(g, e);
     }
     if (e.idle) clearTimeout(e.idle);

@@ -38,11 +38,14 @@ export class StateView {
   /**
    * The state tables as the lake held them at `generation` (default: the
    * handle's read generation). Undefined when any of them did not exist then,
-   * or its metadata file is gone (expired): the caller folds the log. Tables
+   * or its metadata file is gone (expired), or the handle reads that
+   * generation by runs (EventLog.runsReadOf): the caller folds the log. Tables
    * are loaded on first use.
    */
   static async open(log: EventLog, generation?: bigint): Promise<StateView | undefined> {
     const g = generation ?? log.readGeneration();
+    // a generation read from the log by runs (its snapshots expired) never uses the state tables
+    if (await log.runsReadOf(g)) return undefined;
     const catalog = log.lake.catalog;
     const current = g === catalog.pointerGeneration();
     const at = current ? undefined : catalog.pointersAt(g);
