@@ -254,7 +254,9 @@ function resolveTraitCall(c: Extract<Callee, { k: 'trait' }>, w: World): CalleeT
     const sw = crateOfFirst(selfFirst, w);
     if ('model' in sw && !homes.includes(sw.model)) homes.push(sw.model);
   }
-  if (!homes.includes(w.local)) homes.push(w.local);
+  // the orphan rule: a std trait's impl for a std type (Box and Pin aside, which are fundamental) is std's
+  const stdSelf = selfFirst !== null && STD_CRATES.has(selfFirst) && !/^[&*\s]*(?:mut\s+|const\s+)?(?:std|core|alloc)::(?:boxed::Box|pin::Pin)\b/.test(c.self);
+  if (!homes.includes(w.local) && !(stdSelf && !traitModel)) homes.push(w.local);
   for (const home of homes) {
     const impls = pickImpls(home, traitName, self, c.self, traitArgs, w);
     if (impls.length === 0) continue;
@@ -278,6 +280,8 @@ function resolveTraitCall(c: Extract<Callee, { k: 'trait' }>, w: World): CalleeT
   }
   return { k: 'outside', krate: 'outside' in traitWhere ? traitWhere.outside : '?' };
 }
+
+const STD_CRATES: ReadonlySet<string> = new Set(['std', 'core', 'alloc']);
 
 /** First path segment of a self type's text (`&mut a::B<'_>` -> `a`), null for non-path types. */
 function selfPathFirst(text: string): string | null {

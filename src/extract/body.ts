@@ -18,6 +18,9 @@ const WALKED = [
   'let_condition', 'match_expression', 'attribute_item', 'function_item', 'impl_item',
 ] as const;
 
+/** Arms of a `match` whose values are kept as its possible types (the first known one wins). */
+const MAX_ARMS = 8;
+
 export class BodyReader {
   private readonly exprs = new Map<number, Expr>();
 
@@ -374,6 +377,27 @@ export class BodyReader {
       case 'block': {
         const tail = blockTail(n);
         return tail ? this.expr(tail) : { k: 'unknown', what: 'block without a tail' };
+      }
+      case 'unsafe_block': {
+        const block = n.namedChildren.find((c) => c?.type === 'block') ?? null;
+        return block ? this.expr(block) : { k: 'unknown', what: n.type };
+      }
+      case 'if_expression': {
+        // `if c { a } else { b }`: a, else b (an `else if` is an if_expression again)
+        const of: Expr[] = [];
+        const then = n.childForFieldName('consequence');
+        if (then) of.push(this.expr(then));
+        const alt = n.childForFieldName('alternative')?.namedChildren.find((c) => c !== null && (c.type === 'block' || c.type === 'if_expression')) ?? null;
+        if (alt) of.push(this.expr(alt));
+        return of.length > 0 ? { k: 'either', of } : { k: 'unknown', what: n.type };
+      }
+      case 'match_expression': {
+        const of: Expr[] = [];
+        for (const arm of n.childForFieldName('body')?.namedChildren ?? []) {
+          const v = arm?.type === 'match_arm' ? arm.childForFieldName('value') : null;
+          if (v && of.length < MAX_ARMS) of.push(this.expr(v));
+        }
+        return of.length > 0 ? { k: 'either', of } : { k: 'unknown', what: n.type };
       }
       default:
         return { k: 'unknown', what: n.type };

@@ -79,6 +79,8 @@ export type Expr =
   | { k: 'macro'; name: string }
   /** A closure: the expression it returns (a block's tail), when there is one. */
   | { k: 'closure'; body: Expr | null; at: number }
+  /** One of several values of one type (match arms, if/else branches): the first whose type is known. */
+  | { k: 'either'; of: Expr[] }
   | { k: 'unknown'; what: string };
 
 /**

@@ -187,3 +187,10 @@ test('edition 2015: `try!(e)` unwraps e\'s Result for the method called on it (t
   assert.equal(callTo(g, 'try2015::by_try_macro', 14, 'try2015::Cell::get').dst, node(g, 'try2015::Cell::get').id);
   assert.equal(callTo(g, 'try2015::by_try_macro', 14, 'try2015::make').dst, node(g, 'try2015::make').id);
 });
+
+test('method calls: receivers typed from if/else branches, match arms (a diverging arm skipped) and unsafe blocks', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  const at = callsAt(g, 'calls::by_branches', 192).filter((e) => e.dstPath.endsWith('::area'));
+  assert.deepEqual(at.map((e) => e.dst), [area, area, area, area]);
+});

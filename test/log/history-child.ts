@@ -6,10 +6,14 @@
 //     the pinned handle, and `find f1` answered at its generation.
 //   maintain <lakeRoot>: run the maintenance after a run (history task
 //     included) and exit; killed at MIMIR_CRASH_AT by the crash test.
+//   ingest <lakeRoot> <wsDir> <repo> <n>: n alternating-edit ingests of a small
+//     generated crate as repo <repo> (maintenance and its expiry after each).
 import { createInterface } from 'node:readline';
 import { EventLog } from '../../src/log/event-log.ts';
 import { maintain } from '../../src/log/maintain.ts';
 import { find } from '../../src/query/index.ts';
+import { ingest } from '../../src/ingest/index.ts';
+import { syntheticWorkspace } from '../ingest/helpers.ts';
 import { canonRow } from './rows.ts';
 
 const [mode, lakeRoot] = process.argv.slice(2);
@@ -36,5 +40,14 @@ if (mode === 'pin') {
 } else if (mode === 'maintain') {
   const log = await EventLog.open(lakeRoot!);
   await maintain(log);
+  log.close();
+} else if (mode === 'ingest') {
+  const [, , ws, repo, count] = process.argv.slice(2);
+  const log = await EventLog.open(lakeRoot!);
+  for (let i = 0; i < Number(count); i++) {
+    syntheticWorkspace(ws!, repo!, 12, i % 2);
+    const r = await ingest(log, ws!, { repo: repo! });
+    if (r.maintenanceError) throw new Error(`run ${i}: maintenance failed: ${r.maintenanceError}`);
+  }
   log.close();
 } else throw new Error(`history-child: unknown mode '${mode}'`);

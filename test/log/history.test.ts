@@ -2,7 +2,8 @@
 // every table holds at most K + slack snapshots, the lake's file count levels
 // off, no metadata file of an expired generation stays and nothing is left
 // unreferenced; a generation pinned by another process keeps its files and
-// reads through the runs' expiry, and goes once the pin ends; gc honours the
+// reads through the runs' expiry, and goes once the pin ends; two processes
+// ingesting at once, both expiring, lose nothing; gc honours the
 // count bound beside its age bound; a process killed inside the expiry leaves
 // a lake that reads the same and converges.
 import { test, after } from 'node:test';
@@ -23,6 +24,7 @@ import { identToString } from '../../src/lake/catalog/sql-catalog.ts';
 import { readMetadata } from '../../src/lake/table/commit.ts';
 import { removeOrphanFiles } from '../../src/lake/maintenance/index.ts';
 import { find } from '../../src/query/index.ts';
+import { formatVerifyReport, verifyState } from '../../src/log/state/verify.ts';
 import { repoRoot, runTsx, scratch } from '../helpers.ts';
 import { runCli } from '../cli/run-cli.ts';
 import { syntheticWorkspace } from '../ingest/helpers.ts';
@@ -150,6 +152,28 @@ test('a generation pinned by another process keeps its files and reads through t
     for (const h of await history(log)) assert.deepEqual(h.stale, [], `${h.table}: no metadata file of an expired generation`);
   } finally {
     log.close();
+  }
+});
+
+test('two processes ingesting different repos at once, each expiring history after its runs: every run lands, the state equals the log, nothing is left unreferenced', { timeout: 600_000 }, async () => {
+  const { log, root, ws } = await boundedLake();
+  log.close();
+  const RUNS = 6;
+  const kids = await Promise.all(['one', 'two'].map((repo) => runTsx([CHILD, 'ingest', root, `${ws}-${repo}`, repo, String(RUNS)])));
+  for (const k of kids) assert.equal(k.code, 0, k.stderr);
+  const again = await EventLog.open(root);
+  try {
+    const runs = await (await again.table('ingest_runs'))!.scan().toArray();
+    assert.equal(runs.length, 2 * RUNS, 'every run row landed');
+    const v = await verifyState(again);
+    assert.ok(v.equal, formatVerifyReport(v).join('\n'));
+    for (const h of await history(again)) {
+      assert.ok(h.snapshots <= K + SLACK + 2, `${h.table} holds ${h.snapshots} snapshots`);
+      assert.deepEqual(h.stale, [], `${h.table} keeps no metadata file of an expired generation`);
+    }
+    assert.deepEqual((await removeOrphanFiles(again.lake, { olderThanMs: 0, dryRun: true })).deleted, [], 'nothing unreferenced');
+  } finally {
+    again.close();
   }
 });
 

@@ -258,6 +258,15 @@ export class Infer {
       }
       case 'tuple': return { k: 'tuple', of: e.of.map((x) => this.typeOf(x, at, env, depth + 1)) };
       case 'closure': return UNKNOWN('closure');
+      case 'either': {
+        let first: Ty | null = null;
+        for (const x of e.of) {
+          const t = this.typeOf(x, at, env, depth + 1);
+          if (t.k !== 'unknown') return t;
+          first ??= t;
+        }
+        return first ?? UNKNOWN('no branch');
+      }
       case 'struct': {
         const segs = e.path.split('::');
         if (e.path === 'Self' && env.selfTy) return env.selfTy;
