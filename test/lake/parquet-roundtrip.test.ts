@@ -123,6 +123,23 @@ test('parquet metrics: strings truncate to 16 code points (upper bound increment
   assert.equal(metrics.upperBounds.has(3), false);
 });
 
+test('parquet metrics: string bounds in UTF-8 byte order (a surrogate pair sorts above U+E000..U+FFFF); distinct strings, ASCII or not, read back equal', async () => {
+  // mostly distinct values (written PLAIN): one column all ASCII, one with non-ASCII text
+  const ascii = Array.from({ length: 3000 }, (_, i) => (i % 17 === 0 ? null : `crate::m${i}::f${(i * 7919) % 3001}`));
+  const wide = ascii.map((v, i) => (v === null ? null : i % 5 === 0 ? `${v}–naïve🐇` : v));
+  // bounds: U+E000 is above every BMP letter but below 🐇 (U+1F407, a surrogate pair in UTF-16)
+  const order = ['b', '\uE000', '\u{1F407}', 'a', '\uFFFF', 'c'];
+  const fields = [field(1, 'ascii', { type: 'string' }), field(2, 'wide', { type: 'string' }), field(3, 'order', { type: 'string' })];
+  const batch: Batch = { fields, numRows: ascii.length, columns: [ascii, wide, ascii.map((_, i) => order[i % order.length]!)] };
+  const { file, metrics } = await writeFile({ schemaId: 0, fields }, [batch]);
+  assert.equal(fromBinary({ type: 'string' }, metrics.lowerBounds.get(3)!), 'a');
+  assert.equal(fromBinary({ type: 'string' }, metrics.upperBounds.get(3)!), '\u{1F407}');
+  const [a, w, o] = await readAll(file, fields);
+  assert.deepEqual(a, ascii);
+  assert.deepEqual(w, wide);
+  assert.deepEqual(o, batch.columns[2]);
+});
+
 test('parquet metrics: NaN is counted, never a bound; -0 sorts below +0', async () => {
   const fields = [field(1, 'd', { type: 'double' }), field(2, 'f', { type: 'float' }), field(3, 'allnan', { type: 'double' })];
   const batch: Batch = { fields, numRows: 4, columns: [[NaN, 2, -0, null], [0, -0, NaN, 1.1], [NaN, NaN, null, NaN]] };

@@ -56,7 +56,10 @@ test('state: a sorted batch has the rows in the order rowOrder gives (nulls firs
     const pool = ascii ? names.filter((x) => x === null || !/[\ud800-\uffff]/.test(x)) : names;
     const rows: Row[] = [];
     for (let i = 0; i < 400; i++) {
-      rows.push({ dst_name: pick(pool), dst: pick(pool), edge_kind: pick(['call', 'use', null]), src: pick(pool), id: `e${i % 150}`, repo: 'r', krate: 'k', line: i });
+      rows.push({
+        dst_name: pick(pool), dst: pick(pool), edge_kind: pick(['call', 'use', null]), src: pick(pool), key: pick(pool), name: pick(pool), qpath: pick(pool),
+        id: `e${i % 150}`, repo: 'r', krate: 'k', line: i,
+      });
     }
     for (const t of [CODE_EDGES_IN, 'code_edges_out', 'code_keys', CODE_NODES] as const) {
       const expected = toBatch(t, [...rows].sort(rowOrder(t)));

@@ -353,6 +353,8 @@ function appendPrimitive(dst: unknown[], at: number, src: Value[], start: number
     case 'string': {
       let lo = min as string | undefined;
       let hi = max as string | undefined;
+      let loHigh = lo !== undefined && HIGH_UNITS.test(lo);
+      let hiHigh = hi !== undefined && HIGH_UNITS.test(hi);
       for (let i = start; i < end; i++) {
         const v = src[i];
         if (v === null || v === undefined) {
@@ -361,16 +363,22 @@ function appendPrimitive(dst: unknown[], at: number, src: Value[], start: number
           continue;
         }
         if (typeof v !== 'string') fail(f, 'a string', v);
+        // UTF-16 order differs from code-point (UTF-8 byte) order only where a
+        // surrogate meets U+E000..U+FFFF, so a comparison with a bound that has
+        // no code unit at or above U+D800 is exact with `<`; a bound that has
+        // one is compared exactly
         if (lo === undefined) {
           lo = hi = v;
-        } else if (HIGH_UNITS.test(v)) {
-          // UTF-16 order differs from code-point (UTF-8 byte) order only where a
-          // surrogate meets U+E000..U+FFFF: such strings are compared exactly
-          if (compareStrings(v, lo) < 0) lo = v;
-          if (compareStrings(v, hi!) > 0) hi = v;
+          loHigh = hiHigh = HIGH_UNITS.test(v);
         } else {
-          if (v < lo) lo = v;
-          else if (v > hi!) hi = v;
+          if (loHigh ? compareStrings(v, lo) < 0 : v < lo) {
+            lo = v;
+            loHigh = HIGH_UNITS.test(v);
+          }
+          if (hiHigh ? compareStrings(v, hi!) > 0 : v > hi!) {
+            hi = v;
+            hiHigh = HIGH_UNITS.test(v);
+          }
         }
         dst[i + shift] = v;
       }
@@ -602,9 +610,31 @@ const utf8Encoder = new TextEncoder();
 function utf8Views(data: unknown[]): (Uint8Array | null)[] {
   const n = data.length;
   let chars = 0;
+  const texts: string[] = [];
   for (let i = 0; i < n; i++) {
     const v = data[i];
-    if (typeof v === 'string') chars += v.length;
+    if (typeof v === 'string') {
+      chars += v.length;
+      texts.push(v);
+    }
+  }
+  {
+    // all ASCII (the usual case): one encode of the joined text, each value's bytes = its length
+    const joined = texts.join('');
+    const ascii = new Uint8Array(chars);
+    const r = utf8Encoder.encodeInto(joined, ascii);
+    if (r.read === joined.length && r.written === chars) {
+      const out = new Array<Uint8Array | null>(n);
+      let at = 0;
+      for (let i = 0; i < n; i++) {
+        const v = data[i];
+        if (typeof v === 'string') {
+          out[i] = ascii.subarray(at, at + v.length);
+          at += v.length;
+        } else out[i] = null;
+      }
+      return out;
+    }
   }
   let buf = new Uint8Array(chars + 16);
   let at = 0;

@@ -77,54 +77,96 @@ export function toBatch(t: StateTable, rows: Row[]): Batch {
 const HIGH_UNITS = /[\ud800-\uffff]/;
 
 /**
- * Rows as one batch of the table's schema, in the table's sort order (the
- * order `rowOrder` gives, ties kept in input order). Sorts row numbers over
- * the sort columns pulled out once, with the engine's own string comparison
- * unless a sort value holds a code unit at or above U+D800 (then
- * `compareStrings`, UTF-8 byte order): the same order as `rows.sort(rowOrder(t))`
- * followed by `toBatch`, at a fraction of the cost; `rows` is left as it is.
+ * Rows as one batch of the table's schema, in the table's sort order: the
+ * order of `rows.sort(rowOrder(t))` (ties in input order), the batch
+ * `toBatch` would make of it; `rows` is left as it is. No comparison of rows:
+ * each sort column's distinct values are sorted once and the rows placed by
+ * a stable counting sort per column, last column first (see `sortOrder`).
  */
 export function sortedBatch(t: StateTable, rows: Row[]): Batch {
   const fields = stateSchema(t).fields;
   const n = rows.length;
-  let exact = false;
-  const keys = SORT_COLUMNS[t].map((c) => {
-    const col = new Array<Value>(n);
-    for (let i = 0; i < n; i++) {
-      const v = rows[i]![c] ?? null;
-      if (!exact && typeof v === 'string' && HIGH_UNITS.test(v)) exact = true;
-      col[i] = v;
-    }
-    return col;
-  });
-  const order = new Array<number>(n);
-  for (let i = 0; i < n; i++) order[i] = i;
-  order.sort(exact
-    ? (i, j) => {
-      for (const k of keys) {
-        const d = compareValues(k[i]!, k[j]!);
-        if (d !== 0) return d;
-      }
-      return i - j;
-    }
-    : (i, j) => {
-      for (const k of keys) {
-        const a = k[i]!;
-        const b = k[j]!;
-        if (a === b) continue;
-        if (a === null) return -1;
-        if (b === null) return 1;
-        return a < b ? -1 : 1;
-      }
-      return i - j;
-    });
-  const columns = fields.map((f) => {
+  // column by column, rows in input order (sequential reads of each row)
+  const raw = fields.map((f) => {
     const name = f.name;
     const col = new Array<Value>(n);
-    for (let i = 0; i < n; i++) col[i] = rows[order[i]!]![name] ?? null;
+    for (let i = 0; i < n; i++) col[i] = rows[i]![name] ?? null;
     return col;
   });
+  const byName = new Map(fields.map((f, j) => [f.name, raw[j]!]));
+  const order = sortOrder(SORT_COLUMNS[t].map((c) => byName.get(c) ?? new Array<Value>(n).fill(null)), n);
+  const columns = raw.map((col) => {
+    const out = new Array<Value>(n);
+    for (let i = 0; i < n; i++) out[i] = col[order[i]!]!;
+    return out;
+  });
   return { fields, numRows: n, columns };
+}
+
+/**
+ * The row numbers 0..n-1 in the order of the key columns (lexicographic;
+ * each column by `compareValues`: nulls first, strings in UTF-8 byte order),
+ * equal keys in input order. The first column is ranked (its distinct values
+ * sorted once, by the engine's own string order when no value holds a code
+ * unit at or above U+D800, where that equals UTF-8 byte order) and the rows
+ * placed by a stable counting sort on that rank; only rows that share a
+ * first value are then compared, on the other columns.
+ */
+export function sortOrder(keys: Value[][], n: number): Int32Array {
+  const order = new Int32Array(n);
+  if (keys.length === 0) {
+    for (let i = 0; i < n; i++) order[i] = i;
+    return order;
+  }
+  const first = keys[0]!;
+  const distinct = new Set<Value>();
+  for (let i = 0; i < n; i++) {
+    const v = first[i]!;
+    if (v !== null) distinct.add(v);
+  }
+  const values = [...distinct];
+  let native = true;
+  for (const v of values) {
+    if (typeof v !== 'string' || HIGH_UNITS.test(v)) {
+      native = false;
+      break;
+    }
+  }
+  if (native) values.sort(); // UTF-16 code unit order, = UTF-8 byte order here
+  else values.sort(compareValues);
+  const rankOf = new Map<Value, number>();
+  for (let r = 0; r < values.length; r++) rankOf.set(values[r]!, r + 1); // 0: null
+  const rank = new Int32Array(n);
+  const start = new Int32Array(values.length + 2);
+  for (let i = 0; i < n; i++) {
+    const v = first[i]!;
+    const r = v === null ? 0 : rankOf.get(v)!;
+    rank[i] = r;
+    start[r + 1]!++;
+  }
+  for (let r = 1; r < start.length; r++) start[r]! += start[r - 1]!;
+  const at = start.slice();
+  for (let i = 0; i < n; i++) order[at[rank[i]!]!++] = i;
+  if (keys.length === 1) return order;
+  // rows sharing a first value: by the other columns, then input order
+  const rest = keys.slice(1);
+  const m = rest.length;
+  const cmp = (i: number, j: number): number => {
+    for (let c = 0; c < m; c++) {
+      const k = rest[c]!;
+      const d = compareValues(k[i]!, k[j]!);
+      if (d !== 0) return d;
+    }
+    return i - j;
+  };
+  for (let r = 0; r + 1 < start.length; r++) {
+    const s = start[r]!;
+    const e = start[r + 1]!;
+    if (e - s < 2) continue;
+    const group = Array.from(order.subarray(s, e)).sort(cmp);
+    order.set(group, s);
+  }
+  return order;
 }
 
 export class StateDelta {
