@@ -40,6 +40,7 @@ import { CODE_NODE_EVENTS, ident, qualified } from '../log/schema.ts';
 import { JsonSyntaxError, parseJson, stringifyJson } from '../lake/spec/json.ts';
 import { AsOfError, DiffRangeError, generationOf, type AsOf } from '../query/index.ts';
 import { AnswerCache } from './cache.ts';
+import { enableReadCache } from '../lake/io/read-cache.ts';
 import { Limiter, QueueFull, QueueTimeout } from './limiter.ts';
 import { lakeInfo } from './lake-info.ts';
 import { Pins } from './pins.ts';
@@ -135,6 +136,9 @@ export function isLoopback(host: string): boolean {
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const lake = typeof opts.lake === 'string' ? openLake(opts.lake) : opts.lake;
   lake.io.confineReads(); // never a file outside the lake, whoever opened it
+  // a lake of its own (read-only): each metadata file, manifest and Parquet
+  // footer is parsed once, not per request (lake/io/read-cache.ts, 64 MiB)
+  if (typeof opts.lake === 'string') enableReadCache(lake.io);
   const root = lake.root;
   let log: EventLog;
   try {

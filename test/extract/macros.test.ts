@@ -229,3 +229,14 @@ test('macros: an impl inside a generated fn body is the fn\'s child, its item-po
   const members = g.nodes.filter((n) => n.parent === impl.id).map((n) => [n.name, n.lineStart, n.origin]);
   assert.deepEqual(members, [['visit_bool', 144, 'macro:forward_to_any'], ['visit_u8', 144, 'macro:forward_to_any'], ['visit_str', 144, 'macro:forward_to_any']]);
 });
+
+test('macros: a local declared without a value and assigned in a match arm of an expansion (syn\'s braced!) types the calls after it', async () => {
+  const g = await extract(path.join(fixtures, 'bodies'));
+  assert.deepEqual(calls(g, 'bodies::deferred'), [
+    'bodies::Parser::offset@100:16 -', // content.offset(): content = braces.content, braces from Ok(braces) of parse_braces()
+    'bodies::braced@99:13 -',
+    'bodies::parse_braces@99:13 macro:braced',
+    'std::result::Result::Err@99:13 macro:braced',
+    'std::result::Result::Ok@100:5 -',
+  ]);
+});

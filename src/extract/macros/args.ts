@@ -80,7 +80,7 @@ export function scanArgs(name: string, input: Token[], place: ScanPlace, edition
 /** The calls in any code (an expansion's tokens). */
 export function scanCode(tokens: Token[], place: ScanPlace): Scan {
   const out: Scan = { refs: [], macros: [], bindings: [] };
-  new Scanner(place, out).list(tokens);
+  new Scanner(place, out, true).list(tokens);
   return out;
 }
 
@@ -114,7 +114,8 @@ function segText(t: Token): string {
 const UNKNOWN = (what: string): Expr => ({ k: 'unknown', what });
 
 class Scanner {
-  constructor(private readonly place: ScanPlace, private readonly out: Scan) {}
+  /** `code`: the tokens are an expansion (statements), not a macro's arguments (where `x = e` names an argument). */
+  constructor(private readonly place: ScanPlace, private readonly out: Scan, private readonly code = false) {}
 
   /** Every call in a token list. */
   list(toks: Token[]): void {
@@ -123,6 +124,14 @@ class Scanner {
       if (isIdent(toks[i], 'let')) {
         const l = this.let(toks, i);
         if (l > i) { i = l; continue; }
+      }
+      if (this.code && isIdent(toks[i], 'match')) {
+        const m = this.match(toks, i);
+        if (m > i) { i = m; continue; }
+      }
+      if (this.code && (i === 0 || isPunct(toks[i - 1], ';'))) {
+        const a = this.assign(toks, i);
+        if (a > i) { i = a; continue; }
       }
       const r = this.chain(toks, i);
       if (r) { i = r.j; continue; }
@@ -161,6 +170,49 @@ class Scanner {
     const at = this.place.at;
     this.out.bindings.push({ name: name.text, at, until: at + 1, from: at, init: r.expr });
     return r.j;
+  }
+
+  /**
+   * `x = <chain>;` at `i`: a local declared without a value (`let content;`
+   * before syn's `braced!(content in input)`) gets its type here — a binding
+   * from the invocation on, its value read at the invocation (where the
+   * expansion's own bindings are visible). The index after the chain; `i` when
+   * it is not that.
+   */
+  private assign(toks: Token[], i: number): number {
+    const name = toks[i];
+    if (!name || name.k !== 'ident' || KEYWORDS.has(name.text) || !isPunct(toks[i + 1], '=')) return i;
+    const r = this.chain(toks, i + 2);
+    if (!r || (r.j < toks.length && !isPunct(toks[r.j], ';'))) return i;
+    const at = this.place.at;
+    this.out.bindings.push({ name: name.text, at, from: at, init: r.expr });
+    return r.j;
+  }
+
+  /**
+   * `match <chain> { … }` at `i`: arms `Ok(x) =>` / `Some(x) =>` (any path to
+   * them) bind x to the payload of the scrutinee, for the calls of this
+   * invocation; the arms are scanned. The index after the arms; `i` when it is
+   * not that.
+   */
+  private match(toks: Token[], i: number): number {
+    const r = this.chain(toks, i + 1);
+    const arms = r ? groupOf(toks[r.j], '{') : null;
+    if (!r || !arms) return i;
+    const at = this.place.at;
+    const a = arms.tokens;
+    for (let k = 1; k + 1 < a.length; k++) {
+      const head = a[k - 1]!;
+      const g = groupOf(a[k], '(');
+      if (!g || !isPunct(a[k + 1], '=>') || !(isIdent(head, 'Ok') || isIdent(head, 'Some'))) continue;
+      const inner = isIdent(g.tokens[0], 'mut') ? g.tokens.slice(1) : g.tokens;
+      const v = inner[0];
+      if (inner.length === 1 && v && v.k === 'ident' && !KEYWORDS.has(v.text)) {
+        this.out.bindings.push({ name: v.text, at, until: at + 1, from: at, init: r.expr, via: 'some' });
+      }
+    }
+    this.list(a);
+    return r.j + 1;
   }
 
   /**

@@ -25,6 +25,7 @@ import type { FileMetaData, SchemaElement, SchemaTree, AsyncBuffer } from 'hypar
 import { deserializeTCompactProtocol } from 'hyparquet/src/thrift.js';
 import type { Compressors } from 'hyparquet';
 import { zstdDecompress } from '../codec/zstd.ts';
+import { cachedRead } from '../io/read-cache.ts';
 
 // hyparquet-compressors' pure-JS zstd (fzstd) rejects some valid frames that
 // libzstd writes; decode zstd with libzstd itself (the page knows its size).
@@ -389,39 +390,43 @@ export class ParquetDataFile {
   static async open(io: FileIO, path: string, opts: { nameMapping?: NameMapping } = {}): Promise<ParquetDataFile> {
     const input = await io.open(path);
     try {
-      const size = await input.size();
-      const bad = (what: string): Error => new Error(`${path}: not a readable Parquet file: ${what}`);
-      if (size < 12) throw bad(`expected at least 12 bytes ("PAR1", footer, length, "PAR1"), found ${size}`);
-      const firstLen = Math.min(size, FOOTER_GUESS);
-      let tail = await input.read(size - firstLen, size);
-      const view = new DataView(tail.buffer, tail.byteOffset, tail.byteLength);
-      const magic = view.getUint32(tail.length - 4, true);
-      if (magic !== MAGIC) {
-        const found = Array.from(tail.subarray(tail.length - 4), (b) => b.toString(16).padStart(2, '0')).join(' ');
-        throw bad(`expected trailing magic "PAR1" (50 41 52 31), found ${found}`);
-      }
-      const metaLen = view.getUint32(tail.length - 8, true);
-      if (metaLen + 12 > size) throw bad(`footer length ${metaLen} does not fit in a file of ${size} bytes`);
-      if (metaLen + 8 > tail.length) {
-        const more = await input.read(size - metaLen - 8, size - firstLen);
-        const joined = new Uint8Array(metaLen + 8);
-        joined.set(more, 0);
-        joined.set(tail, more.length);
-        tail = joined;
-      }
-      const footer = tail.subarray(tail.length - metaLen - 8);
-      let metadata: FileMetaData;
-      let rawStats: (RawStats | undefined)[][];
-      try {
-        metadata = parquetMetadata(footer);
-        rawStats = readRawStats(footer, metaLen);
-      } catch (e) {
-        throw bad(`corrupt footer (${metaLen} bytes): ${(e as Error).message}`);
-      }
-      if (rawStats.length !== metadata.row_groups.length) throw bad('corrupt footer: row group statistics do not line up');
-      await codecsFor(metadata);
+      // the footer's parse, once per file for a reader with a read cache (files never change)
+      const footer = await cachedRead(io, `parquet footer ${path}`, async () => {
+        const size = await input.size();
+        const bad = (what: string): Error => new Error(`${path}: not a readable Parquet file: ${what}`);
+        if (size < 12) throw bad(`expected at least 12 bytes ("PAR1", footer, length, "PAR1"), found ${size}`);
+        const firstLen = Math.min(size, FOOTER_GUESS);
+        let tail = await input.read(size - firstLen, size);
+        const view = new DataView(tail.buffer, tail.byteOffset, tail.byteLength);
+        const magic = view.getUint32(tail.length - 4, true);
+        if (magic !== MAGIC) {
+          const found = Array.from(tail.subarray(tail.length - 4), (b) => b.toString(16).padStart(2, '0')).join(' ');
+          throw bad(`expected trailing magic "PAR1" (50 41 52 31), found ${found}`);
+        }
+        const metaLen = view.getUint32(tail.length - 8, true);
+        if (metaLen + 12 > size) throw bad(`footer length ${metaLen} does not fit in a file of ${size} bytes`);
+        if (metaLen + 8 > tail.length) {
+          const more = await input.read(size - metaLen - 8, size - firstLen);
+          const joined = new Uint8Array(metaLen + 8);
+          joined.set(more, 0);
+          joined.set(tail, more.length);
+          tail = joined;
+        }
+        const footerBytes = tail.subarray(tail.length - metaLen - 8);
+        let metadata: FileMetaData;
+        let rawStats: (RawStats | undefined)[][];
+        try {
+          metadata = parquetMetadata(footerBytes);
+          rawStats = readRawStats(footerBytes, metaLen);
+        } catch (e) {
+          throw bad(`corrupt footer (${metaLen} bytes): ${(e as Error).message}`);
+        }
+        if (rawStats.length !== metadata.row_groups.length) throw bad('corrupt footer: row group statistics do not line up');
+        return { value: { size, tail, metadata, rawStats }, fileBytes: tail.length };
+      });
+      await codecsFor(footer.metadata);
       readStats.filesOpened++;
-      return new ParquetDataFile(path, input, size, metadata, rawStats, tail, opts.nameMapping);
+      return new ParquetDataFile(path, input, footer.size, footer.metadata, footer.rawStats, footer.tail, opts.nameMapping);
     } catch (e) {
       await input.close().catch(() => undefined);
       throw e;

@@ -11,6 +11,7 @@ import type { FileIO } from '../io/fileio.ts';
 import { decodeManifestList } from '../avro/manifest-list.ts';
 import { decodeManifest } from '../avro/manifest.ts';
 import { checkManifest } from '../spec/integrity.ts';
+import { cachedRead } from '../io/read-cache.ts';
 import { partitionType } from '../spec/partition.ts';
 import { fromBinary } from '../spec/values.ts';
 import { fieldsById, isPrimitive } from '../spec/schema.ts';
@@ -106,7 +107,10 @@ export function fileStats(file: DataFile, spec: PartitionSpec, schema: Schema, o
 }
 
 export async function readManifestList(io: FileIO, snap: Snapshot): Promise<ManifestFile[]> {
-  return decodeManifestList(await io.readAll(snap.manifestList), snap.manifestList);
+  return cachedRead(io, `manifest list ${snap.manifestList}`, async () => {
+    const bytes = await io.readAll(snap.manifestList);
+    return { value: decodeManifestList(bytes, snap.manifestList), fileBytes: bytes.length };
+  });
 }
 
 /**
@@ -115,10 +119,13 @@ export async function readManifestList(io: FileIO, snap: Snapshot): Promise<Mani
  * is an IntegrityError naming the manifest.
  */
 export async function readManifest(io: FileIO, mf: ManifestFile, listPath?: string): Promise<ManifestEntry[]> {
-  const bytes = await io.readAll(mf.manifestPath);
-  const { entries, checksummed } = decodeManifest(bytes, mf.manifestPath, { addedSnapshotId: mf.addedSnapshotId, sequenceNumber: mf.sequenceNumber });
-  checkManifest(mf, bytes.length, entries, listPath, checksummed);
-  return entries;
+  // inheritance depends on the list's entry: part of the key
+  return cachedRead(io, `manifest ${mf.manifestPath} ${mf.addedSnapshotId} ${mf.sequenceNumber}`, async () => {
+    const bytes = await io.readAll(mf.manifestPath);
+    const { entries, checksummed } = decodeManifest(bytes, mf.manifestPath, { addedSnapshotId: mf.addedSnapshotId, sequenceNumber: mf.sequenceNumber });
+    checkManifest(mf, bytes.length, entries, listPath, checksummed);
+    return { value: entries, fileBytes: bytes.length };
+  });
 }
 
 /**

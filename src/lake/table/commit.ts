@@ -28,6 +28,7 @@ import type { TableMetadata } from '../spec/types.ts';
 import { parseTableMetadata, serializeTableMetadata } from '../spec/metadata.ts';
 import { CommitConflictError, type KeyChange, type SqlCatalog, type TableIdent, identToString } from '../catalog/sql-catalog.ts';
 import { crashPoint } from '../testing/crash.ts';
+import { cachedRead } from '../io/read-cache.ts';
 
 /** One table's change; `apply` may be called once per attempt. */
 export interface TableUpdate {
@@ -99,13 +100,16 @@ export async function loadCurrent(catalog: SqlCatalog, io: FileIO, ident: TableI
 }
 
 export async function readMetadata(io: FileIO, location: string): Promise<TableMetadata> {
-  const bytes = await io.readAll(location);
-  let text: string;
-  if (location.endsWith('.gz.metadata.json') || location.endsWith('.metadata.json.gz')) {
-    const { gunzipSync } = await import('node:zlib');
-    text = gunzipSync(bytes).toString('utf8');
-  } else text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
-  return parseTableMetadata(text, location);
+  // parsed once per file for a reader with a read cache (a metadata file never changes)
+  return cachedRead(io, `metadata ${location}`, async () => {
+    const bytes = await io.readAll(location);
+    let text: string;
+    if (location.endsWith('.gz.metadata.json') || location.endsWith('.metadata.json.gz')) {
+      const { gunzipSync } = await import('node:zlib');
+      text = gunzipSync(bytes).toString('utf8');
+    } else text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+    return { value: parseTableMetadata(text, location), fileBytes: bytes.length };
+  });
 }
 
 /** `<location>/metadata/<V+1>-<uuid>.metadata.json`, V taken from the base file name. */
