@@ -68,14 +68,31 @@ async function main(): Promise<void> {
   const expired = r.tables.reduce((s, t) => s + t.expired.length, 0);
   const a = await EventLog.open(lakeA);
   const now = a.readGeneration();
-  let events = 0;
-  for (const k of ['node', 'edge', 'file', 'pos'] as const) for await (const x of a.scan(k, { columns: ['id'] })) events += x.numRows;
-  console.log(`lake: ${events} events, generation ${now}, as of ${g} (${now - g} generations later excluded); built in ${Date.now() - t0} ms; gc expired ${expired} snapshot(s) of the copy`);
+  const count = async (at: bigint): Promise<number> => {
+    let n = 0;
+    for (const k of ['node', 'edge', 'file', 'pos'] as const) for await (const x of a.scan(k, { columns: ['id'], generation: at })) n += x.numRows;
+    return n;
+  };
+  console.log(`lake: ${await count(now)} events at generation ${now}, ${await count(g)} at ${g} (the generation asked; ${now - g} generations later); built in ${Date.now() - t0} ms; gc expired ${expired} snapshot(s) of the copy`);
   const pin = b.pin({ generation: g }, { history: true });
   const runs = await pin.runsReadOf();
   pin.close();
   if (!runs) throw new Error('bench:as-of: the copy still reads its snapshots at the generation asked — gc did not expire them');
   console.log(`runs read: at ${runs.at}, ${runs.exclude.size} run(s) excluded`);
+  // the decision itself (each pin makes it once, at its first read): snapshots checked, generations listed
+  const decide = async (log: EventLog): Promise<number> => {
+    const t = performance.now();
+    const p = log.pin({ generation: g }, { history: true });
+    await p.runsReadOf();
+    p.close();
+    return performance.now() - t;
+  };
+  const [da, db]: [number[], number[]] = [[], []];
+  for (let i = 0; i < warm; i++) {
+    da.push(await decide(a));
+    db.push(await decide(b));
+  }
+  console.log(`deciding how to read G (pin + runsReadOf + close), median ms: snapshots there ${median(da).toFixed(1)}, expired ${median(db).toFixed(1)}`);
   const asOf = { generation: g };
   const mix: Question[] = [
     { q: 'def', path: 'memchr::memchr', asOf },

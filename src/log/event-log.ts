@@ -122,6 +122,8 @@ interface Shared {
   writeProps: Record<string, string>;
   /** Opened with `readOnly`: every write is refused, as on a pinned handle. */
   readOnly: boolean;
+  /** Generations found with expired snapshots (runs reads): expiry is never undone, so checked once. */
+  expired: Set<bigint>;
 }
 
 export interface OpenOptions {
@@ -182,6 +184,7 @@ export class EventLog {
       writeProps: { ...EVENT_TABLE_PROPERTIES },
       // a lake opened read-only (not writable by this process) gives a read-only handle
       readOnly: opts.readOnly === true || l.readOnly,
+      expired: new Set(),
     });
     try {
       if (opts.readOnly || l.readOnly) log.requireTables();
@@ -362,8 +365,11 @@ export class EventLog {
   }
 
   private async decideRunsRead(g: bigint): Promise<RunsRead | undefined> {
-    const { lake } = this.shared;
-    if (await this.snapshotsReadable(g)) return undefined;
+    const { lake, expired } = this.shared;
+    if (!expired.has(g)) {
+      if (await this.snapshotsReadable(g)) return undefined;
+      expired.add(g);
+    }
     const at = lake.catalog.pointerGeneration();
     if (!this.released) this.extraEnds.push(this.lease(at, `pin ${g} (runs read at ${at})`));
     const exclude = new Set<string>();
