@@ -339,6 +339,8 @@ export class BodyReader {
       case 'unary_expression': {
         const inner = n.namedChildren.find((c) => c !== null) ?? null;
         if (inner && this.syn.src[n.startIndex] === '*') return { k: 'deref', of: this.expr(inner) };
+        // `!x`, `-x`: the operand's type (what Not/Neg give for numbers, bool and most types that implement them)
+        if (inner && (this.syn.src[n.startIndex] === '!' || this.syn.src[n.startIndex] === '-')) return this.expr(inner);
         return { k: 'unknown', what: n.type };
       }
       case 'index_expression': {

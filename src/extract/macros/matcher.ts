@@ -100,14 +100,16 @@ function pushAt(b: (M | undefined)[], v: number, depth: number, m: M): (M | unde
     out[v] = m;
     return out;
   }
-  const into = (cur: M | undefined, d: number): M => {
-    const seq = cur && 'items' in cur ? cur : { items: null };
-    if (d === 1) return { items: { head: m, tail: seq.items } };
-    const last = seq.items ? seq.items.head : undefined;
-    return { items: { head: into(last, d - 1), tail: seq.items ? seq.items.tail : null } };
-  };
-  out[v] = into(out[v], depth);
+  out[v] = pushInto(out[v], depth, m);
   return out;
+}
+
+/** `m` pushed at depth `d` into binding `cur` (a module-level function: no closure made per push). */
+function pushInto(cur: M | undefined, d: number, m: M): M {
+  const seq = cur && 'items' in cur ? cur : { items: null };
+  if (d === 1) return { items: { head: m, tail: seq.items } };
+  const last = seq.items ? seq.items.head : undefined;
+  return { items: { head: pushInto(last, d - 1, m), tail: seq.items ? seq.items.tail : null } };
 }
 
 function freeze(m: M | undefined): Bound {
@@ -243,7 +245,8 @@ export function matchRule(c: Compiled, input: Input, edition: Edition): MatchRes
       return { ok: false, ambiguous: true, message: `local ambiguity at \`${describe(entry)}\`` };
     }
     if (next.length > 0) {
-      cur = next.map((t) => ({ idx: t.idx + 1, b: t.b }));
+      cur = [];
+      for (const t of next) cur.push({ idx: t.idx + 1, b: t.b });
       p++;
       continue;
     }

@@ -70,6 +70,9 @@ const FN_TRAITS: ReadonlySet<string> = new Set(['Fn', 'FnMut', 'FnOnce']);
 
 /** Inference gives up past this depth (a binding defined through itself). */
 const MAX_DEPTH = 64;
+/** std's tuple structs with a public field 0 of their type parameter (`Wrapping(pub T)`). */
+const STD_WRAPPERS = /^(?:std|core)::(?:num::(?:Wrapping|Saturating)|cmp::Reverse|panic::AssertUnwindSafe)$/;
+
 /** Autoderef steps tried. */
 const MAX_DEREF = 6;
 
@@ -151,6 +154,11 @@ export class Infer {
       if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
     }
     const res = this.names.resolve(segs, env.def.scope, 'value', env.ctx);
+    if (res && 'ext' in res && segs.length >= 2 && ref.a0) {
+      // `fmt::Display::fmt(&self.0, f)`: a std trait's method on the first argument's type — its impl when one is the crate's (or a dependency's)
+      const via = this.traitCallOnArg(segs, ref, env);
+      if (via) return { res: via, reason: null, dispatch: 'static' };
+    }
     if (res) {
       const picked = this.byArgument(res, ref, env);
       if (!picked) return { res: null, reason: `several impls of ${ref.target} and the argument's type does not pick one`, dispatch: null };
@@ -159,6 +167,15 @@ export class Infer {
     const derived = this.derivedCall(segs, env);
     if (derived) return { res: derived.res, reason: null, dispatch: 'static' };
     return { res: null, reason: `${ref.target} not found`, dispatch: null };
+  }
+
+  /** `Trait::m(x, …)` with a std trait: the member of the impl of that trait for x's type (refs stripped), if the crate or a dependency has one. */
+  private traitCallOnArg(segs: readonly string[], ref: Ref, env: BodyEnv): Res | null {
+    const trait = this.names.resolve(segs.slice(0, -1), env.def.scope, 'type', env.ctx);
+    if (!trait || !('ext' in trait)) return null;
+    const self = stripRefs(this.typeOf(ref.a0!, ref.at ?? Infinity, env, 0));
+    if (self.k !== 'adt' || 'ext' in self.res) return null;
+    return this.traitMethodFor(self, { k: 'adt', res: trait, args: [] }, segs[segs.length - 1]!);
   }
 
   /**
@@ -483,6 +500,8 @@ export class Infer {
       } else if ('dep' in r && r.dep.node.typeInfo?.f) {
         const f = r.dep.node.typeInfo.f.find((x) => x[0] === name);
         if (f) return this.lowering.lowerCanonical(f[1]);
+      } else if ('ext' in r && name === '0' && STD_WRAPPERS.test(r.ext) && head.args[0]) {
+        return head.args[0];
       }
     }
     return UNKNOWN(`field ${name} of ${describe(recv)}`);

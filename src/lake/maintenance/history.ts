@@ -12,8 +12,11 @@
 // the expired file after it. Only locations after the table's last drop are
 // considered: an earlier incarnation's files are gc's, by age.
 //
-// Invariants: never the table's current metadata file; never a file whose
-// current snapshot is retained — so a live lease's generation keeps its files
+// Invariants: never the table's current metadata file, nor one logged after
+// it; never a file whose current snapshot the table's current metadata still
+// holds (read at the start of the walk, so an expiry that went further in
+// another process, moving the cursor, is never second-guessed by an older
+// plan) — so a live lease's generation keeps its files
 // whenever its snapshots were protected from expiry; no directory listing
 // (the cost is one metadata read per file deleted plus one); catalog rows are
 // never removed (generation notes and pointers stay, naming deleted files:
@@ -41,16 +44,21 @@ export function prunedThrough(catalog: SqlCatalog, ident: TableIdent): bigint {
 
 /**
  * Delete the metadata files of `table`'s older generations whose current
- * snapshot `after` (the table's metadata as committed by the expiry) no longer
- * holds. Returns the files deleted (dry run: that would be).
+ * snapshot the table (its current metadata file, read now) no longer holds;
+ * a dry run judges by `after`, the metadata the expiry would commit. Returns
+ * the files deleted (dry run: that would be).
  */
 export async function pruneMetadataFiles(table: Table, after: TableMetadata, opts: { dryRun?: boolean } = {}): Promise<string[]> {
   const { catalog, ident } = table;
   if (!catalog || !ident) return [];
   const dryRun = opts.dryRun === true;
   const from = prunedThrough(catalog, ident);
-  const retained = new Set(after.snapshots.map((s) => s.snapshotId));
   const current = catalog.loadTable(ident)?.metadataLocation;
+  if (current === undefined) return [];
+  // retained = what the table holds now (a later expiry in another process may
+  // have gone further than `after`, and its cursor with it: never judge a newer
+  // file by an older plan); a dry run judges by the plan it would commit
+  const retained = new Set((dryRun ? after : await readMetadata(table.io, current)).snapshots.map((s) => s.snapshotId));
   let rows = catalog.loggedLocationsAfter(ident, from);
   let through = from;
   const lastDrop = rows.map((r) => r.metadataLocation).lastIndexOf(null);
@@ -58,6 +66,9 @@ export async function pruneMetadataFiles(table: Table, after: TableMetadata, opt
     through = rows[lastDrop]!.generation;
     rows = rows.slice(lastDrop + 1);
   }
+  // the walk ends at the current file; a pointer the log places at or before the cursor (another
+  // engine moved it back) or never logged: nothing is judged
+  if (!rows.some((r) => r.metadataLocation === current)) return [];
   const deleted: string[] = [];
   let pending: string[] = []; // files without a snapshot: they go with the next expired one
   for (const row of rows) {
