@@ -689,12 +689,37 @@ async function diffAndWrite(
   for (const k of await krates(log, repo, plans.map((p) => p.spec.krate).filter((k) => !known.has(k)))) known.add(k);
   // ... and the extracting thread builds their rows
   for (const p of plans) if (!known.has(p.spec.krate)) p.job!.addRows = { run: runId, ts };
-  // Largest crates first (by their .rs bytes): one big crate started last would run alone
-  // at the end while the other workers idle. Only the order of work changes, not what is written.
+  // Longest chains first: a crate waits for the crates of this run it depends on (below), so
+  // its rank is its own work (its .rs bytes) plus the largest rank among the crates that wait
+  // for it; ready crates start in rank order. A long chain (proc-macro2 -> quote -> syn ->
+  // serde_derive) thus starts at once, and one big crate started last does not run alone at
+  // the end while the other workers idle. Only the order of work changes, not what is written.
   if (plans.length > 1) {
     const work = new Map<Plan, number>();
     for (const p of plans) work.set(p, await rustBytes(p.spec.rootDir));
-    plans.sort((a, b) => work.get(b)! - work.get(a)!);
+    const byKrate = new Map(plans.map((p) => [p.spec.krate, p]));
+    const dependants = new Map<Plan, Plan[]>(plans.map((p) => [p, []]));
+    for (const p of plans) {
+      for (const d of p.spec.resolveInto) {
+        const q = byKrate.get(d.krate);
+        if (q && q !== p) dependants.get(q)!.push(p);
+      }
+    }
+    const rank = new Map<Plan, number>();
+    const rankOf = (p: Plan, seen: Set<Plan>): number => {
+      const known = rank.get(p);
+      if (known !== undefined) return known;
+      if (seen.has(p)) return 0; // a cycle among this run's crates: cut it here
+      seen.add(p);
+      let most = 0;
+      for (const q of dependants.get(p)!) most = Math.max(most, rankOf(q, seen));
+      seen.delete(p);
+      const r = work.get(p)! + most;
+      rank.set(p, r);
+      return r;
+    };
+    for (const p of plans) rankOf(p, new Set());
+    plans.sort((a, b) => rank.get(b)! - rank.get(a)!);
   }
 
   const pool = new ExtractPool(Math.min(opts.workers ?? 2, plans.length), opts.extractTimeoutMs);
