@@ -206,3 +206,8 @@ test('path calls: a std trait\'s method called by path on a crate type (Display:
   const e = callTo(g, '<calls::Shown as std::fmt::Display>::fmt', 224, '<calls::Square as std::fmt::Display>::fmt');
   assert.equal(e.dst, node(g, '<calls::Square as std::fmt::Display>::fmt').id);
 });
+
+test('closure parameters typed from a `&mut dyn FnMut(A)` parameter when the closure is passed as `&mut |a| …`', async () => {
+  const g = await extract('calls');
+  assert.equal(callTo(g, 'calls::by_dyn_closure', 236, 'calls::Square::area').dst, node(g, 'calls::Square::area').id);
+});
