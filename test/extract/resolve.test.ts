@@ -211,3 +211,9 @@ test('closure parameters typed from a `&mut dyn FnMut(A)` parameter when the clo
   const g = await extract('calls');
   assert.equal(callTo(g, 'calls::by_dyn_closure', 236, 'calls::Square::area').dst, node(g, 'calls::Square::area').id);
 });
+
+test('method calls: a trait method\'s `Self::X` result on a bounded receiver is bounded by `type X: Bound` (dynamic)', async () => {
+  const g = await extract('calls');
+  const e = callTo(g, 'calls::by_projection', 251, 'calls::Sink::done');
+  assert.deepEqual([e.dst, e.dispatch], [node(g, 'calls::Sink::done').id, 'dynamic']);
+});

@@ -462,6 +462,7 @@ export class Infer {
       const self = recv && d.parent?.kind === 'trait' ? recv : impl ? impl.self : ownerSelf ?? recv;
       const ctx: PathCtx = { self: self ? headOf(self)?.res ?? null : null, generics: d.item.generics, locals: [] };
       const ret = this.lowering.lower(d.item.ret, d.scope, ctx, self);
+      if (d.parent?.kind === 'trait' && recv && (stripRefs(recv).k === 'param' || stripRefs(recv).k === 'dyn')) return this.projections(ret, d.parent);
       return impl && recv ? substitute(ret, matchArgs(impl.self, recv)) : ret;
     }
     if ('dep' in res) {
@@ -798,7 +799,7 @@ export class Infer {
     let first = true;
     for (const t of this.derefSteps(recv)) {
       if (t.k === 'param') {
-        const m = this.inBounds(env.bounds.get(t.name) ?? [], name, env, t) ?? this.viaBlanket(t, name, env);
+        const m = this.inBounds(env.bounds.get(t.name) ?? this.assocBounds.get(t.name) ?? [], name, env, t) ?? this.viaBlanket(t, name, env);
         if (m) return m;
         continue;
       }
@@ -860,6 +861,35 @@ export class Infer {
   }
 
   /** An item named `name` in the traits `bounds` (and their supertraits) of the type `self`. */
+  /**
+   * A trait method's return type on a bounded receiver: each `Self::X` the
+   * trait declares as `type X: Bound;` becomes a parameter bounded by Bound
+   * (serde's `let mut s = ser.serialize_struct(…)?; s.end()`).
+   */
+  private projections(t: Ty, trait: Def): Ty {
+    switch (t.k) {
+      case 'adt': {
+        const ext = 'ext' in t.res ? t.res.ext : null;
+        const m = ext !== null ? /^Self::([A-Za-z_][A-Za-z0-9_]*)$/.exec(ext) : null;
+        if (m) {
+          const name = `${trait.qpath}::${m[1]}`;
+          if (!this.assocBounds.has(name)) {
+            const decl = trait.children.find((c) => c.name === m[1] && c.ns === 'type')?.item.bounds?.find((b) => b.name === m[1]);
+            const ctx: PathCtx = { self: null, generics: trait.item.generics, locals: [] };
+            this.assocBounds.set(name, (decl?.bounds ?? []).map((b) => this.lowering.lower(b, trait.scope, ctx, null)));
+          }
+          return (this.assocBounds.get(name)!.length > 0) ? { k: 'param', name } : t;
+        }
+        return t.args.length > 0 ? { ...t, args: t.args.map((a) => this.projections(a, trait)) } : t;
+      }
+      case 'ref': return { ...t, of: this.projections(t.of, trait) };
+      default: return t;
+    }
+  }
+
+  /** Bounds of the projections `projections` made, by their parameter name (`serde::ser::Serializer::SerializeMap`). */
+  private readonly assocBounds = new Map<string, Ty[]>();
+
   private inBounds(bounds: readonly Ty[], name: string, env: BodyEnv, self: Ty): Method | null {
     for (const b of bounds) {
       if (b.k !== 'adt') continue;
