@@ -179,12 +179,15 @@ export class BodyReader {
 
   /** Where a closure is an argument of a call: the receiver and method (or the called path, `fn`) and the argument's position. */
   private closureContext(n: Node): { recv: Expr; from: number; closure: NonNullable<Binding['closure']> } | null {
-    const args = n.parent;
+    // the argument is the closure, or `&mut |…| …` (a `&mut dyn FnMut(…)` parameter)
+    let argNode = n;
+    while (argNode.parent?.type === 'reference_expression') argNode = argNode.parent;
+    const args = argNode.parent;
     const call = args?.parent;
     if (!args || args.type !== 'arguments' || !call || call.type !== 'call_expression') return null;
     const f = call.childForFieldName('function');
     const callee = f?.type === 'generic_function' ? f.childForFieldName('function') : f;
-    const arg = args.namedChildren.filter((c) => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item').findIndex((c) => c!.id === n.id);
+    const arg = args.namedChildren.filter((c) => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item').findIndex((c) => c!.id === argNode.id);
     if (callee && (callee.type === 'identifier' || callee.type === 'scoped_identifier')) {
       return { recv: { k: 'path', path: this.syn.pathText(callee) }, from: callee.startIndex, closure: { method: '', arg, param: 0, fn: true } };
     }
@@ -339,6 +342,8 @@ export class BodyReader {
       case 'unary_expression': {
         const inner = n.namedChildren.find((c) => c !== null) ?? null;
         if (inner && this.syn.src[n.startIndex] === '*') return { k: 'deref', of: this.expr(inner) };
+        // `!x`, `-x`: the operand's type (what Not/Neg give for numbers, bool and most types that implement them)
+        if (inner && (this.syn.src[n.startIndex] === '!' || this.syn.src[n.startIndex] === '-')) return this.expr(inner);
         return { k: 'unknown', what: n.type };
       }
       case 'index_expression': {

@@ -31,9 +31,9 @@ import { Exports } from './resolve/exports.ts';
 import { Impls } from './resolve/impls.ts';
 import { Infer } from './resolve/infer.ts';
 import { Names, type Dep } from './resolve/names.ts';
-import type { DepCrate } from './resolve/summary.ts';
+import { parseType, type DepCrate } from './resolve/summary.ts';
 import { TypeLowering } from './resolve/types.ts';
-import type { CrateGraph, FileFact, NodeFact, Problem } from './types.ts';
+import type { CrateGraph, FileFact, NodeFact, Problem, TypeRef } from './types.ts';
 
 export const UNIVERSE = '@universe';
 /** Body hash of an item without text of its own (a crate root module). */
@@ -125,6 +125,7 @@ export async function extractCrate(input: ExtractInput): Promise<CrateGraph> {
   const world = new DepWorld(input.depCrates ?? []);
   const names = new Names(table, { ident, edition: input.edition ?? '2015', deps, world });
   const lowering = new TypeLowering(names, world);
+  if (macros) lowering.macroType = (text) => typeOfExpansion(macros.expandType(text));
   const impls = new Impls(table, names, lowering, ident, world);
   impls.place();
   assignIds(table.defs, input.repo, input.krate);
@@ -144,6 +145,13 @@ export async function extractCrate(input: ExtractInput): Promise<CrateGraph> {
     bodyHash: d.item.bodyHash ?? EMPTY_BODY_HASH,
   }));
   return { files: [...files.values()], nodes, edges, problems, ...(macros ? { expansion: macros.stats } : {}) };
+}
+
+/** A type-position expansion's rendered text (tokens one space apart) as a TypeRef; null when it is no type parseType reads. */
+function typeOfExpansion(text: string | null): TypeRef | null {
+  if (text === null) return null;
+  const t = parseType(text.replace(/\s*::\s*/g, '::').replace(/\s*([<>,])\s*/g, '$1').replace(/&\s+/g, '&').replace(/^::/, ''));
+  return t.k === 'other' ? null : t;
 }
 
 function editionOf(e: string | undefined): 2015 | 2018 | 2021 | 2024 {

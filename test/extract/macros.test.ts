@@ -240,3 +240,8 @@ test('macros: a local declared without a value and assigned in a match arm of an
     'std::result::Result::Ok@100:5 -',
   ]);
 });
+
+test('macros: a type-position invocation (syn\'s Token![…]) is expanded to the type it names, so method calls on it resolve', async () => {
+  const g = await extract(path.join(fixtures, 'bodies'));
+  assert.deepEqual(calls(g, 'bodies::typed_by_macro'), ['bodies::Parser::offset@109:7 -']);
+});

@@ -194,3 +194,26 @@ test('method calls: receivers typed from if/else branches, match arms (a divergi
   const at = callsAt(g, 'calls::by_branches', 192).filter((e) => e.dstPath.endsWith('::area'));
   assert.deepEqual(at.map((e) => e.dst), [area, area, area, area]);
 });
+
+test('method calls: std wrappers\' field 0 (Wrapping<T>.0 is T) and the operand of ! and - as receivers', async () => {
+  const g = await extract('calls');
+  assert.equal(callTo(g, 'calls::by_operators', 211, 'calls::Square::area').dst, node(g, 'calls::Square::area').id);
+  assert.equal(callTo(g, 'calls::by_operators', 211, 'calls::Flag::get').dst, node(g, 'calls::Flag::get').id);
+});
+
+test('path calls: a std trait\'s method called by path on a crate type (Display::fmt(&self.0, f)) is that type\'s impl member', async () => {
+  const g = await extract('calls');
+  const e = callTo(g, '<calls::Shown as std::fmt::Display>::fmt', 224, '<calls::Square as std::fmt::Display>::fmt');
+  assert.equal(e.dst, node(g, '<calls::Square as std::fmt::Display>::fmt').id);
+});
+
+test('closure parameters typed from a `&mut dyn FnMut(A)` parameter when the closure is passed as `&mut |a| …`', async () => {
+  const g = await extract('calls');
+  assert.equal(callTo(g, 'calls::by_dyn_closure', 236, 'calls::Square::area').dst, node(g, 'calls::Square::area').id);
+});
+
+test('method calls: a trait method\'s `Self::X` result on a bounded receiver is bounded by `type X: Bound` (dynamic)', async () => {
+  const g = await extract('calls');
+  const e = callTo(g, 'calls::by_projection', 251, 'calls::Sink::done');
+  assert.deepEqual([e.dst, e.dispatch], [node(g, 'calls::Sink::done').id, 'dynamic']);
+});

@@ -32,6 +32,7 @@ import { expandMacro, type MacroDef } from './expand.ts';
 import type { Edition } from './fragments.ts';
 import { allItems, cfgIf, inlineCalls, threadLocal, type Nested } from './inline.ts';
 import { callRecord, lastName, produceItems, siteOf, type ScopeKind, type Site } from './produce.ts';
+import { render } from './render.ts';
 import { isPunct, tokenize, type Token } from './tokens.ts';
 
 export interface ExpanderOptions {
@@ -54,6 +55,8 @@ export interface ExpanderOptions {
 }
 
 const MAX_FAILURES = 20;
+/** Tokens a type-position expansion may produce. */
+const MAX_TYPE_TOKENS = 10_000;
 /** Std macros in item position that produce no item we index. */
 const NO_ITEMS = new Set(['compile_error', 'global_asm', 'include', 'assert', 'debug_assert', 'const_assert']);
 
@@ -283,6 +286,39 @@ export class MacroExpander implements ItemExpander {
     const first = segs[0]!;
     return this.byPath(segs.map((t) => (t.k === 'crate' ? '$crate' : t.k === 'group' ? '' : t.text)), first.k === 'crate' ? first.krate ?? this.opts.krate : null);
   }
+
+  /**
+   * A type-position invocation (`Token![:]`, `syn::Token![=]`) -> the type it
+   * expands to, as written text (`$crate` as the crate's name or `crate`), or
+   * null. After the walk (resolution time): a one-segment name is the crate's
+   * own macro, then a `#[macro_use]` import, then the one dependency exporting
+   * it (a `use` of it is assumed). Memoized by text.
+   */
+  expandType(text: string): string | null {
+    const known = this.typeMemo.get(text);
+    if (known !== undefined) return known;
+    let out: string | null = null;
+    const toks = tokenize(text, 0);
+    const bang = toks.findIndex((t) => isPunct(t, '!'));
+    const g = toks[bang + 1];
+    if (bang > 0 && g && g.k === 'group' && bang + 2 === toks.length) {
+      const segs = toks.slice(0, bang).filter((t) => !isPunct(t, '::')).map((t) => (t.k === 'group' ? '' : t.text));
+      const name = segs[segs.length - 1]!;
+      let def = segs.length > 1 ? this.byPath(segs, null) : this.own.get(name) ?? this.prelude.get(name) ?? null;
+      if (!def && segs.length === 1) {
+        for (const krate of new Set(this.opts.deps.values())) {
+          def = this.exportedOf(krate).get(name) ?? null;
+          if (def) break;
+        }
+      }
+      const exp = def ? expandMacro(def, g.tokens, MAX_TYPE_TOKENS) : null;
+      if (exp?.ok) out = render(exp.tokens, { crateRoot: (k) => this.crateRoot(k) }).text.trim() || null;
+    }
+    this.typeMemo.set(text, out);
+    return out;
+  }
+
+  private readonly typeMemo = new Map<string, string | null>();
 
   /** A macro by path: the first segment names the crate, the last the macro. */
   private byPath(segs: string[], dollarCrate: string | null): MacroDef | null {

@@ -70,6 +70,9 @@ const FN_TRAITS: ReadonlySet<string> = new Set(['Fn', 'FnMut', 'FnOnce']);
 
 /** Inference gives up past this depth (a binding defined through itself). */
 const MAX_DEPTH = 64;
+/** std's tuple structs with a public field 0 of their type parameter (`Wrapping(pub T)`). */
+const STD_WRAPPERS = /^(?:std|core)::(?:num::(?:Wrapping|Saturating)|cmp::Reverse|panic::AssertUnwindSafe)$/;
+
 /** Autoderef steps tried. */
 const MAX_DEREF = 6;
 
@@ -151,6 +154,11 @@ export class Infer {
       if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
     }
     const res = this.names.resolve(segs, env.def.scope, 'value', env.ctx);
+    if (res && 'ext' in res && segs.length >= 2 && ref.a0) {
+      // `fmt::Display::fmt(&self.0, f)`: a std trait's method on the first argument's type — its impl when one is the crate's (or a dependency's)
+      const via = this.traitCallOnArg(segs, ref, env);
+      if (via) return { res: via, reason: null, dispatch: 'static' };
+    }
     if (res) {
       const picked = this.byArgument(res, ref, env);
       if (!picked) return { res: null, reason: `several impls of ${ref.target} and the argument's type does not pick one`, dispatch: null };
@@ -159,6 +167,15 @@ export class Infer {
     const derived = this.derivedCall(segs, env);
     if (derived) return { res: derived.res, reason: null, dispatch: 'static' };
     return { res: null, reason: `${ref.target} not found`, dispatch: null };
+  }
+
+  /** `Trait::m(x, …)` with a std trait: the member of the impl of that trait for x's type (refs stripped), if the crate or a dependency has one. */
+  private traitCallOnArg(segs: readonly string[], ref: Ref, env: BodyEnv): Res | null {
+    const trait = this.names.resolve(segs.slice(0, -1), env.def.scope, 'type', env.ctx);
+    if (!trait || !('ext' in trait)) return null;
+    const self = stripRefs(this.typeOf(ref.a0!, ref.at ?? Infinity, env, 0));
+    if (self.k !== 'adt' || 'ext' in self.res) return null;
+    return this.traitMethodFor(self, { k: 'adt', res: trait, args: [] }, segs[segs.length - 1]!);
   }
 
   /**
@@ -445,6 +462,7 @@ export class Infer {
       const self = recv && d.parent?.kind === 'trait' ? recv : impl ? impl.self : ownerSelf ?? recv;
       const ctx: PathCtx = { self: self ? headOf(self)?.res ?? null : null, generics: d.item.generics, locals: [] };
       const ret = this.lowering.lower(d.item.ret, d.scope, ctx, self);
+      if (d.parent?.kind === 'trait' && recv && (stripRefs(recv).k === 'param' || stripRefs(recv).k === 'dyn')) return this.projections(ret, d.parent);
       return impl && recv ? substitute(ret, matchArgs(impl.self, recv)) : ret;
     }
     if ('dep' in res) {
@@ -483,6 +501,8 @@ export class Infer {
       } else if ('dep' in r && r.dep.node.typeInfo?.f) {
         const f = r.dep.node.typeInfo.f.find((x) => x[0] === name);
         if (f) return this.lowering.lowerCanonical(f[1]);
+      } else if ('ext' in r && name === '0' && STD_WRAPPERS.test(r.ext) && head.args[0]) {
+        return head.args[0];
       }
     }
     return UNKNOWN(`field ${name} of ${describe(recv)}`);
@@ -779,7 +799,7 @@ export class Infer {
     let first = true;
     for (const t of this.derefSteps(recv)) {
       if (t.k === 'param') {
-        const m = this.inBounds(env.bounds.get(t.name) ?? [], name, env, t) ?? this.viaBlanket(t, name, env);
+        const m = this.inBounds(env.bounds.get(t.name) ?? this.assocBounds.get(t.name) ?? [], name, env, t) ?? this.viaBlanket(t, name, env);
         if (m) return m;
         continue;
       }
@@ -841,6 +861,35 @@ export class Infer {
   }
 
   /** An item named `name` in the traits `bounds` (and their supertraits) of the type `self`. */
+  /**
+   * A trait method's return type on a bounded receiver: each `Self::X` the
+   * trait declares as `type X: Bound;` becomes a parameter bounded by Bound
+   * (serde's `let mut s = ser.serialize_struct(…)?; s.end()`).
+   */
+  private projections(t: Ty, trait: Def): Ty {
+    switch (t.k) {
+      case 'adt': {
+        const ext = 'ext' in t.res ? t.res.ext : null;
+        const m = ext !== null ? /^Self::([A-Za-z_][A-Za-z0-9_]*)$/.exec(ext) : null;
+        if (m) {
+          const name = `${trait.qpath}::${m[1]}`;
+          if (!this.assocBounds.has(name)) {
+            const decl = trait.children.find((c) => c.name === m[1] && c.ns === 'type')?.item.bounds?.find((b) => b.name === m[1]);
+            const ctx: PathCtx = { self: null, generics: trait.item.generics, locals: [] };
+            this.assocBounds.set(name, (decl?.bounds ?? []).map((b) => this.lowering.lower(b, trait.scope, ctx, null)));
+          }
+          return (this.assocBounds.get(name)!.length > 0) ? { k: 'param', name } : t;
+        }
+        return t.args.length > 0 ? { ...t, args: t.args.map((a) => this.projections(a, trait)) } : t;
+      }
+      case 'ref': return { ...t, of: this.projections(t.of, trait) };
+      default: return t;
+    }
+  }
+
+  /** Bounds of the projections `projections` made, by their parameter name (`serde::ser::Serializer::SerializeMap`). */
+  private readonly assocBounds = new Map<string, Ty[]>();
+
   private inBounds(bounds: readonly Ty[], name: string, env: BodyEnv, self: Ty): Method | null {
     for (const b of bounds) {
       if (b.k !== 'adt') continue;

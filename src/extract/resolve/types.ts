@@ -31,6 +31,9 @@ export const UNKNOWN = (why: string): Ty => ({ k: 'unknown', why });
 const MAX_ALIAS_DEPTH = 8;
 
 export class TypeLowering {
+  /** A type-position macro call's text -> the type it expands to (macros/ sets it), or null. */
+  macroType: ((text: string) => TypeRef | null) | null = null;
+
   constructor(private readonly names: Names, private readonly world: DepWorld) {}
 
   /** A written type, resolved in `scope` (with `Self` = `self` and `ctx.generics` as parameters). */
@@ -56,7 +59,10 @@ export class TypeLowering {
       case 'dyn': return { k: 'dyn', bounds: t.bounds.map((b) => this.lower(b, scope, ctx, self, depth)) };
       case 'prim': return { k: 'prim', name: t.name };
       case 'qself': return { k: 'unknown', why: `associated type ${t.name}` };
-      case 'other': return { k: 'unknown', why: `type ${t.text}` };
+      case 'other': {
+        const expanded = depth < MAX_ALIAS_DEPTH && t.text.includes('!') ? this.macroType?.(t.text) ?? null : null;
+        return expanded ? this.lower(expanded, scope, ctx, self, depth + 1) : { k: 'unknown', why: `type ${t.text}` };
+      }
     }
   }
 

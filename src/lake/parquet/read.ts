@@ -73,6 +73,9 @@ export const readStats = { filesOpened: 0, rowGroupsRead: 0 };
 
 /** First footer read: most footers fit; a larger one costs one more ranged read. */
 const FOOTER_GUESS = 64 * 1024;
+
+/** Page statistics parsed from a footer's page indexes, by (row group, chunk, type): see pageStats. */
+const PAGE_STATS = new WeakMap<FileMetaData, Map<string, PageStats[] | undefined>>();
 const MAGIC = 0x31524150; // "PAR1" little-endian
 
 /** Raw (undecoded) statistics of one column chunk, straight from the thrift footer. */
@@ -532,11 +535,22 @@ export class ParquetDataFile {
     const node = this.topById.get(f.id);
     if (!node || node.children.length) return undefined;
     const ci = this.chunkIndex(index, node);
+    // parsed once per footer (a footer from the read cache is shared by every open of its file)
+    let memo = PAGE_STATS.get(this.metadata);
+    if (!memo) PAGE_STATS.set(this.metadata, (memo = new Map()));
+    const key = `${index}:${ci}:${JSON.stringify(f.type)}`;
+    if (memo.has(key)) return memo.get(key);
+    const pages = await this.readPageStats(rg, ci, node, f, f.type);
+    memo.set(key, pages);
+    return pages;
+  }
+
+  private async readPageStats(rg: FileMetaData['row_groups'][number], ci: number, node: SchemaTree, f: NestedField, type: PrimitiveType): Promise<PageStats[] | undefined> {
     const chunk = rg.columns[ci];
     if (!chunk?.column_index_offset || !chunk.column_index_length || !chunk.offset_index_offset || !chunk.offset_index_length) return undefined;
     const e = node.element;
     try {
-      checkCompatible(this.path, f, f.type, e);
+      checkCompatible(this.path, f, type, e);
     } catch {
       return undefined;
     }
@@ -556,7 +570,7 @@ export class ParquetDataFile {
       const locs: any[] = oix.field_1 ?? [];
       const groupRows = Number(rg.num_rows);
       if (locs.length === 0 || nullPages.length !== locs.length || mins.length !== locs.length || maxs.length !== locs.length) return undefined;
-      const float = f.type.type === 'float' || f.type.type === 'double';
+      const float = type.type === 'float' || type.type === 'double';
       pages = locs.map((loc, i) => {
         const firstRow = Number(loc.field_3 ?? 0);
         const end = i + 1 < locs.length ? Number(locs[i + 1].field_3) : groupRows;
@@ -566,8 +580,8 @@ export class ParquetDataFile {
         const lo = mins[i];
         const hi = maxs[i];
         if (!p.nullPage && lo instanceof Uint8Array && hi instanceof Uint8Array) {
-          const a = statValue(lo, f.type as PrimitiveType, e);
-          const b = statValue(hi, f.type as PrimitiveType, e);
+          const a = statValue(lo, type, e);
+          const b = statValue(hi, type, e);
           if (a !== undefined && b !== undefined) {
             p.min = float && a === 0 ? -0 : a;
             p.max = float && b === 0 ? 0 : b;
