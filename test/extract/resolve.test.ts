@@ -223,3 +223,10 @@ test('method calls: through RefCell::borrow_mut\'s guard and a slice\'s split_fi
   const area = node(g, 'calls::Square::area').id;
   assert.deepEqual(callsAt(g, 'calls::by_cell', 256).filter((e) => e.dstPath === 'calls::Square::area').map((e) => e.dst), [area, area]);
 });
+
+test('method calls: a local declared without a value (or as None) is typed by a later assignment', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::by_assignment', 268, 'calls::Square::area').dst, area);
+  assert.equal(callTo(g, 'calls::by_assignment', 270, 'calls::Square::area').dst, area);
+});
