@@ -230,3 +230,9 @@ test('method calls: a local declared without a value (or as None) is typed by a 
   assert.equal(callTo(g, 'calls::by_assignment', 268, 'calls::Square::area').dst, area);
   assert.equal(callTo(g, 'calls::by_assignment', 270, 'calls::Square::area').dst, area);
 });
+
+test('path calls: `T::X::f()` with T: Trait declaring `type X: Bound` names Bound\'s f (dynamic)', async () => {
+  const g = await extract('calls');
+  const e = callTo(g, 'calls::by_assoc_path', 284, 'calls::Maker::make');
+  assert.deepEqual([e.dst, e.dispatch], [node(g, 'calls::Maker::make').id, 'dynamic']);
+});

@@ -149,6 +149,12 @@ export class Infer {
       if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
       return { res: null, reason: `no item ${segs[1]} in the bounds of ${segs[0]}`, dispatch: null };
     }
+    // `T::X::f()` with T a type parameter and X an associated type of one of its bounds' traits: X's bounds
+    if (segs.length === 3 && env.bounds.has(segs[0]!)) {
+      const proj = this.projectionOf(env.bounds.get(segs[0]!)!, segs[1]!);
+      const m = proj ? this.inBounds(this.assocBounds.get(proj.name) ?? [], segs[2]!, env, proj) : null;
+      if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
+    }
     if (segs[0] === 'Self' && segs.length === 2 && env.selfTy?.k === 'param') {
       const m = this.inBounds(env.bounds.get('Self') ?? [], segs[1]!, env, env.selfTy);
       if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
@@ -885,6 +891,16 @@ export class Infer {
       case 'ref': return { ...t, of: this.projections(t.of, trait) };
       default: return t;
     }
+  }
+
+  /** `T::X` for T bounded by `bounds`: the projection parameter of the first bound's trait (this crate's) declaring `type X: …`. */
+  private projectionOf(bounds: readonly Ty[], x: string): (Ty & { k: 'param' }) | null {
+    for (const b of bounds) {
+      if (b.k !== 'adt' || !('def' in b.res) || b.res.def.kind !== 'trait') continue;
+      const t = this.projections({ k: 'adt', res: { ext: `Self::${x}`, krate: null, depName: null }, args: [] }, b.res.def);
+      if (t.k === 'param') return t;
+    }
+    return null;
   }
 
   /** Bounds of the projections `projections` made, by their parameter name (`serde::ser::Serializer::SerializeMap`). */
