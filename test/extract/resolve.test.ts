@@ -217,3 +217,16 @@ test('method calls: a trait method\'s `Self::X` result on a bounded receiver is 
   const e = callTo(g, 'calls::by_projection', 251, 'calls::Sink::done');
   assert.deepEqual([e.dst, e.dispatch], [node(g, 'calls::Sink::done').id, 'dynamic']);
 });
+
+test('method calls: through RefCell::borrow_mut\'s guard and a slice\'s split_first_mut', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.deepEqual(callsAt(g, 'calls::by_cell', 256).filter((e) => e.dstPath === 'calls::Square::area').map((e) => e.dst), [area, area]);
+});
+
+test('method calls: a local declared without a value (or as None) is typed by a later assignment', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::by_assignment', 268, 'calls::Square::area').dst, area);
+  assert.equal(callTo(g, 'calls::by_assignment', 270, 'calls::Square::area').dst, area);
+});
