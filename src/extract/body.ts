@@ -15,7 +15,7 @@ import type { Binding, Expr, Item, MacroCall, Projection, Ref, TypeRef, UseDecl 
 
 const WALKED = [
   'call_expression', 'macro_invocation', 'use_declaration', 'let_declaration', 'closure_expression', 'for_expression',
-  'let_condition', 'match_expression', 'attribute_item', 'function_item', 'impl_item',
+  'let_condition', 'match_expression', 'attribute_item', 'function_item', 'impl_item', 'assignment_expression',
 ] as const;
 
 /** Arms of a `match` whose values are kept as its possible types (the first known one wins). */
@@ -44,6 +44,19 @@ export class BodyReader {
           skipTo = n.endIndex;
           this.nestedImpl(n, item);
           break;
+        case 'assignment_expression': {
+          // `let x; … x = e;` / `let mut x = None; … x = Some(e);`: e gives x's type from here on
+          const left = n.childForFieldName('left');
+          const right = n.childForFieldName('right');
+          if (left?.type !== 'identifier' || !right) break;
+          const name = this.syn.text(left);
+          let last: Binding | undefined;
+          for (const b of bindings) if (b.name === name && b.at <= n.startIndex && (b.until === undefined || n.startIndex < b.until)) last = b;
+          if (last && !last.ty && (!last.init || (last.init.k === 'path' && last.init.path === 'None'))) {
+            bindings.push({ name, at: n.endIndex, init: this.expr(right), from: n.startIndex });
+          }
+          break;
+        }
         case 'call_expression':
           this.call(n, item.refs);
           break;
@@ -179,12 +192,15 @@ export class BodyReader {
 
   /** Where a closure is an argument of a call: the receiver and method (or the called path, `fn`) and the argument's position. */
   private closureContext(n: Node): { recv: Expr; from: number; closure: NonNullable<Binding['closure']> } | null {
-    const args = n.parent;
+    // the argument is the closure, or `&mut |…| …` (a `&mut dyn FnMut(…)` parameter)
+    let argNode = n;
+    while (argNode.parent?.type === 'reference_expression') argNode = argNode.parent;
+    const args = argNode.parent;
     const call = args?.parent;
     if (!args || args.type !== 'arguments' || !call || call.type !== 'call_expression') return null;
     const f = call.childForFieldName('function');
     const callee = f?.type === 'generic_function' ? f.childForFieldName('function') : f;
-    const arg = args.namedChildren.filter((c) => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item').findIndex((c) => c!.id === n.id);
+    const arg = args.namedChildren.filter((c) => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item').findIndex((c) => c!.id === argNode.id);
     if (callee && (callee.type === 'identifier' || callee.type === 'scoped_identifier')) {
       return { recv: { k: 'path', path: this.syn.pathText(callee) }, from: callee.startIndex, closure: { method: '', arg, param: 0, fn: true } };
     }

@@ -281,6 +281,9 @@ class FileReader {
       case 'associated_type': {
         const item = this.header(node, scope === 'trait' ? 'trait_item' : 'type', null);
         this.generics(node, item);
+        // `type X: Bound;` in a trait: the bounds of the projection `Self::X`
+        const declared = node.childForFieldName('bounds')?.namedChildren.filter((c): c is Node => c !== null && !c.type.endsWith('comment') && c.type !== 'lifetime') ?? [];
+        if (declared.length > 0) item.bounds = [...item.bounds ?? [], { name: item.name, bounds: declared.map((c) => this.syn.typeOf(c)) }];
         const type = node.childForFieldName('type');
         this.typeRefs(type, item.refs, item.generics);
         if (type) item.ty = this.syn.typeOf(type);

@@ -206,3 +206,33 @@ test('path calls: a std trait\'s method called by path on a crate type (Display:
   const e = callTo(g, '<calls::Shown as std::fmt::Display>::fmt', 224, '<calls::Square as std::fmt::Display>::fmt');
   assert.equal(e.dst, node(g, '<calls::Square as std::fmt::Display>::fmt').id);
 });
+
+test('closure parameters typed from a `&mut dyn FnMut(A)` parameter when the closure is passed as `&mut |a| …`', async () => {
+  const g = await extract('calls');
+  assert.equal(callTo(g, 'calls::by_dyn_closure', 236, 'calls::Square::area').dst, node(g, 'calls::Square::area').id);
+});
+
+test('method calls: a trait method\'s `Self::X` result on a bounded receiver is bounded by `type X: Bound` (dynamic)', async () => {
+  const g = await extract('calls');
+  const e = callTo(g, 'calls::by_projection', 251, 'calls::Sink::done');
+  assert.deepEqual([e.dst, e.dispatch], [node(g, 'calls::Sink::done').id, 'dynamic']);
+});
+
+test('method calls: through RefCell::borrow_mut\'s guard and a slice\'s split_first_mut', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.deepEqual(callsAt(g, 'calls::by_cell', 256).filter((e) => e.dstPath === 'calls::Square::area').map((e) => e.dst), [area, area]);
+});
+
+test('method calls: a local declared without a value (or as None) is typed by a later assignment', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::by_assignment', 268, 'calls::Square::area').dst, area);
+  assert.equal(callTo(g, 'calls::by_assignment', 270, 'calls::Square::area').dst, area);
+});
+
+test('path calls: `T::X::f()` with T: Trait declaring `type X: Bound` names Bound\'s f (dynamic)', async () => {
+  const g = await extract('calls');
+  const e = callTo(g, 'calls::by_assoc_path', 284, 'calls::Maker::make');
+  assert.deepEqual([e.dst, e.dispatch], [node(g, 'calls::Maker::make').id, 'dynamic']);
+});

@@ -89,3 +89,18 @@ test('read cache: stays within its bound (least recently used out) and keeps no 
   writeFileSync(missing, 'here');
   assert.equal(await c.get('late', read), 'here');
 });
+
+test('read cache: reads that start together on one file (a cached footer leaves no read first) share one handle, closed by close()', async () => {
+  const { readdirSync } = await import('node:fs');
+  const { LocalFileIO } = await import('../../src/lake/io/fileio.ts');
+  const file = path.join(work.dir, 'together.bin');
+  writeFileSync(file, Buffer.alloc(64 * 1024, 7));
+  const fds = (): number => readdirSync('/proc/self/fd').length;
+  const before = fds();
+  const input = await new LocalFileIO().open(file);
+  const parts = await Promise.all(Array.from({ length: 8 }, (_x, i) => input.read(i * 1024, (i + 1) * 1024)));
+  assert.ok(parts.every((p) => p.length === 1024 && p[0] === 7));
+  assert.equal(fds(), before + 1, 'eight reads started together opened the file once');
+  await input.close();
+  assert.equal(fds(), before, 'close() closed it');
+});

@@ -113,17 +113,19 @@ test('many small ingests: each table keeps at most K + slack snapshots, the file
 
 test('a generation pinned by another process keeps its files and reads through the runs\' expiry, and goes once the pin ends', { timeout: 600_000 }, async () => {
   const { log, root, ws } = await boundedLake();
+  let child: ReturnType<typeof spawn> | undefined;
   try {
     for (let i = 0; i < 2; i++) {
       syntheticWorkspace(ws, 'pinned', 12, i % 2);
       await ingest(log, ws, { repo: 'pinned' });
     }
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, 'pin', root], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const lines = createInterface({ input: child.stdout });
+    child = spawn(process.execPath, ['--import', 'tsx', CHILD, 'pin', root], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
+    const kid = child;
+    const exited = new Promise<number | null>((resolve) => kid.on('close', (code) => resolve(code)));
+    const lines = createInterface({ input: kid.stdout! });
     const next = (): Promise<string> => new Promise((resolve, reject) => {
       lines.once('line', resolve);
-      child.once('close', () => reject(new Error('history-child exited early')));
+      kid.once('close', () => reject(new Error('history-child exited early')));
     });
     const ready = await next();
     const m = /^ready (\d+) (.*)$/.exec(ready);
@@ -138,7 +140,7 @@ test('a generation pinned by another process keeps its files and reads through t
     }
     assert.ok(expiredSome > 0, 'the runs expired history');
     assert.ok(onDisk(loc), `the pinned generation's code_nodes metadata file ${loc} is still there`);
-    child.stdin.write('go\n');
+    kid.stdin!.write('go\n');
     const again = await next();
     assert.equal(again, `again ${m[2]}`, 'the pinned reader reads the same after the runs');
     assert.equal(await exited, 0);
@@ -151,6 +153,7 @@ test('a generation pinned by another process keeps its files and reads through t
     await assert.rejects(log.lake.loadTable(ident('code_nodes'), { generation: pinned }), ExpiredGenerationError);
     for (const h of await history(log)) assert.deepEqual(h.stale, [], `${h.table}: no metadata file of an expired generation`);
   } finally {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); // a failed assertion leaves no reader waiting
     log.close();
   }
 });

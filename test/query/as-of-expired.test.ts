@@ -2,9 +2,9 @@
 // current event log restricted to the runs landed by then (EventLog "runs
 // reads"), and it is the answer the snapshots gave. A small workspace is
 // ingested several times — a universe crate, a body edit with a line shift, a
-// rename and a removal, a repo remove and a re-ingest — every question (find,
-// def with source context, refs, callers, callees, history, diff) is recorded
-// as of every generation; then every snapshot but the current is expired
+// rename and a removal, a repo remove and a re-ingest, a universe remove —
+// every question (find, def with source context, refs, callers, callees,
+// history, diff) is recorded as of every generation; then every snapshot but the current is expired
 // (`gc --retain-ms 0`) and each answer must be identical, positions included;
 // again after compaction and after a ring unsplit + split (there only `seq`,
 // the storage order those rewrites change by design, is left out). The server
@@ -18,7 +18,7 @@ import { EventLog } from '../../src/log/event-log.ts';
 import { gc } from '../../src/log/gc.ts';
 import { compact } from '../../src/log/compact.ts';
 import { splitRing, unsplitRing } from '../../src/log/ring-split.ts';
-import { ingest, universeAdd } from '../../src/ingest/index.ts';
+import { ingest, removeUniverseCrate, universeAdd } from '../../src/ingest/index.ts';
 import { removeRepo } from '../../src/ingest/remove.ts';
 import { ExpiredGenerationError } from '../../src/lake/lake.ts';
 import { ask, questionKey, type Question } from '../../src/serve/questions.ts';
@@ -142,6 +142,9 @@ test('--as-of any generation answers the same after its snapshots are expired, c
     ran();
     await ingest(log, ws, { repo: 'w', rev: 'v4', workers: 1, maintain: false });
     ran();
+    // 5. the universe crate removed (remove events in a run; the repo's edges into it stay, so --force)
+    await removeUniverseCrate(log, 'fnvish@0.2.1', { force: true, maintain: false });
+    ran();
     const now = log.readGeneration();
     const gens: bigint[] = [];
     for (let g = runGens[0]! - 1n; g <= now; g++) gens.push(g);
@@ -154,6 +157,8 @@ test('--as-of any generation answers the same after its snapshots are expired, c
     assert.equal(defAt(runGens[2]!, 'tally::helper').hits?.length, 1);
     assert.equal(defAt(runGens[3]!, 'tally::bucket::Bucket::count_of').hits?.length, 1);
     assert.equal(defAt(runGens[4]!, 'tally::Tally::add').hits?.length, 0, 'the repo removed');
+    assert.equal(defAt(runGens[5]!, 'fnvish::hash_str').hits?.length, 1);
+    assert.ok(defAt(runGens[6]!, 'fnvish::hash_str').error !== undefined || defAt(runGens[6]!, 'fnvish::hash_str').hits?.length === 0, 'the universe crate removed');
     for (const g of gens) {
       const p = log.pin({ generation: g }, { history: true });
       try {

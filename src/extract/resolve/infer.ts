@@ -149,6 +149,12 @@ export class Infer {
       if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
       return { res: null, reason: `no item ${segs[1]} in the bounds of ${segs[0]}`, dispatch: null };
     }
+    // `T::X::f()` with T a type parameter and X an associated type of one of its bounds' traits: X's bounds
+    if (segs.length === 3 && env.bounds.has(segs[0]!)) {
+      const proj = this.projectionOf(env.bounds.get(segs[0]!)!, segs[1]!);
+      const m = proj ? this.inBounds(this.assocBounds.get(proj.name) ?? [], segs[2]!, env, proj) : null;
+      if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
+    }
     if (segs[0] === 'Self' && segs.length === 2 && env.selfTy?.k === 'param') {
       const m = this.inBounds(env.bounds.get('Self') ?? [], segs[1]!, env, env.selfTy);
       if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
@@ -462,6 +468,7 @@ export class Infer {
       const self = recv && d.parent?.kind === 'trait' ? recv : impl ? impl.self : ownerSelf ?? recv;
       const ctx: PathCtx = { self: self ? headOf(self)?.res ?? null : null, generics: d.item.generics, locals: [] };
       const ret = this.lowering.lower(d.item.ret, d.scope, ctx, self);
+      if (d.parent?.kind === 'trait' && recv && (stripRefs(recv).k === 'param' || stripRefs(recv).k === 'dyn')) return this.projections(ret, d.parent);
       return impl && recv ? substitute(ret, matchArgs(impl.self, recv)) : ret;
     }
     if ('dep' in res) {
@@ -798,7 +805,7 @@ export class Infer {
     let first = true;
     for (const t of this.derefSteps(recv)) {
       if (t.k === 'param') {
-        const m = this.inBounds(env.bounds.get(t.name) ?? [], name, env, t) ?? this.viaBlanket(t, name, env);
+        const m = this.inBounds(env.bounds.get(t.name) ?? this.assocBounds.get(t.name) ?? [], name, env, t) ?? this.viaBlanket(t, name, env);
         if (m) return m;
         continue;
       }
@@ -860,6 +867,45 @@ export class Infer {
   }
 
   /** An item named `name` in the traits `bounds` (and their supertraits) of the type `self`. */
+  /**
+   * A trait method's return type on a bounded receiver: each `Self::X` the
+   * trait declares as `type X: Bound;` becomes a parameter bounded by Bound
+   * (serde's `let mut s = ser.serialize_struct(…)?; s.end()`).
+   */
+  private projections(t: Ty, trait: Def): Ty {
+    switch (t.k) {
+      case 'adt': {
+        const ext = 'ext' in t.res ? t.res.ext : null;
+        const m = ext !== null ? /^Self::([A-Za-z_][A-Za-z0-9_]*)$/.exec(ext) : null;
+        if (m) {
+          const name = `${trait.qpath}::${m[1]}`;
+          if (!this.assocBounds.has(name)) {
+            const decl = trait.children.find((c) => c.name === m[1] && c.ns === 'type')?.item.bounds?.find((b) => b.name === m[1]);
+            const ctx: PathCtx = { self: null, generics: trait.item.generics, locals: [] };
+            this.assocBounds.set(name, (decl?.bounds ?? []).map((b) => this.lowering.lower(b, trait.scope, ctx, null)));
+          }
+          return (this.assocBounds.get(name)!.length > 0) ? { k: 'param', name } : t;
+        }
+        return t.args.length > 0 ? { ...t, args: t.args.map((a) => this.projections(a, trait)) } : t;
+      }
+      case 'ref': return { ...t, of: this.projections(t.of, trait) };
+      default: return t;
+    }
+  }
+
+  /** `T::X` for T bounded by `bounds`: the projection parameter of the first bound's trait (this crate's) declaring `type X: …`. */
+  private projectionOf(bounds: readonly Ty[], x: string): (Ty & { k: 'param' }) | null {
+    for (const b of bounds) {
+      if (b.k !== 'adt' || !('def' in b.res) || b.res.def.kind !== 'trait') continue;
+      const t = this.projections({ k: 'adt', res: { ext: `Self::${x}`, krate: null, depName: null }, args: [] }, b.res.def);
+      if (t.k === 'param') return t;
+    }
+    return null;
+  }
+
+  /** Bounds of the projections `projections` made, by their parameter name (`serde::ser::Serializer::SerializeMap`). */
+  private readonly assocBounds = new Map<string, Ty[]>();
+
   private inBounds(bounds: readonly Ty[], name: string, env: BodyEnv, self: Ty): Method | null {
     for (const b of bounds) {
       if (b.k !== 'adt') continue;

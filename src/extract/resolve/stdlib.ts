@@ -143,9 +143,16 @@ export function stdMethod(recv: Ty, name: string, args: StdCallArgs): Ty | null 
       case 'as_slice': case 'as_mut_slice': return { k: 'slice', of: elem };
       case 'to_vec': return stdTy('std::vec::Vec', [elem]);
       case 'split_at': case 'split_at_mut': return { k: 'tuple', of: [{ k: 'slice', of: elem }, { k: 'slice', of: elem }] };
+      case 'split_first': case 'split_last': case 'split_first_mut': case 'split_last_mut':
+        return opt({ k: 'tuple', of: [{ k: 'ref', mut: name.endsWith('_mut'), of: elem }, { k: 'ref', mut: name.endsWith('_mut'), of: { k: 'slice', of: elem } }] });
       case 'chunks': case 'windows': case 'chunks_exact': case 'split': return iter({ k: 'slice', of: elem });
       default: return null;
     }
+  }
+  if (k === 'RefCell') {
+    // guards that deref to the cell's value
+    if (name === 'borrow') return stdTy('std::cell::Ref', [a0]);
+    if (name === 'borrow_mut') return stdTy('std::cell::RefMut', [a0]);
   }
   if (k === 'HashMap' || k === 'BTreeMap') {
     switch (name) {

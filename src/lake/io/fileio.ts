@@ -146,15 +146,23 @@ async function readLocal<T>(path: string, local: string, read: (local: string) =
 }
 
 class LocalInputFile implements InputFile {
-  private handle: fs.FileHandle | undefined;
+  /** The open handle, shared by reads that start together (a second open would leak a handle). */
+  private handle: Promise<fs.FileHandle> | undefined;
   private sizeCache: number | undefined;
   constructor(
     readonly path: string,
     private readonly local: string,
     private readonly check: ReadCheck | undefined,
   ) {}
-  private async fh(): Promise<fs.FileHandle> {
-    if (!this.handle) this.handle = await io('open for reading', this.local, () => readLocal(this.path, this.local, (l) => fs.open(l, 'r'), this.check));
+  private fh(): Promise<fs.FileHandle> {
+    if (!this.handle) {
+      const opening = io('open for reading', this.local, () => readLocal(this.path, this.local, (l) => fs.open(l, 'r'), this.check));
+      this.handle = opening;
+      // a failed open is not kept: the next read tries again (and reports its own error)
+      opening.catch(() => {
+        if (this.handle === opening) this.handle = undefined;
+      });
+    }
     return this.handle;
   }
   async size(): Promise<number> {
@@ -177,8 +185,9 @@ class LocalInputFile implements InputFile {
     return buf;
   }
   async close(): Promise<void> {
-    const h = this.handle;
+    const opening = this.handle;
     this.handle = undefined;
+    const h = opening && (await opening.catch(() => undefined));
     if (h) await io('close', this.local, () => h.close());
   }
 }
