@@ -7,15 +7,14 @@
 // RSS, parse-only MB/s (one thread) and the ratio. Installs nothing; skips with
 // a message when the corpus is absent. Flags: --workers N (default 2),
 // --compare (also time the same ingest with one worker thread), --dir D,
-// --timeout-ms T (per-crate extraction limit, default 30000).
+// --timeout-ms T (per-crate extraction limit, default 30000), --tsx (time the
+// TypeScript sources instead of the build; `npm run bench:ingest` builds first).
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { decodeSource, DEFAULT_MAX_FILE_BYTES, parseOnly, readCrateDir } from '../src/extract/index.ts';
-import { expandCrateDirs, formatIngestReport, universeAdd, type IngestReport } from '../src/ingest/index.ts';
-import { EventLog } from '../src/log/event-log.ts';
-import { inList } from '../src/lake/expr/expr.ts';
+import type { IngestReport } from '../src/ingest/index.ts';
+import { distStaleReason, importCode } from './built.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
@@ -25,6 +24,13 @@ const flag = (name: string): string | undefined => {
 const corpus = flag('--dir') ?? '/usr/share/cargo/registry';
 const workers = Number(flag('--workers') ?? 2);
 const compare = args.includes('--compare');
+// the product's code (dist/) unless --tsx or the build is stale (then the sources, said in the report)
+const stale = args.includes('--tsx') ? '--tsx given' : distStaleReason();
+const useDist = stale === undefined;
+const { decodeSource, DEFAULT_MAX_FILE_BYTES, parseOnly, readCrateDir } = await importCode<typeof import('../src/extract/index.ts')>('extract/index', useDist);
+const { expandCrateDirs, formatIngestReport, universeAdd } = await importCode<typeof import('../src/ingest/index.ts')>('ingest/index', useDist);
+const { EventLog } = await importCode<typeof import('../src/log/event-log.ts')>('log/event-log', useDist);
+const { inList } = await importCode<typeof import('../src/lake/expr/expr.ts')>('lake/expr/expr', useDist);
 /** Per-crate extraction limit: a crate that runs past it is reported and skipped (see the report's problems). */
 const timeoutMs = Number(flag('--timeout-ms') ?? 30_000);
 const MIN_CRATES = 40;
@@ -103,6 +109,7 @@ const parseS = (performance.now() - p0) / 1000;
 const e2e = mb(r.bytes) / main.s;
 const po = mb(parseBytes) / parseS;
 console.log([
+  `code          ${useDist ? 'compiled dist/ (what `mimir` runs)' : `TypeScript sources through tsx (${stale}; about 2x the CPU of dist/)`}`,
   `corpus        ${corpus}: ${dirs.length} crate folders, ${r.crates} crate versions, ${r.problems.length} problems`,
   `source        ${fmt(mb(r.bytes))} MB in ${r.parsed} parsed files (${r.files} files seen)`,
   `end to end    ${fmt(main.s, 2)} s, ${fmt(e2e, 2)} MB/s with ${workers} worker thread(s), ${events} events, ${main.written} commits`,
