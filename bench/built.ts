@@ -1,10 +1,12 @@
 // Which code a benchmark times: the compiled build in dist/ (what `mimir`
 // runs: bin/mimir.js uses it while it is fresh) or the TypeScript sources
-// through tsx. tsx compiles with esbuild's keepNames, which names every
-// closure as it is created: measured on bench:ingest's corpus, the sources
-// cost about twice the CPU of the build, so a benchmark of the product must
-// time dist/. Fresh = dist/BUILD exists and no file under src/ is newer than
-// the time it records (the rule of bin/mimir.js). Read-only.
+// through tsx. A benchmark of the product times dist/: tsx compiles with
+// esbuild's keepNames (every closure is named as it is created) and loads
+// more at start. On bench:ingest's corpus the two measured close (user CPU of
+// `universe add`, two pairs at load 7-10: dist 59 and 43 s, tsx 55 and 52 s),
+// so the choice is about measuring the right thing, not a speed-up. Fresh =
+// dist/BUILD exists and no file under src/ is newer than the time it records
+// (the rule of bin/mimir.js). Read-only.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -109,7 +109,7 @@ const parseS = (performance.now() - p0) / 1000;
 const e2e = mb(r.bytes) / main.s;
 const po = mb(parseBytes) / parseS;
 console.log([
-  `code          ${useDist ? 'compiled dist/ (what `mimir` runs)' : `TypeScript sources through tsx (${stale}; about 2x the CPU of dist/)`}`,
+  `code          ${useDist ? 'compiled dist/ (what `mimir` runs)' : `TypeScript sources through tsx (${stale})`}`,
   `corpus        ${corpus}: ${dirs.length} crate folders, ${r.crates} crate versions, ${r.problems.length} problems`,
   `source        ${fmt(mb(r.bytes))} MB in ${r.parsed} parsed files (${r.files} files seen)`,
   `end to end    ${fmt(main.s, 2)} s, ${fmt(e2e, 2)} MB/s with ${workers} worker thread(s), ${events} events, ${main.written} commits`,
