@@ -20,7 +20,7 @@
 // After compaction, rewritten rows carry the sequence number of the snapshot
 // compaction read (`seq` changes; the order stays right). Read-only.
 import { and, eq, inList, type Expr } from '../lake/expr/expr.ts';
-import { identToString } from '../lake/catalog/sql-catalog.ts';
+import { identToString, type GenerationEntry } from '../lake/catalog/sql-catalog.ts';
 import type { Table } from '../lake/table/table.ts';
 import { batchRows } from '../log/event-log.ts';
 import { COL_ID, COL_KRATE, COL_OP, COL_REPO, COL_RUN, COL_TS, parseRunNote, ringTableName, tableName, type Kind } from '../log/schema.ts';
@@ -80,9 +80,11 @@ export async function history(log: EventLog, path: string, opts: QueryOptions = 
     // source's crate) are all there, and the other crates' files — most of the universe — are pruned
     const scope = homeScope(homes);
     const edgeIds = await candidateIds(r, 'edge', and(scope, inList('src', [...ids])));
-    const labels = await generationLabels(r);
+    // the catalog's generation log, read once: it labels events by snapshot and by run
+    const gens = r.log.lake.catalog.generations({ limit: Number.MAX_SAFE_INTEGER, before: r.generation + 1n });
+    const labels = generationLabels(gens);
     const events = [...(await eventsOf(r, 'node', ids, labels, scope)), ...(edgeIds.size > 0 ? await eventsOf(r, 'edge', edgeIds, labels, scope) : [])];
-    await labelRuns(r, events.map((x) => x.e));
+    await labelRuns(r, events.map((x) => x.e), gens);
     events.sort(
       (a, b) =>
         cmpBig(a.e.generation ?? -1n, b.e.generation ?? -1n) ||
@@ -102,11 +104,11 @@ export async function history(log: EventLog, path: string, opts: QueryOptions = 
  * generation's commit time (the time-matched label stays for runs of older
  * lakes).
  */
-async function labelRuns(r: ReadAt, events: HistoryEvent[]): Promise<void> {
+async function labelRuns(r: ReadAt, events: HistoryEvent[], generations: GenerationEntry[]): Promise<void> {
   const runs = new Set(events.map((e) => e.run).filter((x): x is string => x !== null));
   if (runs.size === 0) return;
   const gens = new Map<string, { generation: bigint; timeMs: number }>();
-  for (const g of r.log.lake.catalog.generations({ limit: Number.MAX_SAFE_INTEGER, before: r.generation + 1n })) {
+  for (const g of generations) {
     const n = parseRunNote(g.note);
     if (n && runs.has(n.run)) gens.set(n.run, { generation: g.generation, timeMs: g.timeMs });
   }
@@ -194,14 +196,13 @@ function event(kind: Kind, row: Row, seq: bigint, at: { generation: bigint | nul
 
 /**
  * A labeller for (table, sequence number) → generation and commit time. The
- * catalog's generations are read once; per table, snapshots in sequence
+ * catalog's generations (newest first, as read) are given; per table, snapshots in sequence
  * order are matched to that table's generations in order, each to the first
  * one committed no earlier than the snapshot (1 ms slack: a snapshot's time
  * may run 1 ms ahead of the clock).
  */
-async function generationLabels(r: ReadAt): Promise<Labeller> {
-  const catalog = r.log.lake.catalog;
-  const gens = catalog.generations({ limit: Number.MAX_SAFE_INTEGER, before: r.generation + 1n }).reverse();
+function generationLabels(generations: GenerationEntry[]): Labeller {
+  const gens = [...generations].reverse();
   const perTable = new Map<string, Map<bigint, { generation: bigint | null; committedMs: number | null }>>();
   return (table, seq) => {
     const key = table.name;
