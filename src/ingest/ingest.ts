@@ -914,7 +914,7 @@ async function writeCrate(
     for (const kind of ['node', 'edge'] as const) {
       writer.pushBatch(kind, res.batches[kind]);
       writer.counts.add += res.batches[kind].numRows;
-      await writer.state?.events(kind, [res.batches[kind]]);
+      await writer.state?.adds(kind, res.batches[kind]);
     }
   } else {
     const filter = and(eq('repo', ctx.repo), eq('krate', ctx.krate));
