@@ -47,6 +47,21 @@ test('mir: each body keeps its def path, and each call its callee, call span and
   assert.ok(bodies.some((b) => b.path === 'total::{closure#0}'));
 });
 
+test('mir: a const fn\'s CTFE copy (after `// MIR FOR CTFE`) is dropped, so its calls count once', () => {
+  const body = (path: string) => [
+    `fn ${path}() -> bool {`,
+    '    let mut _0: bool;                    // return place in scope 0 at src/a.rs:3:22: 3:26',
+    '    bb0: {',
+    '        _0 = can::<T>() -> [return: bb1, unwind continue]; // scope 0 at src/a.rs:4:5: 4:14',
+    '                                         // + span: src/a.rs:4:5: 4:12',
+    '    }',
+    '}',
+  ];
+  const text = [...body('lock_free'), '', '// MIR FOR CTFE', ...body('lock_free'), '', ...body('other')].join('\n');
+  const bodies = parseMir(text);
+  assert.deepEqual(bodies.map((b) => [b.path, b.calls.length]), [['lock_free', 1], ['other', 1]]);
+});
+
 test('mir: only call statements are calls; a call through a value has no callee', () => {
   assert.equal(callOf('_5 = const "x";'), null);
   assert.equal(callOf('switchInt(move _3) -> [0: bb1, otherwise: bb2];'), null);

@@ -50,6 +50,8 @@ test('public paths: pub use chains, renames, globs (items and enum variants) and
   assert.deepEqual(node(g, 'names::inner::Level::High').publicPaths, ['names::facade::Lvl::High', 'names::inner::High', 'names::inner::Level::High']);
   assert.deepEqual(node(g, 'names::imp::helper').publicPaths, ['names::facade::helper']);
   assert.deepEqual(node(g, 'names::shout').publicPaths, ['names::shout'], '#[macro_export] at the crate root');
+  // a #[macro_export] macro written in a submodule is a crate-root item: `pub use whisper as murmur;` names it
+  assert.deepEqual(node(g, 'names::whisper').publicPaths, ['names::murmur', 'names::whisper']);
   // private: not reachable, not re-exported
   assert.deepEqual(node(g, 'names::inner::deep::private_fn').publicPaths, []);
   assert.deepEqual(node(g, 'names::imp').publicPaths, []);
