@@ -205,19 +205,21 @@ class Cursor {
   }
 
   long(what: string): number {
-    let z = 0n;
-    let shift = 0n;
-    for (;;) {
+    // a header or block varint: at most 7 bytes (49 bits) in number arithmetic, exact
+    const start = this.pos;
+    let z = 0;
+    let mul = 1;
+    for (let i = 0; i < 7; i++) {
       if (this.pos >= this.buf.length) this.fail(`truncated ${what}`);
       const b = this.buf[this.pos++]!;
-      z |= BigInt(b & 0x7f) << shift;
-      if ((b & 0x80) === 0) break;
-      shift += 7n;
-      if (shift > 63n) this.fail(`overlong varint in ${what}`);
+      z += (b & 0x7f) * mul;
+      if (b < 0x80) {
+        return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+      }
+      mul *= 128;
     }
-    const v = (z >> 1n) ^ -(z & 1n);
-    if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < -BigInt(Number.MAX_SAFE_INTEGER)) this.fail(`${what} out of range (${v})`);
-    return Number(v);
+    this.pos = start;
+    this.fail(`${what} wider than 48 bits (or an overlong varint)`);
   }
 
   bytes(n: number, what: string): Uint8Array {
