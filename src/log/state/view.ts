@@ -89,11 +89,24 @@ export class StateView {
     const want = [...new Set(ids)];
     const out = new Map<string, Row>();
     for (let i = 0; i < want.length; i += IN_CHUNK) {
-      const chunk = want.slice(i, i + IN_CHUNK);
-      const keys = await this.rows(CODE_KEYS, and(inList('key', chunk), eq('via', 'id')), ['id', 'name']);
-      const names = [...new Set(keys.map((k) => k.name).filter((n): n is string => typeof n === 'string'))];
-      const nameless = keys.some((k) => k.name === null);
-      const found = keys.map((k) => k.id as string);
+      const keys = await this.rows(CODE_KEYS, and(inList('key', want.slice(i, i + IN_CHUNK)), eq('via', 'id')), ['id', 'name']);
+      for (const [id, r] of await this.nodesOfKeys(keys, columns)) out.set(id, r);
+    }
+    return out;
+  }
+
+  /**
+   * Live node rows of code_keys rows (their `id` and `name`, as any key row
+   * of a node carries them): code_nodes by (name, id), without looking the
+   * ids up in code_keys again.
+   */
+  async nodesOfKeys(keys: Row[], columns?: string[]): Promise<Map<string, Row>> {
+    const out = new Map<string, Row>();
+    for (let i = 0; i < keys.length; i += IN_CHUNK) {
+      const chunk = keys.slice(i, i + IN_CHUNK);
+      const names = [...new Set(chunk.map((k) => k.name).filter((n): n is string => typeof n === 'string'))];
+      const nameless = chunk.some((k) => k.name === null || k.name === undefined);
+      const found = [...new Set(chunk.map((k) => k.id as string))];
       if (found.length === 0) continue;
       const byName = names.length > 0 ? await this.rows(CODE_NODES, and(inList('name', names), inList('id', found)), withId(columns)) : [];
       for (const r of byName) out.set(r.id as string, r);
