@@ -13,7 +13,7 @@
 // bundle of the CLI the build made (dist/BUILD names it), compiled through
 // node:vm with V8's code cache: the functions a question ran are kept
 // compiled in dist/.code-cache/<key>, written atomically after the first
-// answer and keyed by the node and V8 versions, the platform and the bundle's
+// answer (exit 0) and keyed by the node and V8 versions, the platform and the bundle's
 // hash, size and mtime (a file of another key is never read; a key change
 // writes a new file and removes the old). A cache that is missing, corrupt
 // (its own checksum) or rejected by V8 is rebuilt after the answer; a folder
@@ -93,7 +93,7 @@ async function runBundle(stamp, argv) {
   let st;
   try {
     st = statSync(file);
-    source = readFileSync(file, 'utf8');
+    source = readFileSync(file, 'latin1'); // the build writes ASCII only: a one-byte string, no UTF-8 decode
   } catch (e) {
     debug(`the CLI bundle cannot be read (${e.message}); running dist/'s modules`);
     return undefined;
@@ -135,8 +135,8 @@ async function runBundle(stamp, argv) {
   const module = { exports: {} };
   fn.call(module.exports, module.exports, createRequire(file), module, file, fileURLToPath(new URL('dist', root)));
   const code = await module.exports.main(argv);
-  if (useCache && (cachedData === undefined || script.cachedDataRejected)) {
-    // after the answer: the cache then holds every function the question compiled
+  if (useCache && code === 0 && (cachedData === undefined || script.cachedDataRejected)) {
+    // after an answer (not a failure, which runs little): the cache then holds every function the question compiled
     try {
       const data = script.createCachedData();
       mkdirSync(cacheDir, { recursive: true });

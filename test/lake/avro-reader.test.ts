@@ -6,7 +6,7 @@
 // named, never read as other rows.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
 import type avroTypes from 'avsc';
@@ -16,7 +16,7 @@ import { zstdDecompress } from '../../src/lake/codec/zstd.ts';
 import type { Json } from '../../src/lake/spec/json.ts';
 import { Lake } from '../../src/lake/lake.ts';
 import type { Batch, DataFile, PartitionSpec, Schema, Value } from '../../src/lake/spec/types.ts';
-import { icebergFixtures, needsFixtures, scratch } from '../helpers.ts';
+import { icebergFixtures, needsFixtures, repoRoot, runTsx, scratch } from '../helpers.ts';
 import { sampleLake } from '../query/sample.ts';
 
 const avro = createRequire(import.meta.url)('avsc') as typeof avroTypes;
@@ -274,6 +274,51 @@ test('avro reader: Avro types manifests do not use (enum, map, float, nested and
     const bytes = writeContainer(schema, records, {}, codec);
     assert.equal(await assertSameAsAvsc(`types.${codec}.avro`, bytes), 9);
   }
+});
+
+test('avro reader: reading a table (manifest list, manifests, data) loads no avsc; the first write does', { timeout: 120_000 }, async () => {
+  const dir = path.join(work.dir, 'no-avsc');
+  const lake = Lake.open(dir);
+  const t = await lake.createTable({ namespace: ['a'], name: 't' }, rich);
+  await t.append([richBatch(4, 0)]);
+  lake.close();
+  const script = path.join(work.dir, 'no-avsc.mts');
+  const src = (rel: string): string => JSON.stringify(path.join(repoRoot, 'src', rel));
+  writeFileSync(
+    script,
+    `import { createRequire } from 'node:module';
+const { Lake } = await import(${src('lake/lake.ts')});
+const { encodeManifestList } = await import(${src('lake/avro/manifest-list.ts')});
+const loaded = () => Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('/avsc/')).length;
+const lake = Lake.open(${JSON.stringify(dir)});
+const t = await lake.loadTable({ namespace: ['a'], name: 't' });
+const rows = await t.scan().toArray();
+const afterRead = loaded();
+encodeManifestList([], { snapshotId: 1n, sequenceNumber: 1n });
+console.log(JSON.stringify({ rows: rows.length, afterRead, afterWrite: loaded() }));
+lake.close();
+`,
+  );
+  const r = await runTsx([script]);
+  assert.equal(r.code, 0, r.stderr);
+  const seen = JSON.parse(r.stdout.trim()) as { rows: number; afterRead: number; afterWrite: number };
+  assert.equal(seen.rows, 4);
+  assert.equal(seen.afterRead, 0, 'modules of avsc loaded by reading');
+  assert.ok(seen.afterWrite > 0, 'encoding a manifest list loads avsc');
+});
+
+test('avro reader: longs at every bit width (±2^k, ±2^k ∓ 1) and ints at the 32-bit limits come back exact', async () => {
+  const schema: Json = { type: 'record', name: 'n', fields: [{ name: 'l', type: 'long' }, { name: 'i', type: 'int' }, { name: 'o', type: ['null', 'long'] }] };
+  const longs: bigint[] = [];
+  for (let k = 0n; k < 64n; k++) {
+    const p = 1n << k;
+    for (const v of [p - 1n, p, -p, -p + 1n, -p - 1n]) if (BigInt.asIntN(64, v) === v) longs.push(v);
+  }
+  const ints = [0, 1, -1, 63, 64, -64, -65, 2 ** 31 - 1, -(2 ** 31), 2 ** 30, -(2 ** 30) - 1];
+  const records = longs.map((l, j) => ({ l, i: ints[j % ints.length]!, o: j % 3 === 0 ? null : -l - 1n >= -(2n ** 63n) ? -l - 1n : l }));
+  const bytes = writeContainer(schema, records, {}, 'null');
+  assert.deepStrictEqual(readContainer(bytes, 'widths.avro').records, records);
+  assert.equal(await assertSameAsAvsc('widths.avro', bytes), records.length);
 });
 
 // ---- damage --------------------------------------------------------------------------------
