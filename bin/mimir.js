@@ -7,20 +7,42 @@
 // pulled since the last build, or never built — the TypeScript sources run
 // through tsx, for development only: correct but slower to start (a note says
 // so on a terminal, or always with MIMIR_DEBUG=1).
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+//
+// A question read from a lake (find, def, refs, callers, callees, history,
+// diff; not with --server or $MIMIR_SERVER, not --help) runs the one-file
+// bundle of the CLI the build made (dist/BUILD names it), compiled through
+// node:vm with V8's code cache: the functions a question ran are kept
+// compiled in dist/.code-cache/<key>, written atomically after the first
+// answer (exit 0) and keyed by the node and V8 versions, the platform and the bundle's
+// hash, size and mtime (a file of another key is never read; a key change
+// writes a new file and removes the old). A cache that is missing, corrupt
+// (its own checksum) or rejected by V8 is rebuilt after the answer; a folder
+// that cannot be written just means no cache. MIMIR_CODE_CACHE=0 turns the
+// cache off; a missing or unloadable bundle falls back to dist/'s modules.
+// With MIMIR_DEBUG=1 a line on stderr says which ran and what the cache did.
+// Everything else runs dist/'s modules (each command's loaded on demand).
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
 
 const root = new URL('../', import.meta.url);
 
-/** Why dist/ cannot be used (undefined when it is fresh). */
-function staleReason() {
-  let built;
+/** dist/BUILD, or why dist/ cannot be used. */
+function readStamp() {
+  let stamp;
   try {
-    built = JSON.parse(readFileSync(new URL('dist/BUILD', root), 'utf8')).startedMs;
+    stamp = JSON.parse(readFileSync(new URL('dist/BUILD', root), 'utf8'));
   } catch {
-    return 'no build (dist/BUILD is missing or unreadable)';
+    return { reason: 'no build (dist/BUILD is missing or unreadable)' };
   }
-  if (typeof built !== 'number') return 'dist/BUILD has no start time';
+  if (typeof stamp?.startedMs !== 'number') return { reason: 'dist/BUILD has no start time' };
+  return { stamp, reason: staleReason(stamp.startedMs) };
+}
+
+/** Why dist/ cannot be used (undefined when it is fresh). */
+function staleReason(built) {
   let newer;
   const walk = (dir) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -40,14 +62,109 @@ function staleReason() {
   return newer ? `${newer.slice(src.length - 3)} is newer than the build` : undefined;
 }
 
-const reason = staleReason();
+const debug = (line) => {
+  if (process.env.MIMIR_DEBUG === '1') process.stderr.write(`mimir: ${line}\n`);
+};
+
+const QUESTIONS = new Set(['find', 'def', 'refs', 'callers', 'callees', 'history', 'diff']);
+
+/** Is argv a question read from the lake directly (the bundle's work)? */
+function asksLake(argv) {
+  if (process.env.MIMIR_SERVER) return false;
+  let command;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--help' || a === '-h' || a === '--server' || a.startsWith('--server=')) return false;
+    if (a === '--lake' || a === '--catalog-name') i++;
+    else if (!a.startsWith('-') && command === undefined) command = a;
+  }
+  return command !== undefined && QUESTIONS.has(command);
+}
+
+/** Run the bundle named by the stamp; resolves to the exit code, or undefined when it cannot be loaded. */
+async function runBundle(stamp, argv) {
+  const b = stamp.bundle;
+  if (typeof b?.file !== 'string' || typeof b.sha256 !== 'string') {
+    debug('dist/BUILD names no CLI bundle; running dist/\'s modules');
+    return undefined;
+  }
+  const file = fileURLToPath(new URL(`dist/${b.file}`, root));
+  let source;
+  let st;
+  try {
+    st = statSync(file);
+    source = readFileSync(file, 'latin1'); // the build writes ASCII only: a one-byte string, no UTF-8 decode
+  } catch (e) {
+    debug(`the CLI bundle cannot be read (${e.message}); running dist/'s modules`);
+    return undefined;
+  }
+  const useCache = process.env.MIMIR_CODE_CACHE !== '0';
+  const cacheDir = fileURLToPath(new URL('dist/.code-cache/', root));
+  const key = createHash('sha256')
+    .update([process.version, process.versions.v8, process.platform, process.arch, b.sha256, st.size, st.mtimeMs].join('\0'))
+    .digest('hex')
+    .slice(0, 32);
+  const cacheFile = `${cacheDir}${key}`;
+  let cachedData;
+  let cache = useCache ? 'none' : 'off';
+  if (useCache) {
+    try {
+      // the file: 32 bytes of sha256 over the V8 data, then the data
+      const bytes = readFileSync(cacheFile);
+      const data = bytes.subarray(32);
+      if (bytes.length > 32 && createHash('sha256').update(data).digest().equals(bytes.subarray(0, 32))) cachedData = data;
+      else cache = 'corrupt';
+    } catch {
+      // no cache yet
+    }
+  }
+  let fn;
+  let script;
+  try {
+    script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+      filename: file,
+      cachedData,
+      importModuleDynamically: vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+    });
+    fn = script.runInThisContext();
+  } catch (e) {
+    debug(`the CLI bundle ${file} did not load (${e.message}); running dist/'s modules`);
+    return undefined;
+  }
+  if (cachedData !== undefined) cache = script.cachedDataRejected ? 'rejected' : 'used';
+  const module = { exports: {} };
+  fn.call(module.exports, module.exports, createRequire(file), module, file, fileURLToPath(new URL('dist', root)));
+  const code = await module.exports.main(argv);
+  if (useCache && code === 0 && (cachedData === undefined || script.cachedDataRejected)) {
+    // after an answer (not a failure, which runs little): the cache then holds every function the question compiled
+    try {
+      const data = script.createCachedData();
+      mkdirSync(cacheDir, { recursive: true });
+      const tmp = `${cacheFile}.${process.pid}.tmp`;
+      writeFileSync(tmp, Buffer.concat([createHash('sha256').update(data).digest(), data]));
+      renameSync(tmp, cacheFile);
+      for (const f of readdirSync(cacheDir)) if (f !== key && !f.endsWith('.tmp')) rmSync(`${cacheDir}${f}`, { force: true });
+      cache += ', written';
+    } catch (e) {
+      // a folder this user cannot write: no cache, same answers
+      cache += `, not written (${e.message})`;
+    }
+  }
+  debug(`ran the CLI bundle (code cache ${key}: ${cache})`);
+  return code;
+}
+
+const argv = process.argv.slice(2);
+const { stamp, reason } = readStamp();
 if (reason === undefined) {
-  await import('../dist/cli/main.js');
+  const code = asksLake(argv) ? await runBundle(stamp, argv) : undefined;
+  if (code !== undefined) process.exitCode = code;
+  else process.exitCode = await (await import('../dist/cli/main.js')).main(argv);
 } else {
   if (process.stderr.isTTY || process.env.MIMIR_DEBUG === '1') {
     process.stderr.write(`mimir: running the TypeScript sources through tsx (${reason}; 'npm run build' makes start fast)\n`);
   }
   const { register } = await import('tsx/esm/api');
   register();
-  await import('../src/cli/main.ts');
+  process.exitCode = await (await import('../src/cli/main.ts')).main(argv);
 }

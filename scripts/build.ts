@@ -1,15 +1,26 @@
 // `npm run build` (also run by `npm ci` / `npm install` through `prepare`):
 // compiles src/ to dist/ with tsc (tsconfig.build.json: `.ts` import
 // specifiers rewritten to `.js`), removes compiled files whose source is gone,
-// and writes dist/BUILD, stamped with the time the build *started*: bin/mimir.js
-// runs dist/ only while no file under src/ is newer than that stamp (a file
-// edited during the build counts as newer). `--out DIR` builds elsewhere (tests).
+// bundles the CLI into one CommonJS file (dist/cli.bundle.cjs, esbuild: see
+// bundleCli) and writes dist/BUILD, stamped with the time the build *started*:
+// bin/mimir.js runs dist/ only while no file under src/ is newer than that
+// stamp (a file edited during the build counts as newer). `--out DIR` builds
+// elsewhere (tests).
+//
+// The bundle is what bin/mimir.js runs for the questions read from a lake
+// (find, def, refs, callers, callees, history, diff): one file instead of
+// ~100 modules to resolve and link, compiled through node:vm so that V8's code
+// cache can be kept between runs (bin/mimir.js). Every module keeps the
+// `import.meta.url` of its compiled twin under dist/ (so paths computed from
+// it — package.json, worker scripts, wasm files — are the same as dist/'s);
+// packages with native or wasm parts are left outside and loaded by require.
 //
 // Crash story: the stamp is written last and removed first, so an interrupted
 // build leaves no stamp and bin/mimir.js runs the TypeScript sources until the
 // next build completes.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +29,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argOut = process.argv.indexOf('--out');
 const out = argOut >= 0 ? path.resolve(process.argv[argOut + 1] ?? '') : path.join(root, 'dist');
 const stamp = path.join(out, 'BUILD');
+
+/** File name of the bundle inside the output folder (bin/mimir.js reads it from dist/BUILD). */
+const BUNDLE = 'cli.bundle.cjs';
+/** Packages loaded by require at run time, not bundled: native code, wasm files found next to their module, tsx. */
+const EXTERNAL = ['better-sqlite3', '@bokuweb/zstd-wasm', 'web-tree-sitter', 'tree-sitter-rust', 'tsx', 'tsx/*'];
 
 const started = Date.now();
 mkdirSync(out, { recursive: true });
@@ -50,6 +66,77 @@ const prune = (dir: string): void => {
 };
 prune(out);
 
-writeFileSync(stamp, `${JSON.stringify({ startedMs: started, node: process.version })}\n`);
+// without a bundle (esbuild failed: reported) bin/mimir.js runs dist/'s modules: slower to start, same answers
+const bundle = await bundleCli().catch((e: unknown) => {
+  console.error(`build: the CLI bundle was not made (${(e as Error).message}); bin/mimir.js will run dist/'s modules, which start slower`);
+  return undefined;
+});
+writeFileSync(stamp, `${JSON.stringify({ startedMs: started, node: process.version, bundle })}\n`);
 const files = (dir: string): number => readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.js') ? 1 : 0), 0);
-console.log(`build: ${files(out)} modules in ${path.relative(root, out) || out} (${((Date.now() - started) / 1000).toFixed(1)} s${pruned ? `, ${pruned} stale removed` : ''})`);
+console.log(`build: ${files(out)} modules in ${path.relative(root, out) || out}${bundle ? ` and the CLI bundle (${(bundle.bytes / 1e6).toFixed(1)} MB)` : ''} (${((Date.now() - started) / 1000).toFixed(1)} s${pruned ? `, ${pruned} stale removed` : ''})`);
+
+
+/**
+ * src/cli/main.ts and everything it imports (its lazily imported commands
+ * too: esbuild turns a dynamic import of a bundled module into a call) as one
+ * CommonJS file exporting `main`. Returns the file name and its content hash
+ * (bin/mimir.js keys the code cache by it).
+ */
+async function bundleCli(): Promise<{ file: string; sha256: string; bytes: number }> {
+  const esbuild = await import('esbuild');
+  const src = path.join(root, 'src');
+  const file = path.join(out, BUNDLE);
+  const tmp = `${file}.tmp`;
+  // each module's import.meta.url is its compiled twin's: dist/<same path>.js
+  const meta: import('esbuild').Plugin = {
+    name: 'import-meta-of-dist',
+    setup(b) {
+      b.onLoad({ filter: /\.ts$/ }, (args) => {
+        const rel = path.relative(src, args.path);
+        if (rel.startsWith('..')) return undefined;
+        const text = readFileSync(args.path, 'utf8');
+        const js = JSON.stringify(rel.split(path.sep).join('/').replace(/\.ts$/, '.js'));
+        return {
+          contents: text.replaceAll('import.meta.url', `__mimirModuleUrl(${js})`).replaceAll('import.meta.resolve', '__mimirNoResolve'),
+          loader: 'ts',
+        };
+      });
+    },
+  };
+  const r = await esbuild.build({
+    entryPoints: [path.join(src, 'cli', 'main.ts')],
+    outfile: tmp,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: EXTERNAL,
+    // no comments or indentation: a smaller file, and ASCII only (see below)
+    minifyWhitespace: true,
+    charset: 'ascii',
+    banner: {
+      js: [
+        '// Built by scripts/build.ts from src/ (do not edit): the CLI as one file, run by bin/mimir.js.',
+        "const __mimirModuleUrl = (rel) => require('node:url').pathToFileURL(require('node:path').join(__dirname, rel)).href;",
+        "const __mimirNoResolve = (spec) => { throw new Error(`import.meta.resolve(${spec}) is not available in the bundled CLI`); };",
+      ].join('\n'),
+    },
+    plugins: [meta],
+    logLevel: 'silent',
+    write: true,
+  });
+  const warnings = r.warnings.map((w) => `${w.location?.file ?? '?'}:${w.location?.line ?? '?'}: ${w.text}`);
+  if (warnings.length > 0) {
+    rmSync(tmp, { force: true });
+    throw new Error(`build: bundling the CLI gave ${warnings.length} warning(s), which the bundle must not have:\n${warnings.join('\n')}`);
+  }
+  const text = readFileSync(tmp);
+  // ASCII only: bin/mimir.js reads it as Latin-1, which V8 keeps as a one-byte string (a UTF-8 decode of the same file made two-byte text, 10 ms slower)
+  const wide = text.findIndex((b) => b > 0x7f);
+  if (wide >= 0) {
+    rmSync(tmp, { force: true });
+    throw new Error(`the bundle holds a non-ASCII byte at offset ${wide} (…${text.subarray(Math.max(0, wide - 40), wide + 10).toString('utf8')}…)`);
+  }
+  renameSync(tmp, file);
+  return { file: BUNDLE, sha256: createHash('sha256').update(text).digest('hex'), bytes: text.length };
+}

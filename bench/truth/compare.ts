@@ -16,6 +16,11 @@
 // no node for the caller item is `no-caller`. Calls in a body a macro
 // invocation generated match an edge from the generated node anywhere in the
 // invocation's lines (the compiler's line is inside the macro definition).
+// rustdoc compiles with `cfg(doc)` on: where a crate writes an item twice,
+// `#[cfg(doc)]` for the docs and `#[cfg(not(doc))]` for builds (quote's
+// `quote!`, anyhow's `ensure!`), rustdoc lists the doc twin and Mimir (a
+// build's view) the other; the doc twin matches the build twin's node (same
+// module, kind, file and name).
 import type { CrateModel, OracleCall } from './calls.ts';
 import { WRITTEN_CLASSES, type CallClass } from './classify.ts';
 import type { Answers, MEdge, MNode } from './mimir.ts';
@@ -125,6 +130,11 @@ export function matchItems(model: CrateModel, nodes: MNode[], byId: Map<string, 
     const n = cands?.find((c) => !toItem.has(c.id) && c.line >= it.line && c.line <= it.endLine);
     if (n) take(it, n);
   }
+  for (const it of items) {
+    if (toNode.has(it.id) || !docTwin(src, it.file, it.line)) continue;
+    const n = byLoose.get(`${it.modPath}|${it.kind}|${it.file}|${it.name}`)?.find((c) => !toItem.has(c.id));
+    if (n) take(it, n);
+  }
   const recall = new Map<string, Ratio>();
   const precision = new Map<string, Ratio>();
   const missed: ItemMiss[] = [];
@@ -155,6 +165,17 @@ export function matchItems(model: CrateModel, nodes: MNode[], byId: Map<string, 
     else extra.push({ kind: n.kind, origin, file: n.file, line: n.line, name: n.qpath, modPath: keys.get(n.id)!.modPath });
   }
   return { toNode, toItem, recall, precision, missed, extra, nodes: scope.length, bodyUnlisted };
+}
+
+/** Is the item starting at `file:line` under `#[cfg(doc)]` (in the attributes and doc comments right above it)? */
+export function docTwin(src: CrateSource, file: string, line: number): boolean {
+  for (let l = line - 1; l >= 1 && l >= line - 40; l--) {
+    const t = src.line(file, l)?.trim();
+    if (t === undefined) return false;
+    if (/^#\[\s*cfg\s*\(\s*doc\s*\)\s*\]$/.test(t)) return true;
+    if (!t.startsWith('#[') && !t.startsWith('///') && !t.startsWith('//!') && !t.startsWith('//')) return false;
+  }
+  return false;
 }
 
 // ---- def on public paths --------------------------------------------------------------

@@ -13,7 +13,7 @@ import { MirReader, type MirBody } from './mir.ts';
 import type { OraclePaths } from './oracle.ts';
 import { slimDoc, type DocCrate } from './rustdoc.ts';
 
-export const DIGEST_VERSION = 4;
+export const DIGEST_VERSION = 5;
 
 export interface Digest {
   version: number;

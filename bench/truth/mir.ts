@@ -12,7 +12,10 @@
 // `PLACE = CALLEE(ARGS) -> …;` whose CALLEE is not a `const` or `move`/`copy`
 // operand (those are calls through a value: fn pointers, `dyn Fn`); the
 // callee's generic arguments are kept as printed. Nothing here interprets
-// paths: see calls.ts.
+// paths: see calls.ts. A `const fn` is printed twice — its runtime MIR, then
+// after a line `// MIR FOR CTFE` the body the compiler evaluates at compile
+// time, with the same calls at the same spans — so a body right after that
+// marker is read and dropped: each written call site counts once.
 
 /** A span as rustc prints it: FILE:L:C: L:C (1-based lines and columns). */
 export interface Span {
@@ -116,13 +119,19 @@ export class MirReader {
   /** The last call of the open body still waiting for its callee operand span. */
   private pending: MirCall | null = null;
   private inOperand = false;
+  /** The next body is a const fn's CTFE copy (after `// MIR FOR CTFE`): dropped. */
+  private ctfe = false;
+  private dropBody = false;
 
   constructor(private readonly onBody: (b: MirBody) => void) {}
 
   push(line: string): void {
     if (this.body === null) {
+      if (line === '// MIR FOR CTFE') { this.ctfe = true; return; }
       const h = bodyHeader(line);
       if (h) {
+        this.dropBody = this.ctfe;
+        this.ctfe = false;
         this.body = { kind: h.kind, path: h.path, calls: [] };
         if (!line.trimEnd().endsWith('{')) this.close();
       }
@@ -166,6 +175,7 @@ export class MirReader {
     this.body = null;
     this.pending = null;
     this.inOperand = false;
+    if (this.dropBody) { this.dropBody = false; return; }
     this.onBody(b);
   }
 }

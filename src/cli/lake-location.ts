@@ -25,16 +25,18 @@ export function lakeLocation(ctx: Context): LakeLocation {
 
 /**
  * Open the lake of ctx; `readOnly` opens its catalog without writing anything
- * to it ('auto': only when this process cannot write the lake). `create` makes
+ * to it ('auto': only when this process cannot write the lake); `reader`
+ * writes nothing at open and only leases after (Lake.open). `create` makes
  * a missing lake — in a new or empty folder only. The lake's notes (moved,
  * read-only for this user) go to stderr, one line each.
  */
-export function openLakeAt(ctx: Context, opts: { create: boolean; readOnly?: boolean | 'auto' }): Lake {
+export function openLakeAt(ctx: Context, opts: { create: boolean; readOnly?: boolean | 'auto'; reader?: boolean }): Lake {
   const at = lakeLocation(ctx);
   if (opts.create && !at.namedFile) refuseForeignFolder(at.root);
   const lake = Lake.open(at.root, {
     create: opts.create,
     readOnly: opts.readOnly ?? false,
+    reader: opts.reader === true,
     ...(at.namedFile ? { catalogFile: at.catalogFile } : {}),
     ...(ctx.catalogName ? { catalogName: ctx.catalogName } : {}),
   });

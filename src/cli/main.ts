@@ -154,14 +154,16 @@ export async function main(argv: string[], out = new Output()): Promise<number> 
   }
 }
 
+// Run as a script itself (`node dist/cli/main.js`, `tsx src/cli/main.ts`);
+// bin/mimir.js imports it (or the bundle made of it) and calls main itself.
 const isEntry = (() => {
   const argv1 = process.argv[1];
-  if (!argv1) return false;
-  const self = fileURLToPath(import.meta.url);
-  const target = nodePath.resolve(argv1);
-  return target === self || target.endsWith(`${nodePath.sep}bin${nodePath.sep}mimir.js`) || nodePath.basename(target) === 'mimir';
+  return argv1 !== undefined && nodePath.resolve(argv1) === fileURLToPath(import.meta.url);
 })();
 
 if (isEntry) {
-  process.exitCode = await main(process.argv.slice(2));
+  // no top-level await: the CLI bundle (CommonJS) is made of this module too
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }

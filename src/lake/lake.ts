@@ -17,7 +17,9 @@
 // Opening never creates a catalog over the table folders of a lake whose
 // catalog was lost (`LostCatalogError`: recover it instead), and a read-only
 // open (or `readOnly: 'auto'` on a folder this process cannot write) writes
-// nothing: no schema, no root, no lease.
+// nothing: no schema, no root, no lease. A reader open (`reader`: questions)
+// writes nothing at open either and then only the leases of its pins (so gc
+// elsewhere keeps what it reads); see catalog/sql-catalog.ts.
 import { accessSync, constants as fsc, existsSync } from 'node:fs';
 import * as nodePath from 'node:path';
 import { LocalFileIO, defaultResolver, prefixResolver, relativeResolver, type FileIO } from './io/fileio.ts';
@@ -69,6 +71,12 @@ export interface LakeOpenOptions {
    * this process cannot write the lake folder or its catalog, else read-write.
    */
   readOnly?: boolean | 'auto';
+  /**
+   * Open to read, taking leases only (unless readOnly resolves true): no DDL,
+   * no transaction, no root recorded at open; other writes are refused. An
+   * older catalog is opened as a writer would open it (brought up to date once).
+   */
+  reader?: boolean;
   /** Create a catalog even though table folders exist (catalog recovery only). */
   overTableFolders?: boolean;
   /** The catalog's name (`catalog_name`); default: the lake's setting (mimir.toml), else 'mimir'. PyIceberg's default is 'default'. */
@@ -179,7 +187,8 @@ export class Lake {
     }
     const settings = readLakeSettings(abs);
     const name = opts.catalogName ?? settings.catalogName;
-    const catalogOpts = { create, readOnly, ...(name ? { name } : {}) };
+    const reader = opts.reader === true && !readOnly;
+    const catalogOpts = { create: create && !reader, readOnly, reader, ...(name ? { name } : {}) };
     const catalog = opts.catalogFile ? SqlCatalog.openFile(file, catalogOpts) : SqlCatalog.open(abs, catalogOpts);
     try {
       const recorded = catalog.property(PROP_LAKE_ROOT);
@@ -188,7 +197,7 @@ export class Lake {
       if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded', notWritable }, confine, settings);
       const inferred = inferRoot(catalog);
       const roots = { recorded: inferred ?? abs, former, source: (inferred === undefined ? 'opened' : 'inferred') as RootSource, notWritable };
-      if (!readOnly) catalog.setProperty(PROP_LAKE_ROOT, roots.recorded);
+      if (!readOnly && !catalog.reader) catalog.setProperty(PROP_LAKE_ROOT, roots.recorded);
       return new Lake(abs, catalog, roots, confine, settings);
     } catch (e) {
       catalog.close();

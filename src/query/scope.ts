@@ -8,7 +8,7 @@
 // Read-only; the names come from the state tables (code_files) or, on a lake
 // without them, a fold of the file events of the lake.
 import * as path from 'node:path';
-import { and, eq, inList } from '../lake/expr/expr.ts';
+import { and, eq, ge, inList, lt } from '../lake/expr/expr.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
 import { UNIVERSE_REPO, targetKindOf } from '../log/schema.ts';
 import { StateView } from '../log/state/view.ts';
@@ -101,6 +101,25 @@ export async function liveCrates(log: EventLog, generation: bigint, where?: { re
   return [...seen.values()];
 }
 
+/**
+ * The live (repo, krate) pairs whose krate is spelled `wanted` (`name@version`:
+ * it and its `/kind/target` crates; `name`: every `name@…`), and in `repo`
+ * when given: a range lookup on code_files (sorted by repo, krate), so its cost
+ * is that crate's rows, whatever the universe's size. A superset (callers test
+ * krateMatches); empty without state tables or when spelled otherwise (`-` for
+ * `_`): the caller then reads every crate.
+ */
+async function cratesSpelled(log: EventLog, generation: bigint, wanted: string, repo: string | undefined): Promise<{ repo: string; krate: string }[]> {
+  const view = await StateView.open(log, generation);
+  if (!view) return [];
+  // '0' follows '/', 'A' follows '@': [x, x + '0') holds x and x/…; [x@, xA) every x@…
+  const [lo, hi] = wanted.includes('@') ? [wanted, `${wanted}0`] : [`${wanted}@`, `${wanted}A`];
+  const parts = [ge('krate', lo), lt('krate', hi)];
+  if (repo !== undefined) parts.push(eq('repo', repo));
+  const rows = await view.rows('code_files', and(...parts), ['repo', 'krate']);
+  return rows.filter((r) => typeof r.repo === 'string' && typeof r.krate === 'string').map((r) => ({ repo: r.repo as string, krate: r.krate as string }));
+}
+
 /** The (repo, krate) pairs of live files and nodes (for messages: a scan of two columns of code_nodes). */
 export async function allCrates(log: EventLog, generation: bigint): Promise<{ repo: string; krate: string }[]> {
   const seen = new Map<string, { repo: string; krate: string }>();
@@ -124,6 +143,8 @@ async function nodeCrates(log: EventLog, generation: bigint): Promise<{ repo: st
 export async function checkScope(log: EventLog, generation: bigint, scope: Scope): Promise<void> {
   if (scope.repo === undefined && scope.krate === undefined) return;
   const known = (cs: { repo: string; krate: string }[]): boolean => cs.some((c) => inScope(scope, c.repo, c.krate));
+  // a crate named as spelled: a range of code_files' krate column (pages of the crate's rows), not every crate
+  if (scope.krate !== undefined && known(await cratesSpelled(log, generation, scope.krate, scope.repo))) return;
   let crates = await liveCrates(log, generation);
   // a lake written without file rows (tools, tests): the crates of its live nodes
   if (!known(crates)) crates = [...crates, ...(await nodeCrates(log, generation))];

@@ -38,7 +38,7 @@ export function stateNodeHit(row: Row): NodeHit {
 
 /** Live nodes whose qpath (or a public path) is exactly `path`. */
 export async function nodesAtPath(view: StateView, path: string): Promise<Row[]> {
-  const keys = await view.keys(and(eq('key', path), inList('via', ['qpath', 'public'])));
+  const keys = await view.keys(and(eq('key', path), inList('via', ['qpath', 'public'])), ['id', 'name']);
   return nodesOf(view, keys, [...NODE_HIT_COLUMNS, 'public_paths']);
 }
 
@@ -47,11 +47,11 @@ export async function nodesNamed(view: StateView, name: string, test: (row: Row)
   return (await view.nodes(eq('name', name), NODE_HIT_COLUMNS)).filter(test);
 }
 
-/** The code_nodes rows of code_keys rows (by name and id). */
+/** The code_nodes rows of code_keys rows (by the name and id they carry: no second code_keys lookup). */
 async function nodesOf(view: StateView, keys: Row[], columns = NODE_HIT_COLUMNS): Promise<Row[]> {
   if (keys.length === 0) return [];
   const ids = [...new Set(keys.map((k) => k.id as string))];
-  const byId = await view.nodesById(ids, columns);
+  const byId = await view.nodesOfKeys(keys, columns);
   return ids.map((id) => byId.get(id)).filter((r): r is Row => r !== undefined);
 }
 

@@ -3,14 +3,15 @@
 // with nightly by bench/truth/fixture.ts; the tests need no toolchain).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { repoRoot } from '../helpers.ts';
 import { callOf, parseMir } from '../../bench/truth/mir.ts';
 import { crateModel, oracleCalls, type CrateModel, type OracleCall } from '../../bench/truth/calls.ts';
 import { parseCallee } from '../../bench/truth/callee.ts';
 import { syntaxOf, writtenCall } from '../../bench/truth/classify.ts';
-import { checkCalls, matchItems, type CallContext } from '../../bench/truth/compare.ts';
+import { checkCalls, docTwin, matchItems, type CallContext } from '../../bench/truth/compare.ts';
 import { CallersIndex, DefIndex, type MEdge, type MNode } from '../../bench/truth/mimir.ts';
 import { offlineManifest } from '../../bench/truth/oracle.ts';
 import { docModel, publicPaths, slimDoc, type OracleItem } from '../../bench/truth/rustdoc.ts';
@@ -45,6 +46,39 @@ test('mir: each body keeps its def path, and each call its callee, call span and
   assert.deepEqual(chain.calls.map((c) => [c.span!.line, c.fnSpan!.line]), [[54, 55], [54, 56], [54, 57]]);
   assert.ok(bodies.some((b) => b.kind === 'static' && b.path === 'inner::NAME'));
   assert.ok(bodies.some((b) => b.path === 'total::{closure#0}'));
+});
+
+test('mir: a const fn\'s CTFE copy (after `// MIR FOR CTFE`) is dropped, so its calls count once', () => {
+  const body = (path: string) => [
+    `fn ${path}() -> bool {`,
+    '    let mut _0: bool;                    // return place in scope 0 at src/a.rs:3:22: 3:26',
+    '    bb0: {',
+    '        _0 = can::<T>() -> [return: bb1, unwind continue]; // scope 0 at src/a.rs:4:5: 4:14',
+    '                                         // + span: src/a.rs:4:5: 4:12',
+    '    }',
+    '}',
+  ];
+  const text = [...body('lock_free'), '', '// MIR FOR CTFE', ...body('lock_free'), '', ...body('other')].join('\n');
+  const bodies = parseMir(text);
+  assert.deepEqual(bodies.map((b) => [b.path, b.calls.length]), [['lock_free', 1], ['other', 1]]);
+});
+
+test('items: an item under #[cfg(doc)] (rustdoc\'s twin of a build item) is recognised through its attributes and docs', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'truth-doctwin-'));
+  try {
+    mkdirSync(path.join(dir, 'src'));
+    writeFileSync(path.join(dir, 'src', 'lib.rs'), [
+      '/// Docs.', '#[cfg(doc)]', '#[macro_export]', 'macro_rules! q { () => {}; }', '',
+      '#[cfg(not(doc))]', '#[macro_export]', 'macro_rules! q { () => {}; }', '', '#[cfg(doc)]', 'fn a() {}', 'fn b() {}',
+    ].join('\n'));
+    const src = await CrateSource.open(dir);
+    assert.equal(docTwin(src, 'src/lib.rs', 4), true);
+    assert.equal(docTwin(src, 'src/lib.rs', 8), false);
+    assert.equal(docTwin(src, 'src/lib.rs', 11), true);
+    assert.equal(docTwin(src, 'src/lib.rs', 12), false, 'the attribute of the item above is not this one\'s');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('mir: only call statements are calls; a call through a value has no callee', () => {

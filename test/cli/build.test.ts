@@ -4,13 +4,17 @@
 // other tests may be running. Pins: `--version` and `--help` load only the
 // CLI's own small modules (no SQLite, wasm, Parquet, Avro, tree-sitter);
 // ingest runs its worker threads from the compiled output; a query answers
-// the same as the TypeScript sources; a question sent to a server loads no
-// lake code either; bin/mimir.js runs dist/ only while the build is fresh and
-// falls back to the sources otherwise.
+// the same as the TypeScript sources; a question read from the lake runs the
+// one-file bundle with a V8 code cache (written after the first answer, used
+// after it, rebuilt when corrupt or rejected, falling back to dist/'s modules
+// without a bundle); a question sent to a server loads no lake code either;
+// bin/mimir.js runs dist/ only while the build is fresh and falls back to the
+// sources otherwise.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot, runTsx, scratch, type ChildRun } from '../helpers.ts';
@@ -38,6 +42,8 @@ before(async () => {
   mkdirSync(path.join(pkg, 'bin'), { recursive: true });
   const b = await runTsx([path.join(repoRoot, 'scripts', 'build.ts'), '--out', path.join(pkg, 'dist')]);
   assert.equal(b.code, 0, `build failed: ${b.stdout}${b.stderr}`);
+  // e.g. a top-level await somewhere in src/, which the one-file bundle (CommonJS) cannot hold
+  assert.doesNotMatch(b.stderr, /bundle was not made/, b.stderr);
   copyFileSync(path.join(repoRoot, 'package.json'), path.join(pkg, 'package.json'));
   copyFileSync(path.join(repoRoot, 'bin', 'mimir.js'), path.join(pkg, 'bin', 'mimir.js'));
   symlinkSync(path.join(repoRoot, 'node_modules'), path.join(pkg, 'node_modules'));
@@ -104,6 +110,72 @@ test('build: the compiled CLI ingests with worker threads and answers as the Typ
   assert.equal(compiled.stdout.split('\n').filter((l) => l !== '').length, 3);
   assert.equal(compiled.stdout, sources.stdout);
   assert.equal(compiled.stderr, sources.stderr);
+});
+
+test('build: a question read from the lake runs the one-file bundle, with a V8 code cache kept in dist/.code-cache', async () => {
+  const bin = path.join(pkg, 'bin', 'mimir.js');
+  const dist = path.join(pkg, 'dist');
+  const cacheDir = path.join(dist, '.code-cache');
+  const stamp = JSON.parse(readFileSync(path.join(dist, 'BUILD'), 'utf8')) as { bundle?: { file: string; sha256: string } };
+  assert.equal(stamp.bundle?.file, 'cli.bundle.cjs', 'the build names its bundle in dist/BUILD');
+  assert.ok(existsSync(path.join(dist, stamp.bundle.file)));
+  const sources = await runTsx([path.join(repoRoot, 'src', 'cli', 'main.ts'), 'callers', 'minidep::helper'], { env: { MIMIR_LAKE: lake } });
+  assert.equal(sources.code, 0, sources.stderr);
+  const debug = { MIMIR_DEBUG: '1' };
+  /** One question through bin/mimir.js: the same answer as the sources, and what the bundle's cache did. */
+  const ask = async (env: Record<string, string> = debug): Promise<string> => {
+    const r = await run([bin, 'callers', 'minidep::helper'], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, sources.stdout);
+    const line = r.stderr.split('\n').find((l) => l.startsWith('mimir: '));
+    return line ?? '';
+  };
+  rmSync(cacheDir, { recursive: true, force: true });
+  // no dist/ module is loaded: the bundle holds them
+  const traced = await loadedModules(['callers', 'minidep::helper']);
+  assert.equal(traced.run.code, 0, traced.run.stderr);
+  assert.equal(traced.run.stdout, sources.stdout);
+  assert.deepEqual(ours(traced.urls), { dist: [], packages: [] });
+  const files = readdirSync(cacheDir);
+  assert.equal(files.length, 1, `one cache file after the first answer (found ${files.join(', ')})`);
+  const key = files[0]!;
+  const cacheFile = path.join(cacheDir, key);
+  assert.match(await ask(), new RegExp(`^mimir: ran the CLI bundle \\(code cache ${key}: used\\)$`));
+  // corrupt (its checksum no longer matches): not given to V8, written anew; a file of another key is removed then
+  const stranger = path.join(cacheDir, '0'.repeat(32));
+  writeFileSync(stranger, 'a cache of another node or bundle');
+  const good = readFileSync(cacheFile);
+  const bad = Buffer.from(good);
+  bad[bad.length - 10] ^= 0xff;
+  writeFileSync(cacheFile, bad);
+  assert.match(await ask(), /code cache \w+: corrupt, written\)$/);
+  assert.deepEqual(readdirSync(cacheDir), [key]);
+  assert.match(await ask(), /code cache \w+: used\)$/);
+  // intact but not V8's (another V8 would reject its own data so too): rejected, written anew
+  const foreign = Buffer.from('not a V8 code cache '.repeat(50));
+  writeFileSync(cacheFile, Buffer.concat([createHash('sha256').update(foreign).digest(), foreign]));
+  assert.match(await ask(), /code cache \w+: rejected, written\)$/);
+  assert.match(await ask(), /code cache \w+: used\)$/);
+  // MIMIR_CODE_CACHE=0: the bundle without a cache, nothing written
+  const before = readFileSync(cacheFile);
+  assert.match(await ask({ ...debug, MIMIR_CODE_CACHE: '0' }), /code cache \w+: off\)$/);
+  assert.deepEqual(readFileSync(cacheFile), before);
+  // no bundle file, or a stamp naming none: dist/'s modules answer the same
+  const bundleFile = path.join(dist, stamp.bundle.file);
+  renameSync(bundleFile, `${bundleFile}.away`);
+  try {
+    assert.match(await ask(), /^mimir: the CLI bundle cannot be read .*; running dist\/'s modules$/);
+  } finally {
+    renameSync(`${bundleFile}.away`, bundleFile);
+  }
+  const stampText = readFileSync(path.join(dist, 'BUILD'), 'utf8');
+  const { bundle: _bundle, ...rest } = JSON.parse(stampText) as Record<string, unknown>;
+  writeFileSync(path.join(dist, 'BUILD'), JSON.stringify(rest));
+  try {
+    assert.match(await ask(), /^mimir: dist\/BUILD names no CLI bundle; running dist\/'s modules$/);
+  } finally {
+    writeFileSync(path.join(dist, 'BUILD'), stampText);
+  }
 });
 
 test('build: a question sent to a server loads the client and the question\'s printers only (no lake code)', async () => {

@@ -36,6 +36,21 @@ test('cfg: predicates for x86_64-unknown-linux-gnu, features and build-script na
   assert.deepEqual(cfg.attrs(['cfg_attr(feature = "std", path = "a.rs", macro_export)', 'cfg_attr(test, path = "b.rs")']).added, ['path = "a.rs"', 'macro_export']);
   assert.equal(cfg.attrs(['cfg_attr(unix, cfg(windows))']).active, false);
   assert.deepEqual(buildScriptCfgs('println!("cargo:rustc-cfg=has_x"); println!("cargo:rustc-cfg=no_y"); println!("cargo:rustc-cfg=crate_no_z");'), ['has_x']);
+  // a cfg set when a probe enabling unstable features compiles is off (a stable compiler rejects `#![feature]`);
+  // the build script's other cfgs are unaffected
+  const unstable = `const PROBE: &str = r#"
+        #![feature(provide_any)]
+        use std::any::Provider;
+    "#;
+    fn main() {
+        match compile_probe() {
+            Some(status) if status.success() => println!("cargo:rustc-cfg=provide_any"),
+            _ => {}
+        }
+        println!("cargo:rustc-cfg=has_z");
+    }`;
+  assert.deepEqual(buildScriptCfgs(unstable), ['has_z']);
+  assert.deepEqual(buildScriptCfgs(unstable.replace('#![feature(provide_any)]', '')), ['has_z', 'provide_any']);
   // autocfg's probes are taken as succeeding, under the names autocfg emits
   const autocfg = `let ac = autocfg::new();
     if ac.probe_type("i128") { autocfg::emit("has_i128"); }

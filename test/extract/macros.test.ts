@@ -96,6 +96,10 @@ test('macros: generated items sit at the invocation (line, col of the macro name
   assert.deepEqual(where(node(g, 'generate::Empty')), ['src/lib.rs', 116, 1, 'macro:table']);
   // a call written in the source inside another macro's tokens: its items sit at that call
   assert.deepEqual(where(node(g, 'generate::Nested')), ['src/lib.rs', 128, 5, 'macro:unit']);
+  // and a call that call's own definition writes places its items there too (not at the outer `pass!`)
+  assert.deepEqual(where(node(g, 'generate::Deep')), ['src/lib.rs', 166, 5, 'macro:with_clone']);
+  assert.deepEqual(where(node(g, 'generate::<generate::Deep as std::clone::Clone>')), ['src/lib.rs', 166, 5, 'macro:with_clone']);
+  assert.deepEqual(where(node(g, '<generate::Deep as std::clone::Clone>::clone')), ['src/lib.rs', 166, 5, 'macro:with_clone']);
 });
 
 test('macros: methods generated inside an impl through a helper macro are members of the impl', async () => {

@@ -50,6 +50,8 @@ test('public paths: pub use chains, renames, globs (items and enum variants) and
   assert.deepEqual(node(g, 'names::inner::Level::High').publicPaths, ['names::facade::Lvl::High', 'names::inner::High', 'names::inner::Level::High']);
   assert.deepEqual(node(g, 'names::imp::helper').publicPaths, ['names::facade::helper']);
   assert.deepEqual(node(g, 'names::shout').publicPaths, ['names::shout'], '#[macro_export] at the crate root');
+  // a #[macro_export] macro written in a submodule is a crate-root item: `pub use whisper as murmur;` names it
+  assert.deepEqual(node(g, 'names::whisper').publicPaths, ['names::murmur', 'names::whisper']);
   // private: not reachable, not re-exported
   assert.deepEqual(node(g, 'names::inner::deep::private_fn').publicPaths, []);
   assert.deepEqual(node(g, 'names::imp').publicPaths, []);
@@ -142,6 +144,17 @@ test('method calls: trait default methods inherited (static), through a bound or
   assert.equal(callTo(g, 'calls::Shape::describe', 22, 'calls::Shape::area').dispatch, 'dynamic');
 });
 
+test('method probe: at each autoderef step by value, & then &mut, with this crate\'s blanket impls and inherited default methods; a trait argument that is not the method\'s', async () => {
+  const g = await extract('calls');
+  const id = (q: string) => node(g, q).id;
+  // b: &mut Bytes0 — `remaining(&self)` first fits `&(&mut Bytes0)`: the blanket impl for &mut T (rustc's pick)
+  assert.equal(callTo(g, 'calls::autoref', 314, '<&mut T as calls::Buf0>::remaining').dst, id('<&mut T as calls::Buf0>::remaining'));
+  // `chunk_len(&mut self)` fits `&mut Bytes0` by value: Bytes0's impl inherits the trait's default, before the blanket's
+  assert.equal(callTo(g, 'calls::autoref', 314, 'calls::Buf0::chunk_len').dst, id('calls::Buf0::chunk_len'));
+  // Dist<usize>'s usize is the result, not the argument's type: Weighted's own impl, not the blanket one for &D
+  assert.equal(callTo(g, 'calls::pick', 337, '<calls::Weighted as calls::Dist<usize>>::sample').dst, id('<calls::Weighted as calls::Dist<usize>>::sample'));
+});
+
 test('method calls into dependencies: a trait of one dependency implemented for another\'s type, for Option<T> and Box<T>; its default methods', async () => {
   const dep = await extract('dep');
   const depSummary = summaryOf('dep@1.0.0', 'r', dep);
@@ -158,6 +171,13 @@ test('method calls into dependencies: a trait of one dependency implemented for 
   into(6, '<std::option::Option as ext::Show>::show'); // a dependency's impl for a std type
   into(7, '<std::boxed::Box as ext::Show>::show'); // Box<Engine>: the impl for Box at the first autoderef step, not Engine's
   into(8, 'ext::Show::shout'); // a default method the impl inherits
+  // path calls through type aliases (this crate's, of a dependency's type; an alias of it; the dependency's own)
+  const depNew = id(dep, 'dep::engine::Engine::new');
+  for (const [line, text] of [[17, 'Eng::new'], [18, 'dep::Alias::new'], [19, 'Eng2::new']] as const) {
+    assert.deepEqual(callsAt(g, 'user::aliased', line).filter((e) => e.dstPath.endsWith('::new')).map((e) => e.dst), [depNew], `${text} at ${line}`);
+  }
+  const isMatch = id(dep, 'dep::engine::Engine::is_match');
+  assert.deepEqual(callsAt(g, 'user::aliased', 19).filter((e) => e.dstPath.endsWith('is_match')).map((e) => e.dst), [isMatch, isMatch]);
 });
 
 test('impls written in bodies are items: children of their fn (or of the module for `const _`), members apart per body, calls from their own methods', async () => {

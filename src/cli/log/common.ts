@@ -15,13 +15,14 @@ import { CODE_NODE_EVENTS, ident, qualified } from '../../log/schema.ts';
 /**
  * The lake at ctx.lakeDir, which must exist (no catalog.db there is an error,
  * not a new lake). `readOnly`: true writes nothing; 'auto' (reads) opens
- * read-only when this process cannot write the lake.
+ * read-only when this process cannot write the lake. `reader`: nothing
+ * written at open, only the leases of pins after (Lake.open).
  */
-export function openExistingLake(ctx: Context, opts: { readOnly?: boolean | 'auto' } = {}): Lake {
+export function openExistingLake(ctx: Context, opts: { readOnly?: boolean | 'auto'; reader?: boolean } = {}): Lake {
   if (!existsSync(lakeLocation(ctx).catalogFile)) {
     throw new Error(`no lake at ${ctx.lakeDir} (no catalog.db there); give --lake DIR or set MIMIR_LAKE, or create one with 'mimir init'`);
   }
-  return openLakeAt(ctx, { create: false, readOnly: opts.readOnly ?? false });
+  return openLakeAt(ctx, { create: false, readOnly: opts.readOnly ?? false, reader: opts.reader === true });
 }
 
 /** An open event log and what to close when done. */
@@ -34,14 +35,17 @@ export interface OpenLog {
 /**
  * The event log of the existing lake at ctx.lakeDir. A lake without the event
  * tables (made by `mimir table` only) is refused: `mimir init` creates them.
+ * `reader` (the questions): the catalog is opened as a reader and the log
+ * read-only — no table created or evolved, nothing written but the leases of
+ * pins — unless the catalog needed the writable open (an older layout).
  */
-export async function openLog(ctx: Context, opts: { readOnly?: boolean | 'auto' } = {}): Promise<OpenLog> {
+export async function openLog(ctx: Context, opts: { readOnly?: boolean | 'auto'; reader?: boolean } = {}): Promise<OpenLog> {
   const lake = openExistingLake(ctx, opts);
   try {
     if (!lake.tableExists(ident(CODE_NODE_EVENTS))) {
       throw new Error(`the lake at ${lake.root} has no event log (no table ${qualified(CODE_NODE_EVENTS)}); create it with 'mimir init'`);
     }
-    const log = await EventLog.open(lake);
+    const log = await EventLog.open(lake, lake.catalog.reader ? { readOnly: true } : {});
     return {
       log,
       lake,

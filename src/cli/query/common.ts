@@ -127,7 +127,8 @@ async function askLocal<N extends QuestionName>(ctx: Context, q: Question & { q:
     import('../../log/state/view.ts'),
     import('../../lake/io/read-cache.ts'),
   ]);
-  const open = await openLog(ctx, { readOnly: 'auto' });
+  // nothing written at open; a pin's lease is the only write (gc elsewhere must see the generation read)
+  const open = await openLog(ctx, { readOnly: 'auto', reader: true });
   // a question scans some tables several times: each file's parse is read once
   enableReadCache(open.lake.io);
   try {

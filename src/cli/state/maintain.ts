@@ -9,7 +9,7 @@ export const command: CommandSpec = {
   usage: '[--force] [options]',
   description: 'A table past the threshold is merged (its files are sorted already) with its deletes applied; appends made meanwhile are kept.',
   positionals: [],
-  options: [{ name: 'force', kind: 'flag', help: 'rewrite every table into globally sorted files, whatever the thresholds' }],
+  options: [{ name: 'force', kind: 'flag', help: 'rewrite every table into globally sorted files, whatever the thresholds, first giving a table made by an older version the current layout (sort order, properties)' }],
   examples: ['mimir state maintain', 'mimir state maintain --force --json'],
   run,
 };

@@ -46,11 +46,13 @@ export interface Inlined {
 /**
  * Expand the item-position calls in `tokens` (produced by `def` at `site`)
  * through `expand`, recursively; `cfg` are attribute tokens (`#`, `[…]`)
- * to put before every item.
+ * to put before every item; `mark` is where `tokens`' definition-written
+ * tokens are placed (0: at `site`, -k: at `anchors[k]`).
  */
 export function inlineCalls(
   tokens: Token[], site: Site, def: MacroDef | null, expand: (site: Site, definesMacros: boolean) => Nested, cfg: Token[] = [],
   out: Inlined = { tokens: [], anchors: [{ anchor: site.anchor, origin: '' }], delegated: [], definesMacros: false },
+  mark = 0,
 ): Inlined {
   const c = new Cursor(tokens, 0, 2021);
   while (!c.atEnd()) {
@@ -68,11 +70,15 @@ export function inlineCalls(
       const r = expand(sub, out.definesMacros);
       if ('tokens' in r) {
         let toks = r.tokens;
+        let at = mark;
         if (name && name.line > 0) {
           out.anchors.push({ anchor, origin: `macro:${r.def?.name ?? sub.name}` });
-          toks = placed(toks, -(out.anchors.length - 1));
+          at = -(out.anchors.length - 1);
         }
-        inlineCalls(toks, sub, r.def, expand, attrs, out);
+        // a call its enclosing definition wrote (not in the source) places what it makes where that one is placed:
+        // `impl_copy_clone!($name)` inside `primitive_deserializer!(i128, …)` written inside a wrapper's braces
+        if (at !== 0) toks = placed(toks, at);
+        inlineCalls(toks, sub, r.def, expand, attrs, out, at);
       }
       else if ('delegate' in r) out.delegated.push({ site: sub, cfg: cfgTexts(attrs) });
       c.i = call.end;

@@ -15,9 +15,12 @@
 // its tests); features as given (see cargo.ts `activeFeatures`); cfg names a
 // build script sets literally (`cargo:rustc-cfg=NAME`, or through autocfg's
 // `emit*` probes, under the names autocfg gives them) are on unless they
-// read as the absence of something (`no_…`, `…_no_…`) or as nightly-only —
-// build scripts are never run, so this is the stand-in for a current stable
-// compiler. Unknown names and predicates (`accessible(…)`, `version(…)`) are false.
+// read as the absence of something (`no_…`, `…_no_…`) or as nightly-only, or
+// are set on the success of a probe program that enables unstable features
+// (`#![feature(…)]` in the build script's text: such a probe fails on a
+// stable compiler, and anyhow's and thiserror's `provide_any` probes fail on
+// this machine's nightly too) — build scripts are never run, so this is the
+// stand-in for a current stable compiler. Unknown names and predicates (`accessible(…)`, `version(…)`) are false.
 import type { Item, MacroCall, UseDecl } from '../types.ts';
 
 /** key -> values set for x86_64-unknown-linux-gnu (a name without value: key -> ['']). */
@@ -99,7 +102,17 @@ export class Cfg {
 export function buildScriptCfgs(buildRs: string): string[] {
   const out = new Set<string>();
   const names: string[] = [];
-  for (const m of buildRs.matchAll(/rustc-cfg=([A-Za-z_][A-Za-z0-9_]*)(?!\s*=)/g)) names.push(m[1]!);
+  const unstableProbe = buildRs.includes('#![feature(');
+  for (const m of buildRs.matchAll(/rustc-cfg=([A-Za-z_][A-Za-z0-9_]*)(?!\s*=)/g)) {
+    // `Some(status) if status.success() => println!("cargo:rustc-cfg=x")` after compiling such a probe
+    // (the guard: the text since the end of the previous statement, arm or block)
+    if (unstableProbe) {
+      const before = buildRs.slice(Math.max(0, m.index - 400), m.index);
+      const from = Math.max(before.lastIndexOf(';'), before.lastIndexOf('}'), before.lastIndexOf(','));
+      if (/\bsuccess\(\)/.test(before.slice(from + 1))) continue;
+    }
+    names.push(m[1]!);
+  }
   // autocfg's probes, taken as succeeding (they probe what current toolchains have): `emit("x")`,
   // `emit_*_cfg(probe, "x")`, `emit_sysroot_crate("std")` -> has_std, `emit_has_type("i128")` -> has_i128,
   // `emit_has_path`/`emit_has_trait` (mangled: non-alphanumerics to `_`), `emit_rustc_version(1, 36)` -> rustc_1_36

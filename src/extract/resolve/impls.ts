@@ -132,7 +132,10 @@ export class Impls {
   }
 
   /** `Type::name`: an inherent member, else a member of a trait impl, else a trait's own item. */
-  assoc(owner: Res, name: string, ns: Namespace): Res | null {
+  assoc(owner: Res, name: string, ns: Namespace, depth = 0): Res | null {
+    // `type Mutex<T> = lock_api::Mutex<RawMutex, T>;` then `Mutex::const_new(..)`: the aliased type's members
+    const aliased = depth < 8 ? this.aliasTarget(owner) : null;
+    if (aliased) return this.assoc(aliased, name, ns, depth + 1);
     for (const info of this.implsOf(owner)) {
       if (info.trait) continue;
       const hit = pick(info.members.get(name), ns);
@@ -162,6 +165,24 @@ export class Impls {
       if (item) return { def: item };
     }
     return null;
+  }
+
+  /** The item a type alias (of this crate or a dependency; not a trait's associated type) names, else null. */
+  private aliasTarget(owner: Res): Res | null {
+    let ty: Ty | null = null;
+    if ('def' in owner) {
+      const d = owner.def;
+      if (d.kind !== 'type' || !d.item.ty || d.parent?.kind === 'trait' || d.impl) return null;
+      ty = this.lowering.lower(d.item.ty, d.scope, { self: null, generics: d.item.generics, locals: [] }, null);
+    } else if ('dep' in owner) {
+      const n = owner.dep.node;
+      const a = n.typeInfo?.a;
+      if (n.kind !== 'type' || !a || a === '_') return null;
+      const parent = n.parent ? owner.dep.crate.node(n.parent) : null;
+      if (parent && parent.kind !== 'module') return null;
+      ty = this.lowering.lowerCanonical(a);
+    }
+    return ty && ty.k === 'adt' && resKey(ty.res) !== resKey(owner) ? ty.res : null;
   }
 
   /** Impls of this crate whose self type is `owner`. */

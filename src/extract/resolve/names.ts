@@ -191,6 +191,11 @@ export class Names {
   private lookupIn(scope: Scope, name: string, ns: Namespace, depth: number, outer: boolean): Res | null {
     const own = this.ownItem(scope, name, ns);
     if (own) return { def: own };
+    // a `#[macro_export]` macro is an item of the crate root, wherever it is written (`pub use anyhow as format_err;`)
+    if (ns === 'macro' && scope === scope.root) {
+      const exported = this.table.exportedMacros.get(name);
+      if (exported) return { def: exported };
+    }
     for (const u of scope.uses) {
       if (u.glob || u.alias !== name) continue;
       const t = this.resolveUse(u, scope, ns, depth + 1);

@@ -1,19 +1,22 @@
 // Avro object-container files (the format of Iceberg manifests and manifest
-// lists): a small reader and writer around avsc. Every Avro `long` is a
+// lists): a reader of our own and a writer around avsc. Every Avro `long` is a
 // `bigint` on both sides (avsc's own long would round above 2^53). The header
 // schema is the caller's JSON written verbatim, so Iceberg's `field-id`,
 // `element-id`, `key-id` and `value-id` attributes survive (avsc itself would
 // drop unknown attributes); the records are decoded with the writer schema
-// found in the file (no schema resolution).
+// found in the file (no schema resolution), by decoders compiled once per
+// schema text (decode.ts). avsc is loaded only when a file is written, so a
+// question (which only reads) never pays for its import and type building.
 //
 // Codecs read: null, deflate (raw RFC 1951), snappy (block + big-endian CRC32)
 // and zstandard; written: null and deflate (default), plus snappy and
 // zstandard for tests of other readers.
 //
 // Invariant: `readContainer(writeContainer(s, r, m))` returns `s`, `r` (with
-// bytes as Buffers) and `m`; a file whose magic, block framing, sync markers
-// or codec is wrong is refused with an error that names the file. Writing is
-// pure (bytes in memory); the caller decides where and how they land.
+// bytes as Buffers) and `m`; a file whose magic, block framing, sync markers,
+// codec or record bytes are wrong is refused with an error that names the
+// file and the byte offset, never read as other values. Writing is pure
+// (bytes in memory); the caller decides where and how they land.
 //
 // Checksum: deflate has none, so a few flipped bytes can decode into other
 // values without any error. `writeContainer(…, { checksum: true })` (our
@@ -22,9 +25,11 @@
 // characters written as '0'. Reading verifies it when present, so any change
 // to the file — header, blocks or the checksum itself — is an error naming the
 // file. Other readers ignore the key, as Avro lets them.
-import avro from 'avsc';
+import type avro from 'avsc';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { createHash, randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { AvroDecodeError, AvroReader, compileDecoder, type Compiled } from './decode.ts';
 import { zstdCompress, zstdDecompress as zstdInflate } from '../codec/zstd.ts';
 import { parseJson, stringifyJson, type Json } from '../spec/json.ts';
 
@@ -35,8 +40,8 @@ export interface Container {
   schemaJson: Json;
   /** File metadata other than `avro.schema` / `avro.codec`, values read as UTF-8. */
   meta: Map<string, string>;
-  /** Decoded records (avsc record objects) keyed by Avro field name, names Avro refuses made valid
-   * by `avroCompatibleName`; longs are bigint, bytes/fixed are Buffers viewing the block. */
+  /** Decoded records (plain objects) keyed by Avro field name, names Avro refuses made valid
+   * by `avroCompatibleName`; longs are bigint, bytes/fixed are Buffers viewing the block (see decode.ts). */
   records: unknown[];
   /** Did the file carry (and match) Mimir's whole-file checksum, i.e. Mimir wrote it? */
   checksummed: boolean;
@@ -73,17 +78,28 @@ function decodeLong(buf: Uint8Array): bigint {
   return BigInt.asIntN(64, (z >> 1n) ^ -(z & 1n));
 }
 
-const bigLong = avro.types.LongType.__with(
-  {
-    fromBuffer: (buf: Buffer): bigint => decodeLong(buf),
-    toBuffer: (v: bigint): Buffer => encodeLong(v),
-    fromJSON: (v: unknown): bigint => BigInt(v as string | number | bigint),
-    toJSON: (v: bigint): number | string => (v >= -(2n ** 53n) && v <= 2n ** 53n ? Number(v) : v.toString()),
-    isValid: (v: unknown): boolean => typeof v === 'bigint' && BigInt.asIntN(64, v) === v,
-    compare: (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0),
-  },
-  true, // raw varint bytes in and out: no lossy unpacking through numbers
-);
+/** avsc, loaded on the first write (it is CommonJS, so a synchronous require works from here). */
+let avscModule: typeof avro | undefined;
+let bigLongType: avro.Type | undefined;
+
+function avsc(): { lib: typeof avro; bigLong: avro.Type } {
+  if (!avscModule || !bigLongType) {
+    const lib = createRequire(import.meta.url)('avsc') as typeof avro;
+    bigLongType = lib.types.LongType.__with(
+      {
+        fromBuffer: (buf: Buffer): bigint => decodeLong(buf),
+        toBuffer: (v: bigint): Buffer => encodeLong(v),
+        fromJSON: (v: unknown): bigint => BigInt(v as string | number | bigint),
+        toJSON: (v: bigint): number | string => (v >= -(2n ** 53n) && v <= 2n ** 53n ? Number(v) : v.toString()),
+        isValid: (v: unknown): boolean => typeof v === 'bigint' && BigInt.asIntN(64, v) === v,
+        compare: (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0),
+      },
+      true, // raw varint bytes in and out: no lossy unpacking through numbers
+    );
+    avscModule = lib;
+  }
+  return { lib: avscModule, bigLong: bigLongType };
+}
 
 // ---- avsc types, cached per schema text ----------------------------------
 
@@ -128,21 +144,51 @@ function avscSafe(s: unknown): unknown {
   return out;
 }
 
+/** The avsc type of a schema (writing only). */
 function avscType(schemaText: string, file: string): avro.Type {
   let t = typeCache.get(schemaText);
   if (t) return t;
+  const { lib, bigLong } = avsc();
   try {
     const schema = avscSafe(JSON.parse(schemaText)) as avro.Schema;
     // every long, named (`"long"`) or in object form (`{"type":"long","logicalType":…}`), is a bigint
     const typeHook = (s: avro.Schema): avro.Type | undefined =>
       s === 'long' || (typeof s === 'object' && s !== null && !Array.isArray(s) && (s as { type?: unknown }).type === 'long') ? bigLong : undefined;
-    t = avro.Type.forSchema(schema, { registry: { long: bigLong }, typeHook });
+    t = lib.Type.forSchema(schema, { registry: { long: bigLong }, typeHook });
   } catch (e) {
     throw new Error(`${file}: Avro schema not usable: ${(e as Error).message}`);
   }
   if (typeCache.size > 256) typeCache.clear();
   typeCache.set(schemaText, t);
   return t;
+}
+
+// ---- compiled decoders, cached per schema text ------------------------------
+
+const readerCache = new Map<string, { schemaJson: Json; decoder: Compiled }>();
+const LONG_DIGITS = /\d{16}/;
+
+/** The parsed writer schema and its compiled decoder (shared: callers must not change the schema). */
+function readerOf(schemaText: string, file: string): { schemaJson: Json; decoder: Compiled } {
+  let hit = readerCache.get(schemaText);
+  if (hit) return hit;
+  let schemaJson: Json;
+  try {
+    // the built-in parser is much faster on a cold start; it is exact unless an integer has 16+ digits
+    schemaJson = LONG_DIGITS.test(schemaText) ? parseJson(schemaText) : (JSON.parse(schemaText) as Json);
+  } catch (e) {
+    throw new Error(`${file}: avro.schema is not JSON: ${(e as Error).message}`);
+  }
+  let decoder: Compiled;
+  try {
+    decoder = compileDecoder(schemaJson, avroCompatibleName);
+  } catch (e) {
+    throw new Error(`${file}: Avro schema not usable: ${(e as Error).message}`);
+  }
+  hit = { schemaJson, decoder };
+  if (readerCache.size > 256) readerCache.clear();
+  readerCache.set(schemaText, hit);
+  return hit;
 }
 
 // ---- byte-level reading ---------------------------------------------------
@@ -159,19 +205,21 @@ class Cursor {
   }
 
   long(what: string): number {
-    let z = 0n;
-    let shift = 0n;
-    for (;;) {
+    // a header or block varint: at most 7 bytes (49 bits) in number arithmetic, exact
+    const start = this.pos;
+    let z = 0;
+    let mul = 1;
+    for (let i = 0; i < 7; i++) {
       if (this.pos >= this.buf.length) this.fail(`truncated ${what}`);
       const b = this.buf[this.pos++]!;
-      z |= BigInt(b & 0x7f) << shift;
-      if ((b & 0x80) === 0) break;
-      shift += 7n;
-      if (shift > 63n) this.fail(`overlong varint in ${what}`);
+      z += (b & 0x7f) * mul;
+      if (b < 0x80) {
+        return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+      }
+      mul *= 128;
     }
-    const v = (z >> 1n) ^ -(z & 1n);
-    if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < -BigInt(Number.MAX_SAFE_INTEGER)) this.fail(`${what} out of range (${v})`);
-    return Number(v);
+    this.pos = start;
+    this.fail(`${what} wider than 48 bits (or an overlong varint)`);
   }
 
   bytes(n: number, what: string): Uint8Array {
@@ -192,11 +240,15 @@ function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** The file with `len` bytes at `at` replaced by '0' characters. */
-function blanked(bytes: Uint8Array, at: number, len: number): Uint8Array {
-  const copy = Uint8Array.from(bytes);
-  copy.fill(0x30, at, at + len);
-  return copy;
+const BLANK_SUM = Buffer.alloc(CHECKSUM_HEX, 0x30);
+
+/** The SHA-256 of the file with its stored checksum (at `at`) read as '0' characters; no copy. */
+function blankedSha256Hex(bytes: Uint8Array, at: number): string {
+  return createHash('sha256')
+    .update(bytes.subarray(0, at))
+    .update(BLANK_SUM)
+    .update(bytes.subarray(at + CHECKSUM_HEX))
+    .digest('hex');
 }
 
 function readHeader(c: Cursor): { meta: Map<string, Uint8Array>; sync: Uint8Array; offsets: Map<string, number> } {
@@ -375,7 +427,7 @@ export function readContainer(bytes: Uint8Array, file: string): Container {
   if (sum !== undefined) {
     const stored = utf8.decode(sum);
     const at = offsets.get(CHECKSUM_KEY)!;
-    const actual = sum.length === CHECKSUM_HEX ? sha256Hex(blanked(bytes, at, CHECKSUM_HEX)) : '(none: the stored value is not 64 characters)';
+    const actual = sum.length === CHECKSUM_HEX ? blankedSha256Hex(bytes, at) : '(none: the stored value is not 64 characters)';
     if (actual !== stored) {
       throw new Error(
         `${file}: its content does not match the checksum written with it (${CHECKSUM_KEY} ${stored.slice(0, 16)}…, ` +
@@ -385,25 +437,20 @@ export function readContainer(bytes: Uint8Array, file: string): Container {
   }
   const schemaBytes = rawMeta.get('avro.schema');
   if (!schemaBytes) c.fail('no avro.schema in the header');
-  const schemaText = utf8.decode(schemaBytes);
-  let schemaJson: Json;
-  try {
-    schemaJson = parseJson(schemaText);
-  } catch (e) {
-    throw new Error(`${file}: avro.schema is not JSON: ${(e as Error).message}`);
-  }
+  const { schemaJson, decoder } = readerOf(utf8.decode(schemaBytes), file);
   const codecBytes = rawMeta.get('avro.codec');
   const codec = codecBytes ? utf8.decode(codecBytes) : 'null';
   if (!['null', 'deflate', 'snappy', 'zstandard'].includes(codec)) {
     throw new Error(`${file}: unknown Avro codec "${codec}" (expected null, deflate, snappy or zstandard)`);
   }
-  const type = avscType(schemaText, file);
   const meta = new Map<string, string>();
   for (const [k, v] of rawMeta) if (k !== 'avro.schema' && k !== 'avro.codec' && k !== CHECKSUM_KEY) meta.set(k, utf8.decode(v));
 
   const records: unknown[] = [];
+  const decode = decoder.decode;
   let block = 0;
   while (c.pos < bytes.length) {
+    const blockAt = c.pos;
     const what = `${file}: block ${block}`;
     const count = c.long('block record count');
     const size = c.long('block size');
@@ -411,21 +458,23 @@ export function readContainer(bytes: Uint8Array, file: string): Container {
     const data = decompress(codec, c.bytes(size, 'block data'), what);
     const marker = c.bytes(16, 'block sync marker');
     if (marker.some((b, i) => b !== sync[i])) c.fail(`sync marker of block ${block} differs from the header's`);
-    const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    let pos = 0;
-    for (let i = 0; i < count; i++) {
-      let res: { value: unknown; offset: number };
-      try {
-        res = type.decode(buf, pos);
-      } catch (e) {
-        throw new Error(`${what}: record ${i} of ${count} does not decode (${(e as Error).message})`);
-      }
-      if (res.offset < 0) throw new Error(`${what}: record ${i} of ${count} is truncated (block holds ${buf.length} bytes)`);
-      records.push(res.value);
-      pos = res.offset;
+    // every record takes at least one byte unless the schema is all nulls: a count the block cannot hold is damage
+    if (decoder.minBytes > 0 && count * decoder.minBytes > data.length) {
+      throw new Error(`${what} (at file byte ${blockAt}): claims ${count} records but holds ${data.length} bytes; nothing read from the file`);
     }
-    if (pos !== buf.length) {
-      throw new Error(`${what}: ${buf.length - pos} bytes left over after ${count} records`);
+    const r = new AvroReader(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    for (let i = 0; i < count; i++) {
+      try {
+        records.push(decode(r));
+      } catch (e) {
+        if (!(e instanceof AvroDecodeError)) throw e;
+        throw new Error(
+          `${what} (at file byte ${blockAt}, ${data.length} bytes${codec === 'null' ? '' : ` decompressed from ${size}`}): record ${i} of ${count} does not decode: ${e.message}; nothing read from the file`,
+        );
+      }
+    }
+    if (r.pos !== r.end) {
+      throw new Error(`${what} (at file byte ${blockAt}): ${r.end - r.pos} bytes left over after ${count} records; nothing read from the file`);
     }
     block++;
   }

@@ -395,29 +395,53 @@ export function encodeManifest(
 
 // ---- decoding -------------------------------------------------------------
 
+/** How one file's schema lays out a data_file record: found once per file, used for every entry. */
+interface DataFileLayout {
+  fields: FieldMap;
+  partFields: FieldMap;
+  partitionIds: number[];
+  /** Keys of the key/value records of each metric map (by field id) the schema has; a string says why
+   * the schema's map is unreadable (an error only when an entry has a value there). */
+  maps: Map<number, { key: string; value: string } | string>;
+}
+
+const METRIC_MAPS = [108, 109, 110, 137, 125, 128];
+
+function dataFileLayout(fields: FieldMap, partFields: FieldMap, partitionIds: number[], index: AvroSchemaIndex): DataFileLayout {
+  const maps = new Map<number, { key: string; value: string } | string>();
+  for (const id of METRIC_MAPS) {
+    const f = fields.field(id);
+    if (!f) continue;
+    const arr = index.nonNull(f.type);
+    const items = typeof arr === 'object' && arr !== null && !Array.isArray(arr) ? arr['items'] : undefined;
+    try {
+      const kv = index.fields(items, `data_file field ${id} element`).list;
+      maps.set(id, kv.length < 2 ? `key/value record has ${kv.length} fields` : { key: kv[0]!.key, value: kv[1]!.key });
+    } catch (e) {
+      maps.set(id, (e as Error).message);
+    }
+  }
+  return { fields, partFields, partitionIds, maps };
+}
+
 function intKeyedMap<V>(
   v: unknown,
-  index: AvroSchemaIndex,
-  type: Json,
+  kv: { key: string; value: string },
   conv: (x: unknown, what: string) => V,
+  file: string,
   what: string,
 ): Map<number, V> | undefined {
   if (v === null || v === undefined) return undefined;
-  if (!Array.isArray(v)) throw new Error(`${index.file}: ${what}: expected an array of key/value records`);
-  const arr = index.nonNull(type);
-  const items = typeof arr === 'object' && arr !== null && !Array.isArray(arr) ? arr['items'] : undefined;
-  const kv = index.fields(items, what).list;
-  if (kv.length < 2) throw new Error(`${index.file}: ${what}: key/value record has ${kv.length} fields`);
-  const [k, val] = [kv[0]!.key, kv[1]!.key];
+  if (!Array.isArray(v)) throw new Error(`${file}: ${what}: expected an array of key/value records`);
   const out = new Map<number, V>();
-  for (const e of v as Record<string, unknown>[]) out.set(asNumber(e[k], what), conv(e[val], what));
+  for (const e of v as Record<string, unknown>[]) out.set(asNumber(e[kv.key], what), conv(e[kv.value], what));
   return out;
 }
 
-function decodeDataFile(r: unknown, fields: FieldMap, partitionIds: number[], index: AvroSchemaIndex, what: string): DataFile {
+function decodeDataFile(r: unknown, layout: DataFileLayout, index: AvroSchemaIndex, what: string): DataFile {
+  const { fields, partFields, partitionIds } = layout;
   const get = (id: number): unknown => fields.get(r, id);
   const partRecord = fields.need(r, 102);
-  const partFields = index.fields(fields.field(102)!.type, `${what} partition`);
   const partition = partitionIds.map((id) => {
     const f = partFields.field(id);
     if (!f) return null;
@@ -436,8 +460,12 @@ function decodeDataFile(r: unknown, fields: FieldMap, partitionIds: number[], in
   const long = (x: unknown, w: string): bigint => asBigInt(x, `${index.file}: ${w}`);
   const bytes = (x: unknown, w: string): Uint8Array => asBytes(x, `${index.file}: ${w}`);
   const metric = <V>(id: number, conv: (x: unknown, w: string) => V): Map<number, V> | undefined => {
-    const f = fields.field(id);
-    return f ? intKeyedMap(get(id), index, f.type, conv, `${what} field ${id}`) : undefined;
+    const kv = layout.maps.get(id);
+    if (kv === undefined) return undefined;
+    const v = get(id);
+    if (v === null || v === undefined) return undefined;
+    if (typeof kv === 'string') throw new Error(`${index.file}: ${what} field ${id}: ${kv}`);
+    return intKeyedMap(v, kv, conv, index.file, `${what} field ${id}`);
   };
   const columnSizes = metric(108, long);
   if (columnSizes) df.columnSizes = columnSizes;
@@ -503,7 +531,8 @@ export function decodeManifest(
   }
   const dfFields = index.fields(top.field(2)!.type, 'data_file');
   if (!dfFields.has(102)) throw new Error(`${file}: not a manifest: data_file lacks field 102 (partition)`);
-  const partIds = specFieldIds(meta, index.fields(dfFields.field(102)!.type, 'partition'), file);
+  const partFields = index.fields(dfFields.field(102)!.type, 'partition');
+  const layout = dataFileLayout(dfFields, partFields, specFieldIds(meta, partFields, file), index);
   const hasSeq = top.has(3);
   const hasFileSeq = top.has(4);
 
@@ -517,7 +546,7 @@ export function decodeManifest(
       if (v === null || v === undefined) return inherit.sequenceNumber; // ADDED inherits (lenient for others)
       return asBigInt(v, `${file}: ${what} ${name}`);
     };
-    const dataFile = decodeDataFile(top.need(r, 2), dfFields, partIds, index, what);
+    const dataFile = decodeDataFile(top.need(r, 2), layout, index, what);
     const sequenceNumber = seqOf(hasSeq, top.get(r, 3), 'sequence_number');
     return {
       status: status as EntryStatus,

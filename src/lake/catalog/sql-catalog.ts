@@ -38,6 +38,13 @@
 // generation reaches those states too.
 //
 // Read-only use: a read-only open writes nothing (no DDL, no lease, no sweep).
+// A reader open (`reader`: the questions) writes nothing at open either — no
+// pragma that writes, no DDL, no transaction, so no checkpoint owed at close
+// — and afterwards only leases (a pin's `beginLease`/`end`, which gc must
+// see); every other write is refused. It needs the catalog in Mimir's
+// current layout in WAL mode; a file that is not (an older layout, a foreign
+// catalog, a rollback journal) is opened as a writer would open it, which
+// brings it up to date once.
 // SQLite cannot open a WAL-mode file read-only when its folder is not
 // writable and the `-shm` file is absent; then the file is read whole into
 // memory (a snapshot of the last checkpoint) — refused if a non-empty `-wal`
@@ -254,6 +261,12 @@ export interface OpenOptions {
   create?: boolean;
   /** Open without writing anything, not even Mimir's own tables; default false. */
   readOnly?: boolean;
+  /**
+   * Open to read and take leases only (ignored with readOnly): nothing is
+   * written at open; commits, properties and namespaces are refused. A catalog
+   * not yet in the current layout (or not in WAL mode) gets the writable open.
+   */
+  reader?: boolean;
 }
 
 // ---------------------------------------------------------------------------
@@ -308,6 +321,8 @@ export class SqlCatalog {
   private readonly hasProps: boolean;
   /** Read-only and read from an in-memory copy of the file (its folder is not writable). */
   readonly snapshotRead: boolean;
+  /** Opened as a reader: leases are written, nothing else (OpenOptions.reader). */
+  readonly reader: boolean;
   private readonly host = hostname();
 
   private constructor(
@@ -321,6 +336,7 @@ export class SqlCatalog {
     hasForeignColumn: boolean,
     hasProps: boolean,
     snapshotRead: boolean,
+    reader = false,
   ) {
     this.db = db;
     this.path = path;
@@ -333,6 +349,7 @@ export class SqlCatalog {
     this.hasForeignColumn = hasForeignColumn;
     this.hasProps = hasProps;
     this.snapshotRead = snapshotRead;
+    this.reader = reader;
   }
 
   /** Open (by default create) the catalog of the lake at `lakeRoot` (`<lakeRoot>/catalog.db`). */
@@ -350,6 +367,10 @@ export class SqlCatalog {
     const create = opts.create !== false && !readOnly;
     if (!existsSync(path) && !create) {
       throw new Error(`no catalog at ${path}: the file does not exist (opened with create=false or read-only)`);
+    }
+    if (opts.reader === true && !readOnly && existsSync(path)) {
+      const r = SqlCatalog.openReader(path, name);
+      if (r) return r;
     }
     let db: Db;
     let snapshotRead = false;
@@ -416,6 +437,40 @@ export class SqlCatalog {
     } catch (e) {
       db.close();
       throw e;
+    }
+  }
+
+  /**
+   * The reader open: a read-write connection (leases need it) on which
+   * nothing is written at open. Undefined when the file is not a catalog in
+   * the current layout and WAL mode (the caller then opens it as a writer,
+   * which brings it there) or cannot be opened for writing.
+   */
+  private static openReader(path: string, name: string): SqlCatalog | undefined {
+    let db: Db | undefined;
+    try {
+      db = new Database(path, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+      db.defaultSafeIntegers(true);
+      // per connection, not stored: a lease's commit then needs no fsync (as a writer's)
+      db.pragma('synchronous = NORMAL');
+      const wal = String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
+      const tables = listSqliteTables(db);
+      const layout = [T.tables, T.namespaceProps, T.catalog, T.generations, T.log, T.leases, T.keys, T.properties].every((t) => tables.has(t));
+      const tableCols = layout ? columnsOf(db, T.tables) : new Set<string>();
+      const current =
+        wal &&
+        layout &&
+        TABLE_COLUMNS.every((c) => c === 'iceberg_type' || tableCols.has(c)) &&
+        columnsOf(db, T.generations).has(FOREIGN_COLUMN) &&
+        db.prepare(`SELECT 1 FROM ${T.catalog} WHERE catalog_name = ?`).get(name) !== undefined;
+      if (!current) {
+        db.close();
+        return undefined;
+      }
+      return new SqlCatalog(db, path, name, false, tableCols.has('iceberg_type'), true, true, true, true, false, true);
+    } catch {
+      db?.close();
+      return undefined;
     }
   }
 
@@ -987,7 +1042,7 @@ export class SqlCatalog {
    * `renew()`, or until its process dies.
    */
   beginLease(opts: { releaseBase: bigint; note?: string; ttlMs?: number }): Lease {
-    this.requireWritable('beginLease');
+    if (this.readOnly) this.requireWritable('beginLease');
     this.requireMimir('beginLease');
     const ttl = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
     const now = Date.now();
@@ -1044,7 +1099,7 @@ export class SqlCatalog {
       if (alive) live.push(lease);
       else dead.push(lease.id);
     }
-    if (dead.length > 0 && !this.readOnly) {
+    if (dead.length > 0 && !this.readOnly && !this.reader) {
       const del = this.db.prepare(`DELETE FROM ${T.leases} WHERE id = ?`);
       this.db.transaction(() => {
         for (const id of dead) del.run(id);
@@ -1071,6 +1126,7 @@ export class SqlCatalog {
 
   private requireWritable(what: string): void {
     if (this.readOnly) throw new Error(`${what}: catalog ${this.path} was opened read-only — nothing written`);
+    if (this.reader) throw new Error(`${what}: catalog ${this.path} was opened to read (it takes leases only) — nothing written`);
   }
 
   private requireKeys(what: string): void {

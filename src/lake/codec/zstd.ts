@@ -1,15 +1,58 @@
 // The one zstd (libzstd compiled to wasm) of the process. Initialising the
 // wasm module twice swaps its heap under any caller, so every user goes
-// through here: the module loads once, at import.
+// through here: the module is made once, synchronously, at the first
+// compression or decompression (nothing at import: a command that reads no
+// zstd data pays nothing, and no module of the CLI needs a top-level await,
+// which the one-file CLI bundle cannot hold — scripts/build.ts).
+//
+// The package's own `init()` is asynchronous only because it compiles the
+// wasm with WebAssembly.instantiate; its Emscripten runtime takes an
+// `instantiateWasm` hook, through which the same wasm file is compiled and
+// instantiated synchronously (allowed in Node for any size). A failure is kept
+// and reported by every call, as before: "zstd is unavailable (…)".
 import * as wasm from '@bokuweb/zstd-wasm';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import * as nodePath from 'node:path';
 
-let failure: unknown;
-await wasm.init().catch((e: unknown) => {
-  failure = e;
-});
+/** The WebAssembly global as used here (the TypeScript setup declares no DOM lib). */
+interface WasmInstance {
+  exports: object;
+}
+const Wasm = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (module: object, imports: object) => WasmInstance } }).WebAssembly;
+
+/** The package's Emscripten module object (dist/common/module.js, shared with the functions `wasm` exports). */
+interface EmscriptenModule {
+  instantiateWasm?: (imports: object, receive: (instance: WasmInstance) => void) => object;
+  init(wasmBytes: Uint8Array): void;
+  calledRun?: boolean;
+}
+
+let state: 'ready' | { failure: unknown } | undefined;
+
+function init(): void {
+  try {
+    const require = createRequire(import.meta.url);
+    // the package's entry (dist/common/index.node.js) and its runtime module beside it: the one `wasm` uses
+    const dir = nodePath.dirname(require.resolve('@bokuweb/zstd-wasm'));
+    const { Module } = require(nodePath.join(dir, 'module.js')) as { Module: EmscriptenModule };
+    const bytes = readFileSync(nodePath.join(dir, 'zstd.wasm'));
+    Module.instantiateWasm = (imports, receive) => {
+      const instance = new Wasm.Instance(new Wasm.Module(bytes), imports);
+      receive(instance);
+      return instance.exports;
+    };
+    Module.init(bytes);
+    if (Module.calledRun !== true) throw new Error(`the wasm runtime of ${dir} did not start`);
+    state = 'ready';
+  } catch (e) {
+    state = { failure: e };
+  }
+}
 
 function ready(what: string): void {
-  if (failure !== undefined) throw new Error(`${what}: zstd is unavailable (${String(failure)})`);
+  if (state === undefined) init();
+  if (state !== 'ready') throw new Error(`${what}: zstd is unavailable (${String(state?.failure)})`);
 }
 
 /**

@@ -43,6 +43,8 @@ export interface ReadMetrics {
   rowGroups: number;
   rowGroupsSkipped: number;
   rowsRead: number;
+  /** Rows whose filter columns were read to find the matches (the spans page statistics left). */
+  filterRowsRead: number;
   rowsDeleted: number;
 }
 
@@ -188,6 +190,7 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
     let fFrom = 0;
     if (realFilter && filterFields.length < readFields.length) {
       const fb = await pf.readRowGroup(rg, filterFields, missing, { from, to });
+      ctx.metrics.filterRowsRead += fb.numRows;
       fcols = new Map(filterFields.map((f, j) => [f.id, fb.columns[j]!]));
       fFrom = from;
       const cf = fcols;
@@ -231,6 +234,7 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
     } else {
       const b = await pf.readRowGroup(rg, rest, missing, { from, to });
       ctx.metrics.rowsRead += to - from;
+      if (realFilter) ctx.metrics.filterRowsRead += to - from;
       cols = b.columns;
       numRows = b.numRows;
     }

@@ -40,6 +40,7 @@ export class TableScan {
     rowGroups: 0,
     rowGroupsSkipped: 0,
     rowsRead: 0,
+    filterRowsRead: 0,
     rowsDeleted: 0,
   };
   private readonly filter;

@@ -1,14 +1,20 @@
 // State maintenance: keeps a lookup opening a handful of files. Every run
 // adds small sorted data files and an equality delete file to each state
-// table it changes; past a threshold, a table is rewritten by a k-way merge of
-// its (each already sorted) data files with the deletes applied:
+// table it changes; past a threshold — too many delete files, too many data
+// files for its rows, or data files overlapping: more than `maxOverlap` of
+// them hold one value of the first sort column by their bounds (each run's
+// file spans the whole key range, so a lookup opens every run's file) — a
+// table is rewritten by a k-way merge of its (each already sorted) data files
+// with the deletes applied:
 //
 // - major: every data and delete file -> globally sorted, non-overlapping
 //   files of `fileRows` rows; no delete file is left;
 // - minor (a big table with few deletes): only the data files at or after the
 //   oldest delete file's sequence number, plus every delete file -> sorted
 //   files and ONE delete file holding the union of the deleted ids (it still
-//   has to reach the older, untouched files).
+//   has to reach the older, untouched files); with no delete file, the data
+//   files no rewrite wrote (runs' files: not marked with the sort order) ->
+//   sorted files beside the rewritten ones (two layers: a lookup opens two).
 //
 // Both commit as a rewrite at the sequence number of the snapshot they read:
 // rows and deletes committed meanwhile by runs stay newer (kept, and still
@@ -16,20 +22,33 @@
 // fails the commit (nothing changed; run it again).
 //
 // Memory: one chunk of rows (`chunkRows`) per input file plus the deleted ids
-// (the deltas' size), never the table. Crash story: files are written before
+// (the deltas' size), never the table; plus, when some input may be sorted by
+// a table's former order (LEGACY_SORT_COLUMNS: code_nodes was (name, qpath,
+// id), now (name, id)), the rows of one value of the orders' shared first
+// column (one name), which the merge re-sorts before writing them.
+//
+// Layout: `force` also gives a table the current layout before rewriting it —
+// its sort order (stateSortOrder) as the default, and every default property
+// (STATE_TABLE_PROPERTIES: dictionary cap, page size, …) — in a metadata
+// commit of its own, so a lake made by an older version gets the layout its
+// lookups are tuned for; files this maintenance writes are marked with that
+// order. A crash between the two commits leaves the new layout over the old
+// files: readable, and the next rewrite re-sorts (unmarked files count as
+// possibly legacy). Crash story: files are written before
 // the one commit and named by nothing until it lands; a crash leaves orphans
 // for gc, and a rerun decides afresh (idempotent). Crash points
 // `state-maintain:file-written`, then the lake's commit points.
-import type { Batch, DataFile, NestedField } from '../../lake/spec/types.ts';
+import type { Batch, DataFile, NestedField, TableMetadata, Value } from '../../lake/spec/types.ts';
 import { ParquetDataFile } from '../../lake/parquet/read.ts';
 import type { Table } from '../../lake/table/table.ts';
 import { writeOptions } from '../../lake/table/write.ts';
+import { metadataUpdate, type TableUpdate } from '../../lake/table/commit.ts';
 import { compareStrings } from '../../lake/spec/values.ts';
 import { crashPoint } from '../../lake/testing/crash.ts';
 import type { EventLog } from '../event-log.ts';
 import { ident } from '../schema.ts';
-import { STATE_TABLES, stateSchema, type StateTable } from './schema.ts';
-import { rowOrder, toBatch } from './delta.ts';
+import { LEGACY_SORT_COLUMNS, SORT_COLUMNS, STATE_TABLES, STATE_TABLE_PROPERTIES, stateSchema, stateSortOrder, type StateTable } from './schema.ts';
+import { compareValues, rowOrder, toBatch } from './delta.ts';
 import type { Row } from './rows.ts';
 
 export interface MaintainOptions {
@@ -39,6 +58,12 @@ export interface MaintainOptions {
   force?: boolean;
   /** Delete files or extra data files a table may gather before it is rewritten (default 8). */
   maxDeltaFiles?: number;
+  /**
+   * Data files one value of the table's first sort column may fall in (by
+   * the files' column bounds) before the table is rewritten (default 4): a
+   * lookup opens about that many files, whatever the file count.
+   */
+  maxOverlap?: number;
   /** Rows per input file read at a time in the merge (bounds memory; default 4096). */
   chunkRows?: number;
 }
@@ -50,6 +75,14 @@ export interface TableMaintenance {
   after: { dataFiles: number; deleteFiles: number; rows: bigint };
   /** Rows the merge dropped as deleted. */
   dropped: number;
+  /**
+   * The table's layout (default sort order and properties) against the
+   * current one: `applied` by this (forced) maintenance, `outdated` (a lake
+   * made by an older version: `--force` applies it), else `current`.
+   */
+  layout: 'current' | 'applied' | 'outdated';
+  /** Before: the most data files one value of the first sort column fell in (overlapDepth). */
+  overlap: number;
   ms: number;
 }
 
@@ -78,11 +111,14 @@ export async function maintainState(log: EventLog, opts: MaintainOptions = {}): 
 /** One line: `state maintain: code_nodes major 12+3 -> 2 files, …`. */
 export function formatMaintainReport(r: MaintainReport): string {
   const parts = r.tables.map((t) =>
-    t.action === 'none'
+    (t.action === 'none'
       ? `${t.table} ok (${t.before.dataFiles} data, ${t.before.deleteFiles} delete files)`
-      : `${t.table} ${t.action}: ${t.before.dataFiles} data + ${t.before.deleteFiles} delete files -> ${t.after.dataFiles} + ${t.after.deleteFiles}, ${t.dropped} deleted rows dropped`,
+      : `${t.table} ${t.action}: ${t.before.dataFiles} data + ${t.before.deleteFiles} delete files (${t.overlap} overlapping) -> ${t.after.dataFiles} + ${t.after.deleteFiles}, ${t.dropped} deleted rows dropped`) +
+    (t.layout === 'applied' ? ', current layout applied' : ''),
   );
-  return `state maintain: ${parts.join('; ')} in ${r.ms} ms`;
+  const old = r.tables.filter((t) => t.layout === 'outdated').map((t) => t.table);
+  const hint = old.length > 0 ? `; ${old.join(', ')} ${old.length === 1 ? 'has' : 'have'} an older layout (sort order or properties): 'mimir state maintain --force' rewrites ${old.length === 1 ? 'it' : 'them'} with the current one` : '';
+  return `state maintain: ${parts.join('; ')} in ${r.ms} ms${hint}`;
 }
 
 async function maintainTable(log: EventLog, name: StateTable, opts: MaintainOptions): Promise<TableMaintenance> {
@@ -94,25 +130,38 @@ async function maintainTable(log: EventLog, name: StateTable, opts: MaintainOpti
   const deletes = live.filter((f) => f.file.content !== 0);
   const rows = data.reduce((s, f) => s + f.file.recordCount, 0n);
   const before = { dataFiles: data.length, deleteFiles: deletes.length, rows };
-  const none: TableMaintenance = { table: name, action: 'none', before, after: before, dropped: 0, ms: 0 };
+  let layout: TableMaintenance['layout'] = layoutIsCurrent(table.metadata, name) ? 'current' : 'outdated';
+  if (opts.force && layout === 'outdated') {
+    await table.commit(layoutUpdate(name), `state maintain ${name}: current layout`);
+    layout = 'applied';
+  }
+  const none: TableMaintenance = { table: name, action: 'none', before, after: before, dropped: 0, layout, overlap: 0, ms: 0 };
   if (!snap) return none;
   const fileRows = writeOptions(table.properties).fileRows;
   const max = opts.maxDeltaFiles ?? 8;
   const ideal = Math.max(1, Math.ceil(Number(rows) / fileRows));
-  if (!opts.force && deletes.length <= max && data.length <= ideal + max) return { ...none, ms: Date.now() - t0 };
+  const firstSort = table.schema.fields.find((f) => f.name === SORT_COLUMNS[name][0])!.id;
+  const overlap = overlapDepth(data.map((f) => f.file), firstSort);
+  if (!opts.force && deletes.length <= max && data.length <= ideal + max && overlap <= (opts.maxOverlap ?? 4)) return { ...none, overlap, ms: Date.now() - t0 };
   if (deletes.some((d) => d.file.content !== 2)) throw new Error(`${name}: holds position delete files, which state tables never get; not rewritten`);
 
-  // major when the deletes are a large share or the table is small; else minor
+  // major when the deletes are a large share or the table is small; else minor: the files at or
+  // after the oldest delete, or (no delete) the files no rewrite wrote (each run's, overlapping)
+  const orderId = currentOrderId(table.metadata, name);
   const deleted = deletes.reduce((s, f) => s + f.file.recordCount, 0n);
   const oldest = deletes.length > 0 ? deletes.reduce((m, d) => (d.sequenceNumber < m ? d.sequenceNumber : m), deletes[0]!.sequenceNumber) : undefined;
-  const major = opts.force || oldest === undefined || rows < BigInt(fileRows) || deleted * 20n > rows;
-  const inputs = major ? data : data.filter((f) => f.sequenceNumber >= oldest!);
+  const unmarked = data.filter((f) => orderId === undefined || f.file.sortOrderId !== orderId);
+  const minorInputs = oldest !== undefined ? data.filter((f) => f.sequenceNumber >= oldest) : unmarked.length >= 2 && unmarked.length < data.length ? unmarked : undefined;
+  const major = opts.force || minorInputs === undefined || rows < BigInt(fileRows) || deleted * 20n > rows;
+  const inputs = major ? data : minorInputs!;
   const deletedAt = await loadDeletes(log, table, deletes);
   const schemaFields = stateSchema(name).fields;
-  const writer = new SortedWriter(table, name, fileRows);
+  // inputs not marked with the current order may be sorted by the former one: re-sort by groups
+  const regroup = LEGACY_SORT_COLUMNS[name] !== undefined && inputs.some((f) => orderId === undefined || f.file.sortOrderId !== orderId) ? sharedPrefix(name) : undefined;
+  const writer = new SortedWriter(table, name, fileRows, orderId);
   let dropped = 0;
   try {
-    dropped = await mergeFiles(log, inputs, schemaFields, name, deletedAt, opts.chunkRows ?? 4096, (r) => writer.add(r));
+    dropped = await mergeFiles(log, inputs, schemaFields, name, deletedAt, opts.chunkRows ?? 4096, (r) => writer.add(r), regroup);
     await writer.close();
     let union: { file: DataFile; specId: number } | undefined;
     if (!major && deletedAt.size > 0) {
@@ -142,8 +191,78 @@ async function maintainTable(log: EventLog, name: StateTable, opts: MaintainOpti
       rows: after.filter((f) => f.file.content === 0).reduce((s, f) => s + f.file.recordCount, 0n),
     },
     dropped,
+    layout,
+    overlap,
     ms: Date.now() - t0,
   };
+}
+
+/**
+ * The most files any one value falls in, by each file's lower and upper
+ * bound of field `fieldId` (bytes compare as UTF-8 strings do; a file
+ * without bounds — all nulls, or written without metrics — counts for every
+ * value): about how many files a lookup of one value opens.
+ */
+export function overlapDepth(files: DataFile[], fieldId: number): number {
+  let everywhere = 0;
+  const ranges: [Uint8Array, Uint8Array][] = [];
+  for (const f of files) {
+    const lo = f.lowerBounds?.get(fieldId);
+    const hi = f.upperBounds?.get(fieldId);
+    if (lo === undefined || hi === undefined) everywhere++;
+    else ranges.push([lo, hi]);
+  }
+  // sweep: starts before ends at one point (closed ranges touching at a value overlap there)
+  const points = ranges.flatMap(([lo, hi]) => [{ at: lo, d: 1 }, { at: hi, d: -1 }]);
+  points.sort((a, b) => compareBytes(a.at, b.at) || b.d - a.d);
+  let depth = 0;
+  let most = 0;
+  for (const p of points) {
+    depth += p.d;
+    if (depth > most) most = depth;
+  }
+  return most + everywhere;
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+const sameFields = (a: { fields: unknown[] }, b: { fields: unknown[] }): boolean => JSON.stringify(a.fields) === JSON.stringify(b.fields);
+
+/** The id of the table's sort order that is the current one (stateSortOrder's fields), when the table has it. */
+function currentOrderId(m: TableMetadata, name: StateTable): number | undefined {
+  const want = stateSortOrder(name);
+  return m.sortOrders.find((o) => o.orderId !== 0 && sameFields(o, want))?.orderId;
+}
+
+/** Is the table's default sort order the current one, and every default property set as STATE_TABLE_PROPERTIES says? */
+export function layoutIsCurrent(m: TableMetadata, name: StateTable): boolean {
+  const id = currentOrderId(m, name);
+  return id !== undefined && m.defaultSortOrderId === id && Object.entries(STATE_TABLE_PROPERTIES).every(([k, v]) => m.properties[k] === v);
+}
+
+/** On any base: the current sort order as the default (added when absent) and every default property set. */
+function layoutUpdate(name: StateTable): TableUpdate {
+  return metadataUpdate((base) => {
+    const m = { ...base, properties: { ...base.properties, ...STATE_TABLE_PROPERTIES } };
+    const id = currentOrderId(m, name);
+    if (id !== undefined) return { ...m, defaultSortOrderId: id };
+    const orderId = Math.max(0, ...m.sortOrders.map((o) => o.orderId)) + 1;
+    return { ...m, sortOrders: [...m.sortOrders, { ...stateSortOrder(name), orderId }], defaultSortOrderId: orderId };
+  });
+}
+
+/** The leading sort columns the table's former and current orders share (rows equal in them are re-sorted together). */
+function sharedPrefix(name: StateTable): readonly string[] {
+  const legacy = LEGACY_SORT_COLUMNS[name] ?? [];
+  const cur = SORT_COLUMNS[name];
+  let n = 0;
+  while (n < legacy.length && n < cur.length && legacy[n] === cur[n]) n++;
+  if (n === 0) throw new Error(`${name}: its former sort order (${legacy.join(', ')}) shares no leading column with the current one (${cur.join(', ')}); a merge cannot re-sort it in bounded memory`);
+  return cur.slice(0, n);
 }
 
 /** Every deleted id with the highest sequence number that deletes it. */
@@ -241,8 +360,26 @@ async function mergeFiles(
   deletedAt: Map<string, bigint>,
   chunk: number,
   emit: (r: Row) => Promise<void>,
+  /** Re-sort runs of rows equal in these columns (inputs sorted by them, not necessarily by the whole order). */
+  regroup?: readonly string[],
 ): Promise<number> {
   const order = rowOrder(name);
+  // with `regroup`, the merge's output is still sorted by those columns (every input is), so each
+  // run of rows equal in them is complete when the next begins: sorted whole, then emitted
+  const group: Row[] = [];
+  let groupKey: Value[] | undefined;
+  const flush = async (): Promise<void> => {
+    group.sort(order);
+    for (const r of group) await emit(r);
+    group.length = 0;
+  };
+  const put = async (r: Row): Promise<void> => {
+    if (!regroup) return emit(r);
+    const key = regroup.map((c) => r[c] ?? null);
+    if (groupKey && key.some((v, i) => compareValues(v, groupKey![i]!) !== 0)) await flush();
+    groupKey = key;
+    group.push(r);
+  };
   let dropped = 0;
   const opened: ParquetDataFile[] = [];
   try {
@@ -274,13 +411,14 @@ async function mergeFiles(
     for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
     while (heap.length > 0) {
       const top = heap[0]!;
-      await emit(top.head!);
+      await put(top.head!);
       if (!(await top.advance())) {
         heap[0] = heap[heap.length - 1]!;
         heap.pop();
       }
       if (heap.length > 0) down(0);
     }
+    await flush();
   } finally {
     for (const pf of opened) await pf.close();
   }
@@ -302,6 +440,8 @@ class SortedWriter {
     private readonly table: Table,
     private readonly name: StateTable,
     private readonly fileRows: number,
+    /** The table's sort order the rows come in (marked on each file written), when it has it. */
+    private readonly sortOrderId: number | undefined,
   ) {}
 
   async add(r: Row): Promise<void> {
@@ -324,7 +464,9 @@ class SortedWriter {
     this.pending = [];
     this.pendingRows = 0;
     // one file per call: the writer's own file-row limit is at least ours
-    this.files.push(...(await this.table.writeDataFiles(batches)));
+    const written = await this.table.writeDataFiles(batches);
+    const id = this.sortOrderId;
+    this.files.push(...(id === undefined ? written : written.map((f) => ({ ...f, file: { ...f.file, sortOrderId: id } }))));
     crashPoint('state-maintain:file-written');
   }
 

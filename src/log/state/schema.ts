@@ -110,11 +110,22 @@ const SCHEMAS: Record<StateTable, Schema> = {
 
 /** The columns each table is sorted by, in order (ascending, nulls first; strings by UTF-8 bytes). */
 export const SORT_COLUMNS: Record<StateTable, readonly string[]> = {
-  [CODE_NODES]: ['name', 'qpath', 'id'],
+  // (name, id): a node by id is one page of its name's rows (nodesById: name from code_keys, then
+  // name = N and id = X), however many items of the universe share the name ("new", "add", impls' "")
+  [CODE_NODES]: ['name', 'id'],
   [CODE_KEYS]: ['key', 'id'],
   [CODE_EDGES_IN]: ['dst_name', 'dst', 'edge_kind', 'id'],
   [CODE_EDGES_OUT]: ['src', 'edge_kind', 'id'],
   [CODE_FILES]: ['repo', 'krate', 'path', 'id'],
+};
+
+/**
+ * Orders the files of older lakes may still be sorted by (a table created
+ * before its order changed): they share the current order's first column, so
+ * a merge re-sorts each group of rows equal in it (maintain.ts).
+ */
+export const LEGACY_SORT_COLUMNS: Partial<Record<StateTable, readonly string[]>> = {
+  [CODE_NODES]: ['name', 'qpath', 'id'],
 };
 
 export function stateSchema(t: StateTable): Schema {

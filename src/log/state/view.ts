@@ -5,7 +5,7 @@
 // with the equality deletes applied. A view is fixed to one generation, so
 // every lookup of one question sees one state. Read-only.
 import type { Expr } from '../../lake/expr/expr.ts';
-import { and, eq, inList, isNull } from '../../lake/expr/expr.ts';
+import { and, eq, inList, isNull, or } from '../../lake/expr/expr.ts';
 import { Table } from '../../lake/table/table.ts';
 import { readMetadata } from '../../lake/table/commit.ts';
 import type { Value } from '../../lake/spec/types.ts';
@@ -89,13 +89,26 @@ export class StateView {
     const want = [...new Set(ids)];
     const out = new Map<string, Row>();
     for (let i = 0; i < want.length; i += IN_CHUNK) {
-      const chunk = want.slice(i, i + IN_CHUNK);
-      const keys = await this.rows(CODE_KEYS, and(inList('key', chunk), eq('via', 'id')), ['id', 'name']);
-      const names = [...new Set(keys.map((k) => k.name).filter((n): n is string => typeof n === 'string'))];
-      const nameless = keys.some((k) => k.name === null);
-      const found = keys.map((k) => k.id as string);
+      const keys = await this.rows(CODE_KEYS, and(inList('key', want.slice(i, i + IN_CHUNK)), eq('via', 'id')), ['id', 'name']);
+      for (const [id, r] of await this.nodesOfKeys(keys, columns)) out.set(id, r);
+    }
+    return out;
+  }
+
+  /**
+   * Live node rows of code_keys rows (their `id` and `name`, as any key row
+   * of a node carries them): code_nodes by (name, id), without looking the
+   * ids up in code_keys again.
+   */
+  async nodesOfKeys(keys: Row[], columns?: string[]): Promise<Map<string, Row>> {
+    const out = new Map<string, Row>();
+    for (let i = 0; i < keys.length; i += IN_CHUNK) {
+      const chunk = keys.slice(i, i + IN_CHUNK);
+      const names = [...new Set(chunk.map((k) => k.name).filter((n): n is string => typeof n === 'string'))];
+      const nameless = chunk.some((k) => k.name === null || k.name === undefined);
+      const found = [...new Set(chunk.map((k) => k.id as string))];
       if (found.length === 0) continue;
-      const byName = names.length > 0 ? await this.rows(CODE_NODES, and(inList('name', names), inList('id', found)), withId(columns)) : [];
+      const byName = names.length > 0 ? await this.rows(CODE_NODES, byNameAndId(chunk, names, found), withId(columns)) : [];
       for (const r of byName) out.set(r.id as string, r);
       if (nameless) for (const r of await this.rows(CODE_NODES, and(isNull('name'), inList('id', found)), withId(columns))) out.set(r.id as string, r);
     }
@@ -129,6 +142,23 @@ export class StateView {
   files(filter: Expr | undefined, columns?: string[]): Promise<Row[]> {
     return this.rows(CODE_FILES, filter, columns);
   }
+}
+
+/** Above this many names, (name, id) pairs are looked up as `name IN … and id IN …` (one predicate each). */
+const PAIRS_MAX = 64;
+
+/**
+ * The code_nodes filter for the named key rows: per name, `name = n and id IN
+ * (its ids)` — code_nodes is sorted by (name, id), so each pair is a page or
+ * two, where `name IN names and id IN ids` would also read the pages of one
+ * name that hold another name's ids (cross pairs) — or, for many names, that.
+ */
+function byNameAndId(keys: Row[], names: string[], ids: string[]): Expr {
+  if (names.length > PAIRS_MAX) return and(inList('name', names), inList('id', ids));
+  const of = new Map<string, Set<string>>(names.map((n) => [n, new Set()]));
+  for (const k of keys) if (typeof k.name === 'string') of.get(k.name)!.add(k.id as string);
+  const pairs = names.map((n) => and(eq('name', n), inList('id', [...of.get(n)!])));
+  return pairs.length === 1 ? pairs[0]! : or(...pairs);
 }
 
 /** `columns` with `id` (nodesById keys its answer by it). */

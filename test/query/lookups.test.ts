@@ -1,0 +1,69 @@
+// What a question reads from the serving state tables: the lookups it makes
+// (table and filter, observed on StateView.rows — the real tables are read),
+// so the work per question depends on its answer, not on the universe: a path
+// looked up in code_keys once, a named crate checked by a range of code_files'
+// krate column (not every crate of the lake).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { StateView } from '../../src/log/state/view.ts';
+import type { Expr } from '../../src/lake/expr/expr.ts';
+import { callers, def } from '../../src/query/index.ts';
+import { answerFind } from '../../src/query/answer.ts';
+import { REGEX, sampleLake, type Sample } from './sample.ts';
+import { scratch } from '../helpers.ts';
+import { UNIVERSE_REPO } from '../../src/log/schema.ts';
+
+const work = scratch('mimir-lookups-');
+let s: Sample;
+after(async () => {
+  s?.log.close();
+  await work.cleanup();
+});
+
+/** The state-table lookups `fn` makes: [table, filter] in order. */
+async function lookups(fn: () => Promise<unknown>): Promise<[string, Expr | undefined][]> {
+  const seen: [string, Expr | undefined][] = [];
+  const rows = StateView.prototype.rows;
+  StateView.prototype.rows = function (this: StateView, name, filter, columns) {
+    seen.push([name, filter]);
+    return rows.call(this, name, filter, columns);
+  };
+  try {
+    await fn();
+  } finally {
+    StateView.prototype.rows = rows;
+  }
+  return seen;
+}
+
+/** Column names an expression reads. */
+function cols(e: Expr | undefined): string[] {
+  if (e === undefined) return [];
+  if (e.op === 'and' || e.op === 'or') return e.args.flatMap(cols);
+  if (e.op === 'not') return cols(e.arg);
+  return 'col' in e ? [String(e.col)] : [];
+}
+
+test('lookups: def and callers by path read code_keys once (the key rows carry the name code_nodes is looked up by)', async () => {
+  s = await sampleLake(work.dir);
+  // the crates' file rows (code_files: what --krate is checked against)
+  await s.log.append('file', [
+    { repo: UNIVERSE_REPO, krate: REGEX, run: 'run-test', ts: 1n, op: 'add', id: 'f-regex', path: 'src/lib.rs', hash: 'h1', size: 1n, parse_status: 'ok' },
+    { repo: 'alpha', krate: 'alpha@0.1.0', run: 'run-test', ts: 2n, op: 'add', id: 'f-alpha', path: 'src/main.rs', hash: 'h2', size: 1n, parse_status: 'ok' },
+  ]);
+  const d = await lookups(() => def(s.log, 'regex::regex::string::Regex::new'));
+  assert.deepEqual(d.filter(([t]) => t === 'code_keys').length, 1, JSON.stringify(d.map(([t, f]) => [t, cols(f)])));
+  const c = await lookups(async () => assert.ok((await callers(s.log, 'regex::regex::string::Regex::new')).refs.length > 0));
+  // one for the path; the callers' own nodes are then found by id (one more)
+  assert.deepEqual(c.filter(([t]) => t === 'code_keys').length, 2, JSON.stringify(c.map(([t, f]) => [t, cols(f)])));
+});
+
+test('lookups: find --krate NAME@VERSION checks the crate by a range of code_files.krate, not by reading every crate', async () => {
+  const l = await lookups(async () => assert.equal((await answerFind(s.log, 'Regex*', { krate: REGEX })).hits.length, 1));
+  const files = l.filter(([t]) => t === 'code_files');
+  assert.ok(files.length > 0);
+  for (const [, f] of files) assert.ok(cols(f).includes('krate'), `every code_files lookup names the krate: ${JSON.stringify(files)}`);
+  // a crate spelled with '_' for '-' or a version-less name still resolves (by the full list when the range misses)
+  assert.equal((await answerFind(s.log, 'Regex*', { krate: 'regex' })).hits.length, 1);
+  await assert.rejects(() => answerFind(s.log, 'Regex*', { krate: 'regex@9.9.9' }), /no such crate "regex@9.9.9"/);
+});
