@@ -21,8 +21,9 @@
 //   discarded and diffed again against the newer state (at most RUN_TRIES
 //   attempts). Different repos share no key and never wait on each other.
 // - Memory: one crate's graph and its current state, plus at most `batchRows`
-//   buffered rows (and the few crates the worker pipeline holds) — never the
-//   whole repo. Data files are written as the buffer fills.
+//   buffered event rows and STATE_FLUSH_ROWS rows per state table (and the few
+//   crates the worker pipeline holds) — never the whole repo. Data files are
+//   written as the buffers fill.
 // Rows are written node, edge, pos, then file kinds.
 // Crash story: nothing is visible before the run's commit, so a crash (or a
 // full disk) anywhere leaves the lake at the previous generation plus
@@ -263,6 +264,14 @@ interface CrateSpec {
 }
 
 const DEFAULT_BATCH = 50_000;
+/**
+ * Rows of a state table the run buffers before writing a sorted file: half the
+ * state tables' file size (`mimir.write.file-rows`, 262 144), so a run's files
+ * overlap little. At 50 000 a fresh ingest of bench:ingest's corpus wrote 6
+ * overlapping files per edge table, past state maintenance's limit (4), and the
+ * run's maintenance then rewrote both edge tables whole (~300k rows each).
+ */
+const STATE_FLUSH_ROWS = 131_072;
 /** Strict mode keeps the graphs of its check pass for the write pass up to this many facts. */
 const STRICT_KEEP_FACTS = 500_000;
 
@@ -584,7 +593,7 @@ async function runCrates(
   await ensureSourcesTable(log.lake);
   const { result: report, generation, attempts } = await withRun(log, { repo, run: runId, keys, note }, async (run, attempt) => {
     // the serving state tables change in the run's commit (when the lake has them)
-    const state = await StateDelta.open(run.view, { base: run.generation });
+    const state = await StateDelta.open(run.view, { base: run.generation, flushRows: STATE_FLUSH_ROWS });
     // file contents new to the lake, in the same commit (log/blobs.ts)
     const sources = await SourcesWriter.open(log, run.view, (p) => run.track([p]));
     try {
