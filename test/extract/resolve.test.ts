@@ -176,6 +176,9 @@ test('method calls into dependencies: a trait of one dependency implemented for 
   for (const [line, text] of [[17, 'Eng::new'], [18, 'dep::Alias::new'], [19, 'Eng2::new']] as const) {
     assert.deepEqual(callsAt(g, 'user::aliased', line).filter((e) => e.dstPath.endsWith('::new')).map((e) => e.dst), [depNew], `${text} at ${line}`);
   }
+  // a dependency's blanket impl of a trait in scope, over a same-named method of a trait the module does not import
+  const blanketSpan = id(ext, '<T as ext::Spanned>::span');
+  assert.deepEqual(callsAt(g, 'user::spans::at', 27).map((e) => [e.dst, e.dstKrate]), [[blanketSpan, 'ext@1.0.0'], [blanketSpan, 'ext@1.0.0']]);
   const isMatch = id(dep, 'dep::engine::Engine::is_match');
   assert.deepEqual(callsAt(g, 'user::aliased', 19).filter((e) => e.dstPath.endsWith('is_match')).map((e) => e.dst), [isMatch, isMatch]);
 });

@@ -697,7 +697,58 @@ export class Infer {
 
   /** `name` along the autoderef steps of `recv`: inherent, then traits; bounds for parameters and trait objects. */
   lookupMethod(recv: Ty, name: string, env: BodyEnv, arg: (() => Ty) | null = null): Method | null {
-    return this.probe(recv, name, env, arg) ?? this.lenient(recv, name, env, arg);
+    const m = this.probe(recv, name, env, arg) ?? this.lenient(recv, name, env, arg);
+    // a method only a trait out of scope gives (syn's IdentFragment::span for Member), or none: a dependency's
+    // blanket impl of a trait in scope (`impl<T: ToTokens> Spanned for T` with `use syn::spanned::Spanned;`)
+    if (m && (m.dispatch !== 'static' || this.traitInScope(m.res, env) !== false)) return m;
+    const s = stripRefs(recv);
+    if (s.k === 'unknown') return m;
+    return this.depBlanket(name, env) ?? m;
+  }
+
+  /**
+   * Whether the trait a method belongs to (a trait item, or a member of a
+   * trait impl) is in scope where `env` is: null when it is no trait method
+   * or that is not known.
+   */
+  private traitInScope(res: Res, env: BodyEnv): boolean | null {
+    let trait: Res | null = null;
+    if ('def' in res) {
+      const d = res.def;
+      if (d.parent?.kind === 'trait') trait = { def: d.parent };
+      else if (d.impl) {
+        const t = this.impls.byDef.get(d.impl)?.trait;
+        trait = t ? t.res : null;
+      }
+    } else if ('dep' in res) {
+      const parent = res.dep.node.parent ? res.dep.crate.node(res.dep.node.parent) : null;
+      if (parent?.kind === 'trait') trait = { dep: { crate: res.dep.crate, node: parent } };
+      else if (parent?.kind === 'impl' && parent.typeInfo?.trait) {
+        const t = this.lowering.lowerCanonical(parent.typeInfo.trait);
+        trait = t.k === 'adt' ? t.res : null;
+      }
+    }
+    if (!trait || 'ext' in trait) return null;
+    const last = resPath(trait).split('::').pop()!;
+    const seen = this.names.resolve([last], env.def.scope, 'type', env.ctx);
+    return seen !== null && resKey(seen) === resKey(trait);
+  }
+
+  /** `name` from a loaded dependency's blanket impl of a trait in scope (its member, else the trait's item). */
+  private depBlanket(name: string, env: BodyEnv): Method | null {
+    for (const impl of this.lowering.world.blanketImpls()) {
+      const t = this.lowering.lowerCanonical(impl.node.typeInfo!.trait!);
+      if (t.k !== 'adt' || !('dep' in t.res)) continue;
+      const trait = t.res.dep;
+      const seen = this.names.resolve([trait.node.name], env.def.scope, 'type', env.ctx);
+      if (!seen || !('dep' in seen) || seen.dep.node !== trait.node) continue;
+      const own = impl.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
+      const hit = own ?? trait.crate.childrenOf(trait.node).find((c) => c.name === name && depNs(c) === 'value');
+      if (!hit) continue;
+      const res: Res = { dep: { crate: own ? impl.crate : trait.crate, node: hit } };
+      return { res, ret: this.returnType(res, null, null), dispatch: 'static' };
+    }
+    return null;
   }
 
   /**
