@@ -180,6 +180,9 @@ test('method calls into dependencies: a trait of one dependency implemented for 
   const blanketSpan = id(ext, '<T as ext::Spanned>::span');
   assert.deepEqual(callsAt(g, 'user::spans::at', 27).map((e) => [e.dst, e.dstKrate]), [[blanketSpan, 'ext@1.0.0'], [blanketSpan, 'ext@1.0.0']]);
   const isMatch = id(dep, 'dep::engine::Engine::is_match');
+  // a type of a crate not loaded (its impls unknown): the one trait in scope that declares the method
+  assert.deepEqual(callsAt(g, 'user::unloaded::via_trait', 41).filter((e) => !e.dstPath.startsWith('std')).map((e) => [e.dst, e.dstKrate]).sort(),
+    [[id(ext, 'ext::Show::shout'), 'ext@1.0.0'], [id(ext, 'ext::Show::show'), 'ext@1.0.0']].sort());
   // a dependency's `pub use` of another crate's item: stored on its module (type_info x), followed by dependants
   assert.deepEqual(JSON.parse(node(ext, 'ext').typeInfo ?? '{}').x, { Machine: 'dep::engine::Engine' });
   assert.deepEqual(callsAt(g, 'user::through_reexport', 32).filter((e) => e.dstPath.endsWith('::new')).map((e) => [e.dstPath, e.dst]), [['dep::engine::Engine::new', depNew]]);

@@ -121,6 +121,13 @@ export class Infer {
     const arg = ref.a0 ? () => this.typeOf(ref.a0!, ref.at ?? Infinity, env, 0) : null;
     const m = this.lookupMethod(recv, name, env, arg);
     if (m) return { res: m.res, reason: null, dispatch: m.dispatch };
+    // a type of a crate not in the lake (its impls unknown): the one trait in scope that declares `name`
+    // (rand's `self.0.next_u32()` on rand_chacha's ChaCha12Rng with `use rand_core::RngCore;`)
+    const s = stripRefs(recv);
+    if (s.k === 'adt' && 'ext' in s.res && s.res.krate !== null) {
+      const t = this.scopeTraitMethod(name, env);
+      if (t) return { res: t, reason: null, dispatch: 'static' };
+    }
     const std = this.stdOwner(recv) ?? (this.iterLike(recv, env) ? 'std::iter::Iterator' : null);
     if (std) return { res: { ext: `${std}::${name}`, krate: null, depName: null }, reason: null, dispatch: std === 'std::iter::Iterator' ? 'dynamic' : 'static' };
     return { res: null, reason: `no method ${name} found for ${describe(recv)}`, dispatch: null };
@@ -164,6 +171,12 @@ export class Infer {
       // `fmt::Display::fmt(&self.0, f)`: a std trait's method on the first argument's type — its impl when one is the crate's (or a dependency's)
       const via = this.traitCallOnArg(segs, ref, env);
       if (via) return { res: via, reason: null, dispatch: 'static' };
+    }
+    if (res && 'ext' in res && res.krate !== null && segs.length >= 2) {
+      // `Rng::from_seed(..)` on a type of a crate not in the lake: the one trait in scope that declares it
+      const owner = this.names.resolve(segs.slice(0, -1), env.def.scope, 'type', env.ctx);
+      const t = owner && 'ext' in owner && owner.krate !== null ? this.scopeTraitMethod(segs[segs.length - 1]!, env) : null;
+      if (t) return { res: t, reason: null, dispatch: 'static' };
     }
     if (res) {
       const picked = this.byArgument(res, ref, env);
@@ -704,6 +717,27 @@ export class Infer {
     const s = stripRefs(recv);
     if (s.k === 'unknown') return m;
     return this.depBlanket(name, env) ?? m;
+  }
+
+  /** The method `name` of the one trait the body's module (or the body) imports or defines that declares it. */
+  private scopeTraitMethod(name: string, env: BodyEnv): Res | null {
+    const found: Res[] = [];
+    const consider = (r: Res | null) => {
+      if (!r) return;
+      let hit: Res | null = null;
+      if ('def' in r && r.def.kind === 'trait') {
+        const c = r.def.children.find((x) => x.name === name && x.ns === 'value');
+        if (c) hit = { def: c };
+      } else if ('dep' in r && r.dep.node.kind === 'trait') {
+        const c = r.dep.crate.childrenOf(r.dep.node).find((x) => x.name === name && depNs(x) === 'value');
+        if (c) hit = { dep: { crate: r.dep.crate, node: c } };
+      }
+      if (hit && !found.some((f) => sameItem(f, hit!))) found.push(hit);
+    };
+    const scope = env.def.scope;
+    for (const u of [...env.ctx.locals, ...scope.uses]) if (!u.glob) consider(this.names.resolveUse(u, scope, 'type'));
+    for (const defs of scope.items.values()) for (const d of defs) if (d.kind === 'trait') consider({ def: d });
+    return found.length === 1 ? found[0]! : null;
   }
 
   /**
