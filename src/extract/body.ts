@@ -13,10 +13,32 @@ import type { Node } from 'web-tree-sitter';
 import { Syntax, collapse } from './syntax.ts';
 import type { Binding, Expr, Item, MacroCall, Projection, Ref, TypeRef, UseDecl } from './types.ts';
 
-const WALKED = [
+/**
+ * A list of node types whose `includes` is a set lookup. web-tree-sitter's
+ * `descendantsOfType` turns its type names into symbols by calling
+ * `types.includes` once per type of the grammar (~330) on every call, which
+ * was most of its cost in the body walk; with this list it is one hash lookup
+ * each. Still a plain array of the names for any other reader.
+ */
+class TypeList extends Array<string> {
+  private readonly set: Set<string>;
+  constructor(types: readonly string[]) {
+    super();
+    this.push(...types);
+    this.set = new Set(types);
+  }
+  static override get [Symbol.species](): ArrayConstructor {
+    return Array;
+  }
+  override includes(type: string): boolean {
+    return this.set.has(type);
+  }
+}
+
+const WALKED = new TypeList([
   'call_expression', 'macro_invocation', 'use_declaration', 'let_declaration', 'closure_expression', 'for_expression',
   'let_condition', 'match_expression', 'attribute_item', 'function_item', 'impl_item', 'assignment_expression',
-] as const;
+]);
 
 /** Arms of a `match` whose values are kept as its possible types (the first known one wins). */
 const MAX_ARMS = 8;
@@ -37,7 +59,7 @@ export class BodyReader {
   read(body: Node, item: Item, uses: boolean): void {
     const bindings: Binding[] = item.bindings ?? [];
     let skipTo = -1;
-    for (const n of body.descendantsOfType(WALKED as unknown as string[])) {
+    for (const n of body.descendantsOfType(WALKED)) {
       if (!n || n.startIndex < skipTo) continue;
       switch (n.type) {
         case 'impl_item':

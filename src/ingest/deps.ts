@@ -80,7 +80,8 @@ export class DepSummaries {
   /** Jobs still to start that need a krate. */
   private readonly pending = new Map<string, number>();
 
-  constructor(private readonly log: EventLog) {}
+  /** `onDrop`: a summary no job of the run will take again (the pool's workers may drop their copies). */
+  constructor(private readonly log: EventLog, private readonly onDrop?: (crate: DepCrate) => void) {}
 
   /** A job that will need `deps` (called once per job, before any start). */
   expect(deps: readonly DepRef[]): void {
@@ -107,6 +108,7 @@ export class DepSummaries {
       if (left <= 0) {
         this.pending.delete(d.krate);
         this.cache.delete(d.krate);
+        if (c) this.onDrop?.(c);
       } else this.pending.set(d.krate, left);
     }
     return out;

@@ -742,7 +742,7 @@ async function diffAndWrite(
     const waitsFor = new Map(plans.map((p) => [p, p.spec.resolveInto.filter((d) => inRun.has(d.krate) && d.krate !== p.spec.krate).map((d) => d.krate)]));
     for (const p of plans) for (const k of waitsFor.get(p)!) inRun.get(k)!.job!.summary = true;
     const pipeline = async (each: (plan: Plan, res: ExtractResult | Error) => Promise<void>, kept?: Map<string, ExtractResult>) => {
-      const summaries = new DepSummaries(log);
+      const summaries = new DepSummaries(log, (c) => pool.forget(c));
       for (const p of plans) summaries.expect(p.spec.resolveInto);
       const ready: { plan: Plan; res: ExtractResult | Error }[] = [];
       const extracted = new Set<string>();
@@ -914,7 +914,7 @@ async function writeCrate(
     for (const kind of ['node', 'edge'] as const) {
       writer.pushBatch(kind, res.batches[kind]);
       writer.counts.add += res.batches[kind].numRows;
-      await writer.state?.events(kind, [res.batches[kind]]);
+      await writer.state?.adds(kind, res.batches[kind]);
     }
   } else {
     const filter = and(eq('repo', ctx.repo), eq('krate', ctx.krate));

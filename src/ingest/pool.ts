@@ -4,11 +4,15 @@
 //
 // Invariant: every job settles — with its graph, or with an error when
 // extraction threw or its worker died (the worker is then replaced). Read-only.
-import { readFile } from 'node:fs/promises';
+// Messages: a dependency summary is posted to a worker once and named by id
+// after; the worker keeps it until `forget` (DepSummaries calls it when no job
+// of the run will take it again), so a worker holds at most the summaries the
+// run still needs. Result batches cross as dictionaries where values repeat.
+import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { extractCrate, loadRust, type CrateGraph, type DepCrate, type ExtractInput, type RustParser } from '../extract/index.ts';
 import { summaryOf } from './deps.ts';
-import type { Batch } from '../lake/spec/types.ts';
+import type { Batch, NestedField, Value } from '../lake/spec/types.ts';
 import { addBatch, edgeFields, nodeFields, type Fields, type RowContext } from './rows.ts';
 
 /** One crate to extract (plain data: it crosses the thread boundary). */
@@ -39,8 +43,80 @@ export interface ExtractJob {
 }
 
 export type ExtractReply =
-  | { seq: number; ok: true; result: ExtractResult }
+  | { seq: number; ok: true; result: WireResult }
   | { seq: number; ok: false; error: string; ms: number };
+
+/**
+ * A column as it crosses the thread boundary: its values, or (when they
+ * repeat: repo, krate, run, ts, op, kinds, files, …) its distinct values and
+ * one code per row. A structured clone copies every string it meets, so a
+ * column of one krate name 5 000 times was 5 000 strings to write, read and
+ * collect; as a dictionary it is one string and an Int32Array.
+ */
+type WireColumn = { values: Value[] } | { dict: Value[]; codes: Int32Array };
+interface WireBatch { fields: NestedField[]; numRows: number; columns: WireColumn[] }
+/** An ExtractResult as a worker posts it (its batches as WireBatch). */
+export type WireResult = Omit<ExtractResult, 'batches'> & { batches?: { node: WireBatch; edge: WireBatch } };
+
+/** Rows sampled to decide whether a column goes as a dictionary. */
+const WIRE_SAMPLE = 64;
+
+function wireColumn(col: Value[], transfer: ArrayBuffer[]): WireColumn {
+  const n = col.length;
+  if (n < 2 * WIRE_SAMPLE) return { values: col };
+  // mostly distinct values (ids, paths, signatures, hashes) go as they are
+  const seen = new Set<Value>();
+  for (let i = 0; i < WIRE_SAMPLE; i++) seen.add(col[Math.floor((i * (n - 1)) / (WIRE_SAMPLE - 1))]!);
+  if (seen.size > WIRE_SAMPLE / 4) return { values: col };
+  const index = new Map<Value, number>();
+  const dict: Value[] = [];
+  const codes = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = col[i]!;
+    let c = index.get(v);
+    if (c === undefined) {
+      c = dict.length;
+      index.set(v, c);
+      dict.push(v);
+    }
+    codes[i] = c;
+  }
+  transfer.push(codes.buffer);
+  return { dict, codes };
+}
+
+function toWire(b: Batch, transfer: ArrayBuffer[]): WireBatch {
+  return { fields: b.fields, numRows: b.numRows, columns: b.columns.map((c) => wireColumn(c, transfer)) };
+}
+
+function fromWire(b: WireBatch): Batch {
+  return {
+    fields: b.fields,
+    numRows: b.numRows,
+    columns: b.columns.map((c) => {
+      if ('values' in c) return c.values;
+      const { dict, codes } = c;
+      const out = new Array<Value>(codes.length);
+      for (let i = 0; i < codes.length; i++) out[i] = dict[codes[i]!]!;
+      return out;
+    }),
+  };
+}
+
+/** A result as a worker posts it, and the ArrayBuffers to transfer with it (see WireColumn). */
+export function wireResult(r: ExtractResult): { result: WireResult; transfer: ArrayBuffer[] } {
+  const transfer: ArrayBuffer[] = [];
+  if (!r.batches) return { result: r as WireResult, transfer };
+  const { batches, ...rest } = r;
+  return { result: { ...rest, batches: { node: toWire(batches.node, transfer), edge: toWire(batches.edge, transfer) } }, transfer };
+}
+
+/** The ExtractResult a worker posted (its batches back as plain columns). */
+export function fromWireResult(r: WireResult): ExtractResult {
+  if (!r.batches) return r as ExtractResult;
+  const { batches, ...rest } = r;
+  return { ...rest, batches: { node: fromWire(batches.node), edge: fromWire(batches.edge) } };
+}
 
 export interface ExtractResult {
   /** With `addRows`, `nodes` and `edges` are empty: they are in `batches`. */
@@ -56,7 +132,9 @@ export interface ExtractResult {
 export function extractInput(job: ExtractJob, parser: RustParser): ExtractInput {
   return {
     repo: job.repo, krate: job.krate, rootDir: job.rootDir, targets: job.targets, deps: new Map(job.deps),
-    readFile: (p) => readFile(p), parser, limits: { maxFileBytes: job.maxFileBytes },
+    // synchronous: the thread has nothing else to do meanwhile, and a promise read is an open,
+    // a stat, reads and a close, each a round trip through libuv's thread pool
+    readFile: async (p) => readFileSync(p), parser, limits: { maxFileBytes: job.maxFileBytes },
     edition: job.edition, features: job.features, buildScript: job.buildScript, depCrates: job.depCrates,
     ...job.ident ? { ident: job.ident } : {}, ...job.cfgNames ? { cfgNames: job.cfgNames } : {},
   };
@@ -89,6 +167,25 @@ interface Slot {
   /** Jobs posted to the worker, oldest (the one running) first; only the oldest has a timer. */
   posted: Pending[];
   timer: NodeJS.Timeout | null;
+  /** The dependency summaries the worker holds, by their ids (see JobMessage). */
+  held: Map<DepCrate, number>;
+}
+
+/**
+ * A job as posted to a worker. A dependency summary goes whole the first
+ * time the worker gets it, then by id alone: the worker keeps it until told
+ * to forget it. Summaries were most of the bytes posted to workers (the same
+ * crate's summary to every crate depending on it: 56 MB of messages for
+ * bench:ingest's 103 crates, ~12 MB of distinct summaries).
+ */
+export interface JobMessage {
+  seq: number;
+  job: Omit<ExtractJob, 'depCrates'> & { depCrates?: { id: number; crate?: DepCrate }[] };
+}
+
+/** The worker may drop these summaries: no job will name them again. */
+export interface ForgetMessage {
+  forget: number[];
 }
 
 /**
@@ -116,6 +213,10 @@ export class ExtractPool {
   private seq = 0;
   private closed = false;
   private local: Promise<RustParser> | null = null;
+  /** Ids of the dependency summaries posted (JobMessage), and those no job will need any more (`forget`). */
+  private readonly summaryIds = new WeakMap<DepCrate, number>();
+  private lastSummaryId = 0;
+  private readonly unwanted = new WeakSet<DepCrate>();
 
   /**
    * `timeoutMs` bounds one crate's extraction in a worker: past it the worker
@@ -131,13 +232,13 @@ export class ExtractPool {
   private spawn(): Slot {
     const { url, execArgv } = workerEntry();
     const worker = new Worker(url, execArgv ? { execArgv } : {});
-    const slot: Slot = { worker, posted: [], timer: null };
+    const slot: Slot = { worker, posted: [], timer: null, held: new Map() };
     worker.on('message', (r: ExtractReply) => {
       const b = slot.posted[0];
       if (!b || b.seq !== r.seq) return;
       slot.posted.shift();
       this.clock(slot);
-      if (r.ok) b.resolve(r.result);
+      if (r.ok) b.resolve(fromWireResult(r.result));
       else b.reject(new Error(r.error));
       this.pump();
     });
@@ -199,10 +300,46 @@ export class ExtractPool {
         slot.posted.push(p);
         if (slot.posted.length === 1) this.clock(slot);
         slot.worker.ref();
-        slot.worker.postMessage({ seq: p.seq, job: p.job });
+        this.post(slot, p);
       }
     }
     for (const slot of this.slots) if (slot.posted.length === 0) slot.worker.unref();
+  }
+
+  private post(slot: Slot, p: Pending): void {
+    const used = p.job.depCrates ?? [];
+    const depCrates = used.map((crate) => {
+      let id = this.summaryIds.get(crate);
+      if (id === undefined) this.summaryIds.set(crate, (id = ++this.lastSummaryId));
+      if (slot.held.has(crate)) return { id };
+      slot.held.set(crate, id);
+      return { id, crate };
+    });
+    const msg: JobMessage = { seq: p.seq, job: { ...p.job, depCrates } };
+    slot.worker.postMessage(msg);
+    for (const crate of used) if (this.unwanted.has(crate)) this.release(crate);
+  }
+
+  /**
+   * No job submitted from now on needs `crate` (a dependency summary): the
+   * workers drop it once no queued job names it either. Jobs already posted
+   * hold it already (a worker resolves a job's summaries as it receives it).
+   */
+  forget(crate: DepCrate): void {
+    this.unwanted.add(crate);
+    // after the caller's current step, which may be about to submit the last job that needs it
+    setImmediate(() => { if (!this.closed) this.release(crate); });
+  }
+
+  private release(crate: DepCrate): void {
+    if (this.queue.some((q) => q.job.depCrates?.includes(crate))) return; // posted later: released then
+    for (const slot of this.slots) {
+      const id = slot.held.get(crate);
+      if (id === undefined) continue;
+      slot.held.delete(crate);
+      const msg: ForgetMessage = { forget: [id] };
+      slot.worker.postMessage(msg);
+    }
   }
 
   /** A job ran past the limit: fail it, and replace its worker (terminating it stops the runaway work). */

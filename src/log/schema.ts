@@ -256,4 +256,7 @@ export const EVENT_TABLE_PROPERTIES: Record<string, string> = {
   // by gc, not at commit (`--as-of` needs them for gc's retention period)
   'write.metadata.previous-versions-max': '10',
   'write.metadata.delete-after-commit.enabled': 'false',
+  // page bounds only on the columns reads filter by (positions, signatures, hashes,
+  // type_info… are never filtered on: their bounds cost a comparison per value)
+  'mimir.write.page-index.columns': 'repo,krate,id,run,ts,op,kind,name,qpath,src,dst,dst_path,dst_krate,edge_kind,entity,path,hash,rev,status',
 };

@@ -42,6 +42,8 @@ before(async () => {
   mkdirSync(path.join(pkg, 'bin'), { recursive: true });
   const b = await runTsx([path.join(repoRoot, 'scripts', 'build.ts'), '--out', path.join(pkg, 'dist')]);
   assert.equal(b.code, 0, `build failed: ${b.stdout}${b.stderr}`);
+  // e.g. a top-level await somewhere in src/, which the one-file bundle (CommonJS) cannot hold
+  assert.doesNotMatch(b.stderr, /bundle was not made/, b.stderr);
   copyFileSync(path.join(repoRoot, 'package.json'), path.join(pkg, 'package.json'));
   copyFileSync(path.join(repoRoot, 'bin', 'mimir.js'), path.join(pkg, 'bin', 'mimir.js'));
   symlinkSync(path.join(repoRoot, 'node_modules'), path.join(pkg, 'node_modules'));

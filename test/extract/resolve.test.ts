@@ -144,6 +144,17 @@ test('method calls: trait default methods inherited (static), through a bound or
   assert.equal(callTo(g, 'calls::Shape::describe', 22, 'calls::Shape::area').dispatch, 'dynamic');
 });
 
+test('method probe: at each autoderef step by value, & then &mut, with this crate\'s blanket impls and inherited default methods; a trait argument that is not the method\'s', async () => {
+  const g = await extract('calls');
+  const id = (q: string) => node(g, q).id;
+  // b: &mut Bytes0 — `remaining(&self)` first fits `&(&mut Bytes0)`: the blanket impl for &mut T (rustc's pick)
+  assert.equal(callTo(g, 'calls::autoref', 314, '<&mut T as calls::Buf0>::remaining').dst, id('<&mut T as calls::Buf0>::remaining'));
+  // `chunk_len(&mut self)` fits `&mut Bytes0` by value: Bytes0's impl inherits the trait's default, before the blanket's
+  assert.equal(callTo(g, 'calls::autoref', 314, 'calls::Buf0::chunk_len').dst, id('calls::Buf0::chunk_len'));
+  // Dist<usize>'s usize is the result, not the argument's type: Weighted's own impl, not the blanket one for &D
+  assert.equal(callTo(g, 'calls::pick', 337, '<calls::Weighted as calls::Dist<usize>>::sample').dst, id('<calls::Weighted as calls::Dist<usize>>::sample'));
+});
+
 test('method calls into dependencies: a trait of one dependency implemented for another\'s type, for Option<T> and Box<T>; its default methods', async () => {
   const dep = await extract('dep');
   const depSummary = summaryOf('dep@1.0.0', 'r', dep);
@@ -165,6 +176,9 @@ test('method calls into dependencies: a trait of one dependency implemented for 
   for (const [line, text] of [[17, 'Eng::new'], [18, 'dep::Alias::new'], [19, 'Eng2::new']] as const) {
     assert.deepEqual(callsAt(g, 'user::aliased', line).filter((e) => e.dstPath.endsWith('::new')).map((e) => e.dst), [depNew], `${text} at ${line}`);
   }
+  // a dependency's blanket impl of a trait in scope, over a same-named method of a trait the module does not import
+  const blanketSpan = id(ext, '<T as ext::Spanned>::span');
+  assert.deepEqual(callsAt(g, 'user::spans::at', 27).map((e) => [e.dst, e.dstKrate]), [[blanketSpan, 'ext@1.0.0'], [blanketSpan, 'ext@1.0.0']]);
   const isMatch = id(dep, 'dep::engine::Engine::is_match');
   assert.deepEqual(callsAt(g, 'user::aliased', 19).filter((e) => e.dstPath.endsWith('is_match')).map((e) => e.dst), [isMatch, isMatch]);
 });

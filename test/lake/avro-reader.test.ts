@@ -307,6 +307,20 @@ lake.close();
   assert.ok(seen.afterWrite > 0, 'encoding a manifest list loads avsc');
 });
 
+test('avro reader: longs at every bit width (±2^k, ±2^k ∓ 1) and ints at the 32-bit limits come back exact', async () => {
+  const schema: Json = { type: 'record', name: 'n', fields: [{ name: 'l', type: 'long' }, { name: 'i', type: 'int' }, { name: 'o', type: ['null', 'long'] }] };
+  const longs: bigint[] = [];
+  for (let k = 0n; k < 64n; k++) {
+    const p = 1n << k;
+    for (const v of [p - 1n, p, -p, -p + 1n, -p - 1n]) if (BigInt.asIntN(64, v) === v) longs.push(v);
+  }
+  const ints = [0, 1, -1, 63, 64, -64, -65, 2 ** 31 - 1, -(2 ** 31), 2 ** 30, -(2 ** 30) - 1];
+  const records = longs.map((l, j) => ({ l, i: ints[j % ints.length]!, o: j % 3 === 0 ? null : -l - 1n >= -(2n ** 63n) ? -l - 1n : l }));
+  const bytes = writeContainer(schema, records, {}, 'null');
+  assert.deepStrictEqual(readContainer(bytes, 'widths.avro').records, records);
+  assert.equal(await assertSameAsAvsc('widths.avro', bytes), records.length);
+});
+
 // ---- damage --------------------------------------------------------------------------------
 
 const SMALL: Json = {

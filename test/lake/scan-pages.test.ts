@@ -111,3 +111,28 @@ test('pages: predicates over columns with different page boundaries, nulls and o
   }
   lake.close();
 });
+
+test('pages: mimir.write.page-index.columns keeps page bounds to the columns it names; the others keep page locations and filter exactly', async () => {
+  const lake = Lake.open(path.join(work.dir, 'named'));
+  const t = await lake.createTable({ namespace: ['p'], name: 'named' }, schema, { properties: { 'mimir.write.page-index.columns': 'id, n' } });
+  await t.append([{ fields: schema.fields, numRows: N, columns: [ids, ns, payloads] }]);
+  const [f] = await t.dataFiles();
+  const pf = await ParquetDataFile.open(lake.io, f!.file.filePath);
+  try {
+    assert.ok((await pf.pageStats(0, schema.fields[0]!))!.length > 1, 'id has page bounds');
+    assert.ok((await pf.pageStats(0, schema.fields[1]!))!.length > 1, 'n has page bounds');
+    assert.equal(await pf.pageStats(0, schema.fields[2]!), undefined, 'payload has none');
+  } finally {
+    await pf.close();
+  }
+  // a filter on the unindexed column, and one on both, still give exactly the matching rows
+  for (const [filter, want] of [
+    [eq('payload', 'payload-039999-x'), (i: number) => payloads[i] === 'payload-039999-x'],
+    [and(ge('id', 30_000), isNull('payload')), (i: number) => i >= 30_000 && payloads[i] === null],
+    [and(lt('id', 100), ge('payload', 'payload-000050')), (i: number) => i < 100 && (payloads[i] as string) >= 'payload-000050'],
+  ] as const) {
+    const rows = await t.scan({ filter, columns: ['id'] }).toArray();
+    assert.deepEqual(rows.map((r) => r.id), ids.filter((_x, i) => want(i)));
+  }
+  lake.close();
+});

@@ -19,8 +19,10 @@ import { verifyState, formatVerifyReport } from '../../src/log/state/verify.ts';
 import { rebuildState, hasStateTables } from '../../src/log/state/rebuild.ts';
 import { maintainState } from '../../src/log/state/maintain.ts';
 import { StateView } from '../../src/log/state/view.ts';
-import { rowOrder, sortedBatch, toBatch } from '../../src/log/state/delta.ts';
-import type { Row } from '../../src/log/state/rows.ts';
+import { addColumns, rowOrder, sortedBatch, toBatch } from '../../src/log/state/delta.ts';
+import { edgeRow, keyRows, nodeRow, ownPosition, placed, type Row } from '../../src/log/state/rows.ts';
+import { batchRows, rowsToBatch } from '../../src/log/batch.ts';
+import { kindSchema } from '../../src/log/schema.ts';
 import { repoRoot, scratch } from '../helpers.ts';
 import { noIndependentReader, planIndependently, readIndependently } from '../independent-reader.ts';
 import { sampleLake } from '../query/sample.ts';
@@ -66,6 +68,25 @@ test('state: a sorted batch has the rows in the order rowOrder gives (nulls firs
       assert.deepEqual(sortedBatch(t, rows), expected, `${t}, ${ascii ? 'ASCII only' : 'with high code units'}`);
     }
   }
+});
+
+test('state: the columns addColumns builds for add events are the rows events() buffers for them (nodeRow at its own position and keyRows; edgeRow in both edge tables)', () => {
+  const common = { repo: 'r', krate: 'k@1.0.0', run: 'run-1', ts: 1_700_000_000_000_000n, op: 'add' };
+  const nodes = rowsToBatch(kindSchema('node'), [
+    { ...common, id: 'n1', kind: 'fn', name: 'a', qpath: 'k::a', public_paths: 'k::a\nk::x::a\n\nk::x::a', file: 'src/lib.rs', line_start: 3, line_end: 9, col: 5, body_hash: 'h', type_info: '{"ret":"u8"}' },
+    { ...common, id: 'n2', kind: 'module', name: 'k', qpath: null, public_paths: null, file: null, line_start: null, line_end: null, col: null },
+    { ...common, id: 'n3', kind: 'struct', name: 'S', qpath: 'k::S', public_paths: 'k::T', file: 'src/s.rs', line_start: 1, line_end: 1, col: 1, visibility: 'pub', parent: 'n2' },
+  ], 'node');
+  const edges = rowsToBatch(kindSchema('edge'), [
+    { ...common, id: 'e1', src: 'n1', dst: 'n3', dst_path: 'k::S::new', dst_krate: 'k@1.0.0', edge_kind: 'call', file: 'src/lib.rs', line: 4, col: 9 },
+    { ...common, id: 'e2', src: 'n1', dst: null, dst_path: null, edge_kind: 'call', file: null, line: null, col: null, unresolved_reason: 'no-target', dispatch: 'dynamic' },
+  ], 'edge');
+  const nodeRows = batchRows(nodes).map((e) => nodeRow(e, placed(ownPosition('node', e), false)));
+  const got = addColumns('node', nodes);
+  assert.deepEqual(got.get(CODE_NODES), toBatch(CODE_NODES, nodeRows).columns);
+  assert.deepEqual(got.get('code_keys'), toBatch('code_keys', nodeRows.flatMap(keyRows)).columns);
+  const edgeRows = batchRows(edges).map((e) => edgeRow(e, placed(ownPosition('edge', e), false)));
+  for (const t of [CODE_EDGES_IN, 'code_edges_out'] as const) assert.deepEqual(addColumns('edge', edges).get(t), toBatch(t, edgeRows).columns, t);
 });
 
 test('state: a new lake has empty state tables; generic appends (add, change, remove) keep them equal to the fold at every generation', async () => {

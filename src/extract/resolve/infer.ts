@@ -697,7 +697,58 @@ export class Infer {
 
   /** `name` along the autoderef steps of `recv`: inherent, then traits; bounds for parameters and trait objects. */
   lookupMethod(recv: Ty, name: string, env: BodyEnv, arg: (() => Ty) | null = null): Method | null {
-    return this.probe(recv, name, env, arg) ?? this.lenient(recv, name, env, arg);
+    const m = this.probe(recv, name, env, arg) ?? this.lenient(recv, name, env, arg);
+    // a method only a trait out of scope gives (syn's IdentFragment::span for Member), or none: a dependency's
+    // blanket impl of a trait in scope (`impl<T: ToTokens> Spanned for T` with `use syn::spanned::Spanned;`)
+    if (m && (m.dispatch !== 'static' || this.traitInScope(m.res, env) !== false)) return m;
+    const s = stripRefs(recv);
+    if (s.k === 'unknown') return m;
+    return this.depBlanket(name, env) ?? m;
+  }
+
+  /**
+   * Whether the trait a method belongs to (a trait item, or a member of a
+   * trait impl) is in scope where `env` is: null when it is no trait method
+   * or that is not known.
+   */
+  private traitInScope(res: Res, env: BodyEnv): boolean | null {
+    let trait: Res | null = null;
+    if ('def' in res) {
+      const d = res.def;
+      if (d.parent?.kind === 'trait') trait = { def: d.parent };
+      else if (d.impl) {
+        const t = this.impls.byDef.get(d.impl)?.trait;
+        trait = t ? t.res : null;
+      }
+    } else if ('dep' in res) {
+      const parent = res.dep.node.parent ? res.dep.crate.node(res.dep.node.parent) : null;
+      if (parent?.kind === 'trait') trait = { dep: { crate: res.dep.crate, node: parent } };
+      else if (parent?.kind === 'impl' && parent.typeInfo?.trait) {
+        const t = this.lowering.lowerCanonical(parent.typeInfo.trait);
+        trait = t.k === 'adt' ? t.res : null;
+      }
+    }
+    if (!trait || 'ext' in trait) return null;
+    const last = resPath(trait).split('::').pop()!;
+    const seen = this.names.resolve([last], env.def.scope, 'type', env.ctx);
+    return seen !== null && resKey(seen) === resKey(trait);
+  }
+
+  /** `name` from a loaded dependency's blanket impl of a trait in scope (its member, else the trait's item). */
+  private depBlanket(name: string, env: BodyEnv): Method | null {
+    for (const impl of this.lowering.world.blanketImpls()) {
+      const t = this.lowering.lowerCanonical(impl.node.typeInfo!.trait!);
+      if (t.k !== 'adt' || !('dep' in t.res)) continue;
+      const trait = t.res.dep;
+      const seen = this.names.resolve([trait.node.name], env.def.scope, 'type', env.ctx);
+      if (!seen || !('dep' in seen) || seen.dep.node !== trait.node) continue;
+      const own = impl.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
+      const hit = own ?? trait.crate.childrenOf(trait.node).find((c) => c.name === name && depNs(c) === 'value');
+      if (!hit) continue;
+      const res: Res = { dep: { crate: own ? impl.crate : trait.crate, node: hit } };
+      return { res, ret: this.returnType(res, null, null), dispatch: 'static' };
+    }
+    return null;
   }
 
   /**
@@ -730,12 +781,43 @@ export class Infer {
     /** The trait each of `traits` comes from. */
     const traitRes = new Map<Method, Res>();
     for (const info of this.impls.implsOfTy(base)) {
-      const hit = pickFn(info.members.get(name));
+      let hit = pickFn(info.members.get(name));
+      // the trait's default method, inherited by an impl that does not define it (BufMut::put_u8 on BytesMut)
+      if (!hit && info.trait && 'def' in info.trait.res && info.trait.res.def.kind === 'trait') {
+        hit = info.trait.res.def.children.find((c) => c.name === name && (c.kind === 'trait_item' || c.kind === 'method') && c.item.ret !== undefined) ?? null;
+      }
       if (!hit || !sameChain(refChain(info.self), hit.item.selfParam ?? null, want)) continue;
-      if (info.trait && !this.argFits(info.trait, info.self, arg)) continue;
+      if (info.trait && !this.argFits(info.trait, info.self, arg, name)) continue;
       const res: Res = { def: hit };
       const m: Method = { res, ret: this.returnType(res, null, target), dispatch: 'static' };
       (info.trait ? traits : inherent).push(m);
+      if (info.trait) traitRes.set(m, info.trait.res);
+    }
+    // this crate's blanket impls (`impl<T: Buf> Buf for &mut T`): at this autoref step when the method's
+    // `self` type is `target` with T in place of what is left of it, and that meets T's bounds
+    for (const info of this.impls.blanket) {
+      const hit = pickFn(info.members.get(name));
+      const param = stripRefs(info.self);
+      // (the impl's own type parameter — not a type named in a where clause, `where Standard: Distribution<T>`,
+      // which the generics list also holds)
+      if (!hit || param.k !== 'param' || !info.def.item.generics.includes(param.name) || hit.item.selfParam === undefined || hit.item.selfParam === null) continue;
+      if (this.names.lookup(info.def.scope, param.name, 'type') !== null) continue;
+      const sp = hit.item.selfParam;
+      const have = sp === 'value' ? refChain(info.self) : [sp === 'mut' ? 'mut' as const : 'ref' as const, ...refChain(info.self)];
+      let rest: Ty = target;
+      let ok = true;
+      for (const r of have) {
+        if (rest.k !== 'ref' || (rest.mut ? 'mut' : 'ref') !== r) { ok = false; break; }
+        rest = rest.of;
+      }
+      if (!ok || rest.k === 'unknown' || rest.k === 'param') continue;
+      const ctx: PathCtx = { self: null, generics: info.def.item.generics, locals: [] };
+      const bounds = (info.def.item.bounds ?? []).filter((g) => g.name === param.name).flatMap((g) => g.bounds)
+        .map((b) => this.lowering.lower(b, info.def.scope, ctx, null));
+      if (bounds.length === 0 || !bounds.every((b) => this.satisfies(rest, b, env))) continue;
+      const res: Res = { def: hit };
+      const m: Method = { res, ret: this.returnType(res, null, target), dispatch: 'static' };
+      traits.push(m);
       if (info.trait) traitRes.set(m, info.trait.res);
     }
     for (const impl of this.impls.depImplsOfTy(base)) {
@@ -779,10 +861,20 @@ export class Infer {
   /**
    * Does a trait impl's first type argument (`PartialEq<Rhs>`; `Self` when
    * an operator trait's is not written) take the call's argument? Unknown: yes.
+   * A trait of this crate whose method `name` does not take that parameter
+   * first (`Distribution<T>::sample(&self, rng)`: T is the result) fits.
    */
-  private argFits(trait: Ty & { k: 'adt' }, self: Ty, arg: (() => Ty) | null): boolean {
+  private argFits(trait: Ty & { k: 'adt' }, self: Ty, arg: (() => Ty) | null, name: string): boolean {
     const want = trait.args[0] ?? (RHS_IS_SELF.has(resPath(trait.res).split('::').pop()!) ? self : undefined);
     if (!want || !arg || want.k === 'param') return true;
+    const r = trait.res;
+    if ('def' in r && r.def.kind === 'trait') {
+      const first = r.def.item.generics.find((g) => g !== 'Self');
+      const m = r.def.children.find((c) => c.name === name && c.item.params !== undefined);
+      let p = m?.item.params?.[0]?.ty;
+      while (p && (p.k === 'ref' || p.k === 'ptr')) p = p.of;
+      if (m && !(p && p.k === 'path' && p.path === first)) return true;
+    }
     const got = arg();
     if (got.k === 'unknown' || got.k === 'param') return true;
     return renderTy(stripRefs(want)) === renderTy(stripRefs(got));
@@ -831,7 +923,7 @@ export class Infer {
       }
       // trait impls: the impl's member, else the trait's default method
       for (const info of impls) {
-        if (!info.trait || !this.argFits(info.trait, info.self, arg)) continue;
+        if (!info.trait || !this.argFits(info.trait, info.self, arg, name)) continue;
         const hit = pickFn(info.members.get(name));
         if (hit) return { res: { def: hit }, ret: this.returnType({ def: hit }, null, t), dispatch: 'static' };
         const dflt = this.traitItem(info.trait, name, env);

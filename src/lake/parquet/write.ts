@@ -7,7 +7,8 @@
 // key-value metadata `iceberg.schema`. Bounds are computed from the values
 // themselves (never from Parquet statistics) in Iceberg's binary form.
 // Top-level primitive columns carry a page index (column index: per-page
-// min/max/null counts; offset index: page locations) so readers can skip pages.
+// min/max/null counts, on every such column or those `pageIndexColumns`
+// names; offset index: page locations, on all) so readers can skip pages.
 //
 // Memory: batches are converted and handed to the encoder one row group at a
 // time, so besides the output bytes only one row group of converted values is
@@ -52,6 +53,14 @@ export interface DataFileWriteOptions {
    * point lookups keep dictionaries small. Default: no limit.
    */
   dictionaryBytes?: number;
+  /**
+   * The top-level columns that get a column index (per-page min/max, what a
+   * filtered read prunes pages by); default every top-level primitive column.
+   * Others keep their offset index (page locations) but no page bounds: worth
+   * it for columns no query filters by, or whose pages all span the same
+   * range (computing them is a comparison per value).
+   */
+  pageIndexColumns?: readonly string[];
 }
 
 export interface DataFileMetrics {
@@ -740,6 +749,8 @@ export async function encodeDataFile(
   // with metrics per row group (written as the chunk's Parquet statistics and
   // folded into the file's metrics), so the encoder computes no statistics of its own.
   const flat = fields.map((f) => isPrimitive(f.type));
+  const indexed = opts.pageIndexColumns ? new Set(opts.pageIndexColumns) : undefined;
+  const pageIndex = fields.map((f, j) => flat[j]! && (!indexed || indexed.has(f.name)));
   let totalInput = 0;
   for (const batch of batches) totalInput += batch.numRows;
   const groupRows = (done: number): number => Math.min(rowGroupRows, Math.max(totalInput - done, 0));
@@ -755,7 +766,7 @@ export async function encodeDataFile(
       if (data.length !== pendingRows) data.length = pendingRows;
       // top-level primitive columns carry a column index (per-page min/max) beside
       // the offset index, so a filtered read can skip pages of the filter column
-      const columnIndex = flat[j]!;
+      const columnIndex = pageIndex[j]!;
       if (f.type.type === 'string' && !dictionaryLikely(data, dictionaryBytes)) {
         // mostly distinct strings: encode them once into one buffer, written as PLAIN
         return { name: f.name, data: utf8Views(data), statistics: false, encoding: 'PLAIN' as const, columnIndex };

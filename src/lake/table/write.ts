@@ -22,7 +22,7 @@ export interface WriteOptions {
   parquet: DataFileWriteOptions;
 }
 
-/** Write options from table properties (`write.parquet.*`, `mimir.write.file-rows`). */
+/** Write options from table properties (`write.parquet.*`, `mimir.write.file-rows`, `mimir.write.page-index.columns`). */
 export function writeOptions(props: Record<string, string>): WriteOptions {
   const codec = (props['write.parquet.compression-codec'] ?? 'zstd').toLowerCase();
   const allowed = ['zstd', 'snappy', 'gzip', 'uncompressed'] as const;
@@ -36,11 +36,13 @@ export function writeOptions(props: Record<string, string>): WriteOptions {
   const rowGroupRows = num('write.parquet.row-group-limit') ?? num('mimir.write.row-group-rows');
   const pageBytes = num('write.parquet.page-size-bytes');
   const dictionaryBytes = num('write.parquet.dict-size-bytes');
+  // `mimir.write.page-index.columns`: comma-separated names (absent: every top-level primitive column)
+  const indexed = props['mimir.write.page-index.columns']?.split(',').map((c) => c.trim()).filter((c) => c !== '');
   return {
     // 256k rows a file by default: the writer buffers a file's rows per open
     // partition, so this (times the partitions written at once) bounds memory
     fileRows: num('mimir.write.file-rows') ?? 262_144,
-    parquet: { codec: c, ...(level ? { zstdLevel: level } : {}), ...(rowGroupRows ? { rowGroupRows } : {}), ...(pageBytes ? { pageBytes } : {}), ...(dictionaryBytes ? { dictionaryBytes } : {}) },
+    parquet: { codec: c, ...(level ? { zstdLevel: level } : {}), ...(rowGroupRows ? { rowGroupRows } : {}), ...(pageBytes ? { pageBytes } : {}), ...(dictionaryBytes ? { dictionaryBytes } : {}), ...(indexed ? { pageIndexColumns: indexed } : {}) },
   };
 }
 

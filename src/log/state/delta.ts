@@ -29,7 +29,7 @@ import { crashPoint } from '../../lake/testing/crash.ts';
 import type { EventLog } from '../event-log.ts';
 import { batchRows } from '../batch.ts';
 import { ident, type Entity, type Kind } from '../schema.ts';
-import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, SORT_COLUMNS, STATE_TABLES, TABLE_ENTITY, stateSchema, type StateTable } from './schema.ts';
+import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, SORT_COLUMNS, STATE_TABLES, TABLE_ENTITY, dstName, stateSchema, type StateTable, type Via } from './schema.ts';
 import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, placed, posOf, type Placed, type Row } from './rows.ts';
 import { StateView } from './view.ts';
 
@@ -84,15 +84,24 @@ const HIGH_UNITS = /[\ud800-\uffff]/;
  * a stable counting sort per column, last column first (see `sortOrder`).
  */
 export function sortedBatch(t: StateTable, rows: Row[]): Batch {
-  const fields = stateSchema(t).fields;
+  return sortedColumns(t, rowColumns(t, rows), rows.length);
+}
+
+/** Rows as columns of the table's schema, in input order. */
+function rowColumns(t: StateTable, rows: Row[]): Value[][] {
   const n = rows.length;
   // column by column, rows in input order (sequential reads of each row)
-  const raw = fields.map((f) => {
+  return stateSchema(t).fields.map((f) => {
     const name = f.name;
     const col = new Array<Value>(n);
     for (let i = 0; i < n; i++) col[i] = rows[i]![name] ?? null;
     return col;
   });
+}
+
+/** `n` rows given as columns of the table's schema, as one batch in the table's sort order (see sortedBatch). */
+function sortedColumns(t: StateTable, raw: Value[][], n: number): Batch {
+  const fields = stateSchema(t).fields;
   const byName = new Map(fields.map((f, j) => [f.name, raw[j]!]));
   const order = sortOrder(SORT_COLUMNS[t].map((c) => byName.get(c) ?? new Array<Value>(n).fill(null)), n);
   const columns = raw.map((col) => {
@@ -169,8 +178,98 @@ export function sortOrder(keys: Value[][], n: number): Int32Array {
   return order;
 }
 
+/** The columns nodeRow and edgeRow (rows.ts) give a state row. */
+const NODE_FIELDS = ['name', 'qpath', 'id', 'repo', 'krate', 'kind', 'visibility', 'signature', 'parent', 'body_hash', 'origin', 'public_paths', 'type_info'];
+const EDGE_FIELDS = ['dst', 'edge_kind', 'src', 'id', 'repo', 'krate', 'dst_krate', 'unresolved_reason', 'origin', 'dispatch'];
+
+const num = (x: Value | undefined): number | null => (typeof x === 'number' ? x : typeof x === 'bigint' ? Number(x) : null);
+const text = (x: Value | undefined): string | null => (typeof x === 'string' ? x : null);
+
+/**
+ * The state rows of a batch of `add` events of one kind (ids not live, each
+ * once), as columns of each table's schema in batch order: the rows `events`
+ * buffers for those adds (nodeRow at the row's own position, not moved, and
+ * its keyRows; edgeRow in both edge tables), without an object per row.
+ */
+export function addColumns(kind: Entity, b: Batch): Map<StateTable, Value[][]> {
+  const n = b.numRows;
+  const nulls = (): Value[] => new Array<Value>(n).fill(null);
+  const event = new Map(b.fields.map((f, j) => [f.name, b.columns[j]!]));
+  const col = (name: string): Value[] => event.get(name) ?? nulls();
+  /** A column as `e[name] ?? null` reads it. */
+  const same = (name: string): Value[] => {
+    const c = col(name);
+    for (let i = 0; i < n; i++) if (c[i] === undefined) return c.map((x) => x ?? null);
+    return c;
+  };
+  const mapped = (name: string, f: (x: Value | undefined) => Value): Value[] => {
+    const c = col(name);
+    const out = new Array<Value>(n);
+    for (let i = 0; i < n; i++) out[i] = f(c[i]);
+    return out;
+  };
+  const out = new Map<StateTable, Value[][]>();
+  const moved = new Array<Value>(n).fill(false);
+  if (kind === 'node') {
+    const cols: Record<string, Value[]> = {
+      file: mapped('file', text), line: mapped('line_start', num), col: mapped('col', num), line_end: mapped('line_end', num), col_end: nulls(), moved,
+    };
+    for (const name of NODE_FIELDS) cols[name] ??= same(name);
+    out.set(CODE_NODES, stateSchema(CODE_NODES).fields.map((f) => cols[f.name] ?? nulls()));
+    // code_keys: the id, the qpath, each public path not seen yet (keyRows)
+    const key: Value[] = [];
+    const via: Value[] = [];
+    const at: number[] = [];
+    const id = cols['id']!;
+    const qpath = cols['qpath']!;
+    const publicPaths = cols['public_paths']!;
+    for (let i = 0; i < n; i++) {
+      key.push(id[i]!);
+      via.push('id' satisfies Via);
+      at.push(i);
+      const q = qpath[i];
+      const seen = new Set<string>();
+      if (typeof q === 'string') {
+        key.push(q);
+        via.push('qpath' satisfies Via);
+        at.push(i);
+        seen.add(q);
+      }
+      const pp = publicPaths[i];
+      if (typeof pp === 'string') {
+        for (const p of pp.split('\n')) {
+          if (p === '' || seen.has(p)) continue;
+          seen.add(p);
+          key.push(p);
+          via.push('public' satisfies Via);
+          at.push(i);
+        }
+      }
+    }
+    const keyCols: Record<string, Value[]> = { key, via };
+    for (const name of ['id', 'name', 'repo', 'krate', 'kind']) keyCols[name] = at.map((i) => cols[name]![i]!);
+    out.set(CODE_KEYS, stateSchema(CODE_KEYS).fields.map((f) => keyCols[f.name] ?? new Array<Value>(key.length).fill(null)));
+    return out;
+  }
+  const cols: Record<string, Value[]> = {
+    dst_name: mapped('dst_path', (x) => dstName(typeof x === 'string' ? x : null)), dst_path: same('dst_path'),
+    file: mapped('file', text), line: mapped('line', num), col: mapped('col', num), line_end: nulls(), col_end: nulls(), moved,
+  };
+  for (const name of EDGE_FIELDS) cols[name] ??= same(name);
+  const edges = stateSchema(CODE_EDGES_OUT).fields.map((f) => cols[f.name] ?? nulls());
+  out.set(CODE_EDGES_IN, edges);
+  out.set(CODE_EDGES_OUT, edges);
+  return out;
+}
+
+/** A table's buffered rows: parts given as columns (in order), then rows given one by one. */
+interface Buffered {
+  parts: { columns: Value[][]; n: number }[];
+  rows: Row[];
+}
+
 export class StateDelta {
-  private readonly buffers = new Map<StateTable, Row[]>();
+  private readonly buffers = new Map<StateTable, Buffered>();
   private readonly files = new Map<StateTable, { file: DataFile; specId: number }[]>();
   private readonly deleteFiles = new Map<StateTable, { file: DataFile; specId: number }>();
   private readonly deletes: Record<Owner, Set<string>> = { node: new Set(), edge: new Set(), file: new Set() };
@@ -187,7 +286,7 @@ export class StateDelta {
   ) {
     this.flushRows = opts.flushRows ?? 50_000;
     for (const t of STATE_TABLES) {
-      this.buffers.set(t, []);
+      this.buffers.set(t, { parts: [], rows: [] });
       this.files.set(t, []);
     }
   }
@@ -236,7 +335,7 @@ export class StateDelta {
 
   private push(t: StateTable, r: Row): void {
     if (this.finished) throw new Error('state delta: rows added after finish');
-    this.buffers.get(t)!.push(r);
+    this.buffers.get(t)!.rows.push(r);
   }
 
   // ---- generic input --------------------------------------------------------
@@ -294,6 +393,29 @@ export class StateDelta {
     await this.maybeFlush();
   }
 
+  /**
+   * A batch of `add` events of one kind for ids not live (a crate new to the
+   * lake): the same state as `events(kind, [b])`, built column by column.
+   * A batch with another op or an id twice goes the generic way.
+   */
+  async adds(kind: Entity, b: Batch): Promise<void> {
+    const op = b.columns[b.fields.findIndex((f) => f.name === 'op')];
+    const id = b.columns[b.fields.findIndex((f) => f.name === 'id')];
+    if (!op || !id || op.some((x) => x !== 'add') || new Set(id).size !== id.length) return this.events(kind, [b]);
+    if (b.numRows === 0) return;
+    if (this.finished) throw new Error('state delta: rows added after finish');
+    for (const [t, columns] of addColumns(kind, b)) {
+      const buf = this.buffers.get(t)!;
+      // rows given one by one before these keep their place
+      if (buf.rows.length > 0) {
+        const rows = buf.rows.splice(0);
+        buf.parts.push({ columns: rowColumns(t, rows), n: rows.length });
+      }
+      buf.parts.push({ columns, n: columns[0]?.length ?? 0 });
+    }
+    await this.maybeFlush();
+  }
+
   /** Re-put a state row (a node or edge row as the tables hold it) at a new position. */
   private putState(entity: Entity, c: Row, p: Placed): void {
     if (entity === 'node') this.putNode(c, p, true);
@@ -310,7 +432,7 @@ export class StateDelta {
 
   /** Write a sorted file of each table whose buffer is past `flushRows`. */
   async maybeFlush(): Promise<void> {
-    for (const [t, rows] of this.buffers) if (rows.length >= this.flushRows) await this.flushTable(t);
+    for (const [t, b] of this.buffers) if (bufferedRows(b) >= this.flushRows) await this.flushTable(t);
   }
 
   /** Write every buffered row (each table's rows as one sorted file). */
@@ -319,10 +441,18 @@ export class StateDelta {
   }
 
   private async flushTable(t: StateTable): Promise<void> {
-    const rows = this.buffers.get(t)!;
-    if (rows.length === 0) return;
-    this.buffers.set(t, []);
-    const written = await (await this.table(t)).writeDataFiles([sortedBatch(t, rows)]);
+    const b = this.buffers.get(t)!;
+    const n = bufferedRows(b);
+    if (n === 0) return;
+    this.buffers.set(t, { parts: [], rows: [] });
+    let batch: Batch;
+    if (b.parts.length === 0) batch = sortedBatch(t, b.rows);
+    else {
+      const parts = b.rows.length > 0 ? [...b.parts, { columns: rowColumns(t, b.rows), n: b.rows.length }] : b.parts;
+      const raw = parts.length === 1 ? parts[0]!.columns : parts[0]!.columns.map((_c, j) => parts.flatMap((p) => p.columns[j]!));
+      batch = sortedColumns(t, raw, n);
+    }
+    const written = await (await this.table(t)).writeDataFiles([batch]);
     this.files.get(t)!.push(...written);
     crashPoint('state:file-written');
   }
@@ -375,4 +505,10 @@ export class StateDelta {
 /** The position a state row holds. */
 export function positionOfState(r: Row): { file: string | null; line: number | null; col: number | null; line_end: number | null; col_end: number | null } {
   return posOf(r);
+}
+
+function bufferedRows(b: Buffered): number {
+  let n = b.rows.length;
+  for (const p of b.parts) n += p.n;
+  return n;
 }

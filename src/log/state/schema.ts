@@ -155,6 +155,8 @@ export const STATE_TABLE_PROPERTIES: Record<string, string> = {
   // written PLAIN, low-cardinality columns (repo, krate, kind) keep theirs
   'write.parquet.dict-size-bytes': '16384',
   'write.parquet.row-group-limit': '65536',
+  // page bounds only on the columns lookups filter by (the sort columns and a few more)
+  'mimir.write.page-index.columns': 'repo,krate,id,name,qpath,kind,key,via,src,dst,dst_name,dst_path,dst_krate,edge_kind,path,hash',
   // every run adds a manifest or two: merged past 16, so a lookup reads a few
   'commit.manifest.min-count-to-merge': '16',
   // a rewrite buffers one file's rows before encoding it: this bounds its memory
