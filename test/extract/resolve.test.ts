@@ -180,6 +180,10 @@ test('method calls into dependencies: a trait of one dependency implemented for 
   const blanketSpan = id(ext, '<T as ext::Spanned>::span');
   assert.deepEqual(callsAt(g, 'user::spans::at', 27).map((e) => [e.dst, e.dstKrate]), [[blanketSpan, 'ext@1.0.0'], [blanketSpan, 'ext@1.0.0']]);
   const isMatch = id(dep, 'dep::engine::Engine::is_match');
+  // a dependency's `pub use` of another crate's item: stored on its module (type_info x), followed by dependants
+  assert.deepEqual(JSON.parse(node(ext, 'ext').typeInfo ?? '{}').x, { Machine: 'dep::engine::Engine' });
+  assert.deepEqual(callsAt(g, 'user::through_reexport', 32).filter((e) => e.dstPath.endsWith('::new')).map((e) => [e.dstPath, e.dst]), [['dep::engine::Engine::new', depNew]]);
+  assert.deepEqual(callsAt(g, 'user::through_reexport', 33).map((e) => e.dst), [isMatch, isMatch]);
   assert.deepEqual(callsAt(g, 'user::aliased', 19).filter((e) => e.dstPath.endsWith('is_match')).map((e) => e.dst), [isMatch, isMatch]);
 });
 
