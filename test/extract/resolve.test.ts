@@ -153,6 +153,9 @@ test('method probe: at each autoderef step by value, & then &mut, with this crat
   assert.equal(callTo(g, 'calls::autoref', 314, 'calls::Buf0::chunk_len').dst, id('calls::Buf0::chunk_len'));
   // Dist<usize>'s usize is the result, not the argument's type: Weighted's own impl, not the blanket one for &D
   assert.equal(callTo(g, 'calls::pick', 337, '<calls::Weighted as calls::Dist<usize>>::sample').dst, id('<calls::Weighted as calls::Dist<usize>>::sample'));
+  // a type a where predicate names is that type, not a parameter: in an impl's self type and as a value in a body
+  node(g, '<calls::Wrap0 as calls::Dist<std::option::Option<T>>>::sample');
+  assert.equal(callTo(g, 'calls::gen_one', 364, '<calls::Std0 as calls::Dist<u8>>::sample').dst, id('<calls::Std0 as calls::Dist<u8>>::sample'));
 });
 
 test('method calls into dependencies: a trait of one dependency implemented for another\'s type, for Option<T> and Box<T>; its default methods', async () => {
