@@ -136,7 +136,7 @@ export async function extractCrate(input: ExtractInput): Promise<CrateGraph> {
   const edges = new Edges(table, names, impls, infer, {
     krate: input.krate, depRepo, depId: (repo, krate, ns, qpath) => nodeId(repo, krate, ns, qpath),
   }).all();
-  const exports = new Exports(lowering, impls);
+  const exports = new Exports(lowering, impls, names);
   const nodes: NodeFact[] = table.defs.map((d) => ({
     id: d.id, kind: d.kind, name: d.item.name, qpath: d.qpath, file: d.item.file,
     lineStart: d.item.lineStart, lineEnd: d.item.lineEnd, visibility: d.item.visibility,

@@ -400,8 +400,10 @@ class FileReader {
   private generics(node: Node, item: Item, extra: string[] = []) {
     item.generics.push(...extra);
     const params = this.syn.genericParams(node);
-    for (const p of params) if (!item.generics.includes(p.name)) item.generics.push(p.name);
-    if (params.some((p) => p.bounds.length > 0)) item.bounds = params.filter((p) => p.bounds.length > 0);
+    // a name only a `where` predicate gives is no parameter of this item (an outer item's comes with it from
+    // its owner; any other is a type: rand's `where Standard: Distribution<T>`), but its bounds are kept
+    for (const p of params) if (!p.whereOnly && !item.generics.includes(p.name)) item.generics.push(p.name);
+    if (params.some((p) => p.bounds.length > 0)) item.bounds = params.filter((p) => p.bounds.length > 0).map((p) => ({ name: p.name, bounds: p.bounds }));
   }
 
   private fn(node: Node, scope: Scope): Item {

@@ -197,7 +197,7 @@ export class Syntax {
       const bounds = this.boundsOf(b);
       const known = out.find((g) => g.name === name);
       if (known) known.bounds.push(...bounds);
-      else out.push({ name, bounds });
+      else out.push({ name, bounds, whereOnly: true });
     }
     return out;
   }

@@ -57,6 +57,8 @@ export type TypeRef =
 export interface GenericParam {
   name: string;
   bounds: TypeRef[];
+  /** Named only by a `where` predicate, not declared here: an outer item's parameter or a type (`where Standard: Distribution<T>`). */
+  whereOnly?: true;
 }
 
 /**

@@ -13,6 +13,7 @@
 // name on code_edges_in, out of it by source on code_edges_out. Read-only.
 import { eq, inList, or, type Expr } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
+import { dstName } from '../log/state/schema.ts';
 import { resolvePath, checkPath } from './def.ts';
 import { callsFrom, edgesInto, NODE_HIT_COLUMNS, stateNodeHit } from './state.ts';
 import { allOf, byPlace, candidateIds, edgeHit, foldIds, nodeHit, readAt, type EdgeHit, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
@@ -97,7 +98,7 @@ export async function callees(log: EventLog, path: string, opts: QueryOptions = 
     const edges = r.view
       ? (await callsFrom(r.view, [...ids])).filter(test).map(edgeHit)
       : await liveEdges(r, allOf([inList('src', [...ids]), eq('edge_kind', 'calls')]), test);
-    const to = await nodesById(r, edges.map((e) => e.dst));
+    const to = await calledNodes(r, edges);
     const hits = edges.map((e): CalleeHit => ({ ...e, to: e.dst ? (to.get(e.dst) ?? null) : null }));
     hits.sort(byPlace((h) => h.file ?? ''));
     return { generation: r.generation, match: target.match, targets: target.hits, callees: hits };
@@ -121,6 +122,22 @@ async function liveEdges(r: ReadAt, filter: Expr | undefined, test: (row: Row) =
   const ids = await candidateIds(r, 'edge', filter, { columns: ['dst', 'dst_path', 'dst_krate', 'src', 'edge_kind'], fn: test });
   const state = await foldIds(r, 'edge', ids);
   return [...state.values()].filter(test).map(edgeHit);
+}
+
+/**
+ * The nodes edges call into. From the state tables: by (name, id) with the
+ * name the edge row itself gives (dstName of its dst_path: every edge into
+ * an item carries the item's last segment), so the ids need no code_keys
+ * lookup; an id not found so (a name spelled otherwise) is looked up by id.
+ */
+async function calledNodes(r: ReadAt, edges: EdgeHit[]): Promise<Map<string, NodeHit>> {
+  if (!r.view) return nodesById(r, edges.map((e) => e.dst));
+  const dsts = edges.filter((e) => e.dst !== null);
+  const keys = dsts.map((e) => ({ id: e.dst, name: dstName(e.dstPath) })).filter((k) => k.name !== null);
+  const out = new Map([...(await r.view.nodesOfKeys(keys, NODE_HIT_COLUMNS))].map(([id, row]) => [id, stateNodeHit(row)]));
+  const rest = dsts.map((e) => e.dst!).filter((id) => !out.has(id));
+  if (rest.length > 0) for (const [id, n] of await nodesById(r, rest)) out.set(id, n);
+  return out;
 }
 
 async function nodesById(r: ReadAt, ids: (string | null)[]): Promise<Map<string, NodeHit>> {

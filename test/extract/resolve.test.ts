@@ -153,6 +153,9 @@ test('method probe: at each autoderef step by value, & then &mut, with this crat
   assert.equal(callTo(g, 'calls::autoref', 314, 'calls::Buf0::chunk_len').dst, id('calls::Buf0::chunk_len'));
   // Dist<usize>'s usize is the result, not the argument's type: Weighted's own impl, not the blanket one for &D
   assert.equal(callTo(g, 'calls::pick', 337, '<calls::Weighted as calls::Dist<usize>>::sample').dst, id('<calls::Weighted as calls::Dist<usize>>::sample'));
+  // a type a where predicate names is that type, not a parameter: in an impl's self type and as a value in a body
+  node(g, '<calls::Wrap0 as calls::Dist<std::option::Option<T>>>::sample');
+  assert.equal(callTo(g, 'calls::gen_one', 364, '<calls::Std0 as calls::Dist<u8>>::sample').dst, id('<calls::Std0 as calls::Dist<u8>>::sample'));
 });
 
 test('method calls into dependencies: a trait of one dependency implemented for another\'s type, for Option<T> and Box<T>; its default methods', async () => {
@@ -176,7 +179,17 @@ test('method calls into dependencies: a trait of one dependency implemented for 
   for (const [line, text] of [[17, 'Eng::new'], [18, 'dep::Alias::new'], [19, 'Eng2::new']] as const) {
     assert.deepEqual(callsAt(g, 'user::aliased', line).filter((e) => e.dstPath.endsWith('::new')).map((e) => e.dst), [depNew], `${text} at ${line}`);
   }
+  // a dependency's blanket impl of a trait in scope, over a same-named method of a trait the module does not import
+  const blanketSpan = id(ext, '<T as ext::Spanned>::span');
+  assert.deepEqual(callsAt(g, 'user::spans::at', 27).map((e) => [e.dst, e.dstKrate]), [[blanketSpan, 'ext@1.0.0'], [blanketSpan, 'ext@1.0.0']]);
   const isMatch = id(dep, 'dep::engine::Engine::is_match');
+  // a type of a crate not loaded (its impls unknown): the one trait in scope that declares the method
+  assert.deepEqual(callsAt(g, 'user::unloaded::via_trait', 41).filter((e) => !e.dstPath.startsWith('std')).map((e) => [e.dst, e.dstKrate]).sort(),
+    [[id(ext, 'ext::Show::shout'), 'ext@1.0.0'], [id(ext, 'ext::Show::show'), 'ext@1.0.0']].sort());
+  // a dependency's `pub use` of another crate's item: stored on its module (type_info x), followed by dependants
+  assert.deepEqual(JSON.parse(node(ext, 'ext').typeInfo ?? '{}').x, { Machine: 'dep::engine::Engine' });
+  assert.deepEqual(callsAt(g, 'user::through_reexport', 32).filter((e) => e.dstPath.endsWith('::new')).map((e) => [e.dstPath, e.dst]), [['dep::engine::Engine::new', depNew]]);
+  assert.deepEqual(callsAt(g, 'user::through_reexport', 33).map((e) => e.dst), [isMatch, isMatch]);
   assert.deepEqual(callsAt(g, 'user::aliased', 19).filter((e) => e.dstPath.endsWith('is_match')).map((e) => e.dst), [isMatch, isMatch]);
 });
 

@@ -7,7 +7,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { StateView } from '../../src/log/state/view.ts';
 import type { Expr } from '../../src/lake/expr/expr.ts';
-import { callers, def } from '../../src/query/index.ts';
+import { callees, callers, def } from '../../src/query/index.ts';
 import { answerFind } from '../../src/query/answer.ts';
 import { REGEX, sampleLake, type Sample } from './sample.ts';
 import { scratch } from '../helpers.ts';
@@ -56,6 +56,14 @@ test('lookups: def and callers by path read code_keys once (the key rows carry t
   const c = await lookups(async () => assert.ok((await callers(s.log, 'regex::regex::string::Regex::new')).refs.length > 0));
   // one for the path; the callers' own nodes are then found by id (one more)
   assert.deepEqual(c.filter(([t]) => t === 'code_keys').length, 2, JSON.stringify(c.map(([t, f]) => [t, cols(f)])));
+});
+
+test('lookups: callees find the called nodes by the name their edges carry (no code_keys lookup by id)', async () => {
+  const l = await lookups(async () => {
+    const r = await callees(s.log, 'alpha::main');
+    assert.deepEqual(r.callees.map((c) => c.to?.qpath ?? null), ['regex::regex::string::Regex::new']);
+  });
+  assert.equal(l.filter(([t]) => t === 'code_keys').length, 1, JSON.stringify(l.map(([t, f]) => [t, cols(f)])));
 });
 
 test('lookups: find --krate NAME@VERSION checks the crate by a range of code_files.krate, not by reading every crate', async () => {

@@ -69,6 +69,8 @@ export class DepWorld {
   private readonly indexes = new Map<string, DepIndex>();
   /** Impls of every loaded crate by their self type's key (implKey), built on first use. */
   private implIndex: Map<string, DepItem[]> | null = null;
+  /** Trait impls of every loaded crate for a bare type parameter (`impl<T: ToTokens> Spanned for T`), with implIndex. */
+  private blanketList: DepItem[] = [];
 
   constructor(crates: readonly DepCrate[]) {
     for (const c of crates) if (!this.byIdent.has(crateIdent(c.krate))) this.byIdent.set(crateIdent(c.krate), c);
@@ -92,19 +94,31 @@ export class DepWorld {
    * is found as well as the type's own crate's impls.
    */
   implsFor(key: string): DepItem[] {
+    return this.index().get(key) ?? [];
+  }
+
+  /** Trait impls for a bare type parameter (blanket impls) in the loaded crates; their bounds are not stored. */
+  blanketImpls(): readonly DepItem[] {
+    this.index();
+    return this.blanketList;
+  }
+
+  private index(): Map<string, DepItem[]> {
     if (!this.implIndex) {
       const index = new Map<string, DepItem[]>();
       for (const ident of this.byIdent.keys()) {
         const ix = this.crate(ident)!;
         for (const n of ix.crate.nodes) {
           if (n.kind !== 'impl' || !n.typeInfo?.self) continue;
-          const k = implKey(parseType(n.typeInfo.self));
+          const self = parseType(n.typeInfo.self);
+          const k = implKey(self);
           if (k !== null) push(index, k, { crate: ix, node: n });
+          else if (n.typeInfo.trait && self.k === 'path' && !self.path.includes('::') && self.args.length === 0) this.blanketList.push({ crate: ix, node: n });
         }
       }
       this.implIndex = index;
     }
-    return this.implIndex.get(key) ?? [];
+    return this.implIndex;
   }
 
   /** The crate of `krate` (`name@version`), if loaded. */

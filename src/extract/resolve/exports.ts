@@ -7,12 +7,12 @@
 // type and never left in a stored type); pure over the phases' data.
 import type { Def } from './defs.ts';
 import type { Impls } from './impls.ts';
-import type { PathCtx } from './names.ts';
+import type { Names, PathCtx } from './names.ts';
 import { encodeTypeInfo, type TypeInfo } from './summary.ts';
 import { renderTy, type Ty, type TypeLowering } from './types.ts';
 
 export class Exports {
-  constructor(private readonly lowering: TypeLowering, private readonly impls: Impls) {}
+  constructor(private readonly lowering: TypeLowering, private readonly impls: Impls, private readonly names: Names) {}
 
   /** type_info of one node (null when there is nothing to say). */
   typeInfo(def: Def): string | null {
@@ -63,6 +63,11 @@ export class Exports {
       case 'static':
         if (item.ty) info.t = render(item.ty);
         break;
+      case 'module': {
+        const x = this.names.foreignReexports(def);
+        if (x) info.x = x;
+        break;
+      }
       case 'macro':
         if (item.macroExport && item.macroText) {
           info.m = item.macroText;

@@ -121,6 +121,13 @@ export class Infer {
     const arg = ref.a0 ? () => this.typeOf(ref.a0!, ref.at ?? Infinity, env, 0) : null;
     const m = this.lookupMethod(recv, name, env, arg);
     if (m) return { res: m.res, reason: null, dispatch: m.dispatch };
+    // a type of a crate not in the lake (its impls unknown): the one trait in scope that declares `name`
+    // (rand's `self.0.next_u32()` on rand_chacha's ChaCha12Rng with `use rand_core::RngCore;`)
+    const s = stripRefs(recv);
+    if (s.k === 'adt' && 'ext' in s.res && s.res.krate !== null) {
+      const t = this.scopeTraitMethod(name, env);
+      if (t) return { res: t, reason: null, dispatch: 'static' };
+    }
     const std = this.stdOwner(recv) ?? (this.iterLike(recv, env) ? 'std::iter::Iterator' : null);
     if (std) return { res: { ext: `${std}::${name}`, krate: null, depName: null }, reason: null, dispatch: std === 'std::iter::Iterator' ? 'dynamic' : 'static' };
     return { res: null, reason: `no method ${name} found for ${describe(recv)}`, dispatch: null };
@@ -164,6 +171,12 @@ export class Infer {
       // `fmt::Display::fmt(&self.0, f)`: a std trait's method on the first argument's type — its impl when one is the crate's (or a dependency's)
       const via = this.traitCallOnArg(segs, ref, env);
       if (via) return { res: via, reason: null, dispatch: 'static' };
+    }
+    if (res && 'ext' in res && res.krate !== null && segs.length >= 2) {
+      // `Rng::from_seed(..)` on a type of a crate not in the lake: the one trait in scope that declares it
+      const owner = this.names.resolve(segs.slice(0, -1), env.def.scope, 'type', env.ctx);
+      const t = owner && 'ext' in owner && owner.krate !== null ? this.scopeTraitMethod(segs[segs.length - 1]!, env) : null;
+      if (t) return { res: t, reason: null, dispatch: 'static' };
     }
     if (res) {
       const picked = this.byArgument(res, ref, env);
@@ -697,7 +710,79 @@ export class Infer {
 
   /** `name` along the autoderef steps of `recv`: inherent, then traits; bounds for parameters and trait objects. */
   lookupMethod(recv: Ty, name: string, env: BodyEnv, arg: (() => Ty) | null = null): Method | null {
-    return this.probe(recv, name, env, arg) ?? this.lenient(recv, name, env, arg);
+    const m = this.probe(recv, name, env, arg) ?? this.lenient(recv, name, env, arg);
+    // a method only a trait out of scope gives (syn's IdentFragment::span for Member), or none: a dependency's
+    // blanket impl of a trait in scope (`impl<T: ToTokens> Spanned for T` with `use syn::spanned::Spanned;`)
+    if (m && (m.dispatch !== 'static' || this.traitInScope(m.res, env) !== false)) return m;
+    const s = stripRefs(recv);
+    if (s.k === 'unknown') return m;
+    return this.depBlanket(name, env) ?? m;
+  }
+
+  /** The method `name` of the one trait the body's module (or the body) imports or defines that declares it. */
+  private scopeTraitMethod(name: string, env: BodyEnv): Res | null {
+    const found: Res[] = [];
+    const consider = (r: Res | null) => {
+      if (!r) return;
+      let hit: Res | null = null;
+      if ('def' in r && r.def.kind === 'trait') {
+        const c = r.def.children.find((x) => x.name === name && x.ns === 'value');
+        if (c) hit = { def: c };
+      } else if ('dep' in r && r.dep.node.kind === 'trait') {
+        const c = r.dep.crate.childrenOf(r.dep.node).find((x) => x.name === name && depNs(x) === 'value');
+        if (c) hit = { dep: { crate: r.dep.crate, node: c } };
+      }
+      if (hit && !found.some((f) => sameItem(f, hit!))) found.push(hit);
+    };
+    const scope = env.def.scope;
+    for (const u of [...env.ctx.locals, ...scope.uses]) if (!u.glob) consider(this.names.resolveUse(u, scope, 'type'));
+    for (const defs of scope.items.values()) for (const d of defs) if (d.kind === 'trait') consider({ def: d });
+    return found.length === 1 ? found[0]! : null;
+  }
+
+  /**
+   * Whether the trait a method belongs to (a trait item, or a member of a
+   * trait impl) is in scope where `env` is: null when it is no trait method
+   * or that is not known.
+   */
+  private traitInScope(res: Res, env: BodyEnv): boolean | null {
+    let trait: Res | null = null;
+    if ('def' in res) {
+      const d = res.def;
+      if (d.parent?.kind === 'trait') trait = { def: d.parent };
+      else if (d.impl) {
+        const t = this.impls.byDef.get(d.impl)?.trait;
+        trait = t ? t.res : null;
+      }
+    } else if ('dep' in res) {
+      const parent = res.dep.node.parent ? res.dep.crate.node(res.dep.node.parent) : null;
+      if (parent?.kind === 'trait') trait = { dep: { crate: res.dep.crate, node: parent } };
+      else if (parent?.kind === 'impl' && parent.typeInfo?.trait) {
+        const t = this.lowering.lowerCanonical(parent.typeInfo.trait);
+        trait = t.k === 'adt' ? t.res : null;
+      }
+    }
+    if (!trait || 'ext' in trait) return null;
+    const last = resPath(trait).split('::').pop()!;
+    const seen = this.names.resolve([last], env.def.scope, 'type', env.ctx);
+    return seen !== null && resKey(seen) === resKey(trait);
+  }
+
+  /** `name` from a loaded dependency's blanket impl of a trait in scope (its member, else the trait's item). */
+  private depBlanket(name: string, env: BodyEnv): Method | null {
+    for (const impl of this.lowering.world.blanketImpls()) {
+      const t = this.lowering.lowerCanonical(impl.node.typeInfo!.trait!);
+      if (t.k !== 'adt' || !('dep' in t.res)) continue;
+      const trait = t.res.dep;
+      const seen = this.names.resolve([trait.node.name], env.def.scope, 'type', env.ctx);
+      if (!seen || !('dep' in seen) || seen.dep.node !== trait.node) continue;
+      const own = impl.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
+      const hit = own ?? trait.crate.childrenOf(trait.node).find((c) => c.name === name && depNs(c) === 'value');
+      if (!hit) continue;
+      const res: Res = { dep: { crate: own ? impl.crate : trait.crate, node: hit } };
+      return { res, ret: this.returnType(res, null, null), dispatch: 'static' };
+    }
+    return null;
   }
 
   /**

@@ -170,6 +170,13 @@ export class Names {
         const hits = crate.at(`${base}::${seg}`, ns);
         if (hits.length > 0) return { dep: { crate, node: hits[0]! } };
       }
+      // its `pub use` of another crate's item (syn::Ident is proc_macro2::Ident)
+      const x = node.typeInfo?.x?.[seg];
+      if (x !== undefined) {
+        const ix = this.opts.world.crate(x.split('::')[0]!);
+        const hit = ix?.atQpath(x, ns)[0];
+        if (ix && hit) return { dep: { crate: ix, node: hit } };
+      }
       return { ext: `${node.publicPaths[0] ?? node.qpath}::${seg}`, krate: crate.crate.krate, depName: crate.ident };
     }
     if (node.kind === 'enum' || node.kind === 'trait') {
@@ -316,6 +323,28 @@ export class Names {
   }
 
   // --- public paths --------------------------------------------------------
+
+  /**
+   * A module's `pub use`s that name another crate's item (loaded from the
+   * lake): name -> that item's definition path, for the dependants that
+   * reach the item through this crate (`syn::Ident` is `proc_macro2::Ident`).
+   */
+  foreignReexports(def: Def): Record<string, string> | null {
+    const scope = this.table.scopes.get(def);
+    if (!scope) return null;
+    let out: Record<string, string> | null = null;
+    for (const u of scope.uses) {
+      if (u.visibility !== 'pub' || u.glob || u.alias === null || u.alias === '_') continue;
+      for (const ns of ['type', 'value', 'macro'] as const) {
+        const t = this.resolveUse(u, scope, ns);
+        if (t && 'dep' in t && depNs(t.dep.node) === ns) {
+          (out ??= {})[u.alias] ??= t.dep.node.qpath;
+          break;
+        }
+      }
+    }
+    return out;
+  }
 
   /**
    * Set `publicPaths` on every item reachable from a crate root (lib target

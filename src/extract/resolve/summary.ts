@@ -12,6 +12,8 @@
 //   impl:                 { self: type, trait?: type }
 //   const/static:         { t: type }
 //   exported macro_rules: { m: definition text }
+//   module:               { x: { name: definition path } } — its `pub use`s of other crates' items
+//                         (syn's `pub use proc_macro2::Ident;`: `{ x: { Ident: 'proc_macro2::Ident' } }`)
 // Invariant: pure; `parseType(renderType(t))` gives back `t` for every type
 // the renderer writes.
 import type { NodeKind, TypeRef } from '../types.ts';
@@ -29,6 +31,8 @@ export interface TypeInfo {
   m?: string;
   /** With `m`: `#[macro_export(local_inner_macros)]`. */
   li?: 1;
+  /** A module's public re-exports of other crates' items: name -> the item's definition path (its qpath). */
+  x?: Record<string, string>;
 }
 
 /** One node of a dependency crate as the lake stores it (the columns resolution reads). */

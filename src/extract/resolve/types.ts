@@ -34,7 +34,7 @@ export class TypeLowering {
   /** A type-position macro call's text -> the type it expands to (macros/ sets it), or null. */
   macroType: ((text: string) => TypeRef | null) | null = null;
 
-  constructor(private readonly names: Names, private readonly world: DepWorld) {}
+  constructor(private readonly names: Names, readonly world: DepWorld) {}
 
   /** A written type, resolved in `scope` (with `Self` = `self` and `ctx.generics` as parameters). */
   lower(t: TypeRef, scope: Scope, ctx: PathCtx, self: Ty | null, depth = 0): Ty {
