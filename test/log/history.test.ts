@@ -77,7 +77,7 @@ async function history(log: EventLog): Promise<{ table: string; snapshots: numbe
 test('many small ingests: each table keeps at most K + slack snapshots, the file count levels off, old generations go whole', { timeout: 600_000 }, async () => {
   const { log, root, ws } = await boundedLake();
   const files: number[] = [];
-  const RUNS = 16;
+  const RUNS = 24;
   let firstRun = 0n;
   try {
     for (let i = 0; i < RUNS; i++) {
@@ -91,10 +91,14 @@ test('many small ingests: each table keeps at most K + slack snapshots, the file
       }
       files.push(filesUnder(root));
     }
-    const early = Math.max(...files.slice(6, 10));
-    const late = Math.max(...files.slice(RUNS - 4));
+    // Expiry (every K + slack commits of a table) and state maintenance (when more than 4 files overlap)
+    // run on different cycles, so the count saws up and down (170-340 over 48 runs of this test, no
+    // trend); a history that is not bounded grows by ~30 files per run here, which makes the later
+    // window's peak ~1.65x the earlier one's. Peaks of two 8-run windows are compared.
+    const early = Math.max(...files.slice(6, 14));
+    const late = Math.max(...files.slice(RUNS - 8));
     console.log(`# files after each run: ${files.join(' ')}`);
-    assert.ok(late <= early * 1.15, `the file count levels off: at most ${late} files in the last 4 runs vs ${early} in runs 7-10 (${files.join(' ')})`);
+    assert.ok(late <= early * 1.4, `the file count levels off: at most ${late} files in the last 8 runs vs ${early} in runs 7-14 (${files.join(' ')})`);
     // the first generations cannot be read from the tables any more; the current one can; the catalog keeps every record
     await assert.rejects(log.lake.loadTable(ident('code_nodes'), { generation: firstRun }), ExpiredGenerationError);
     assert.ok((await find(log, 'f1')).hits.length >= 1);
