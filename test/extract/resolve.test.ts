@@ -156,6 +156,9 @@ test('method probe: at each autoderef step by value, & then &mut, with this crat
   // a type a where predicate names is that type, not a parameter: in an impl's self type and as a value in a body
   node(g, '<calls::Wrap0 as calls::Dist<std::option::Option<T>>>::sample');
   assert.equal(callTo(g, 'calls::gen_one', 364, '<calls::Std0 as calls::Dist<u8>>::sample').dst, id('<calls::Std0 as calls::Dist<u8>>::sample'));
+  // a receiver of type `X::Sampler` (X bounded by a trait declaring `type Sampler: Sampler0`): Sampler0's method
+  const draw = callTo(g, 'calls::Uni::once', 381, 'calls::Sampler0::draw');
+  assert.deepEqual([draw.dst, draw.dispatch], [id('calls::Sampler0::draw'), 'dynamic']);
 });
 
 test('method calls into dependencies: a trait of one dependency implemented for another\'s type, for Option<T> and Box<T>; its default methods', async () => {

@@ -121,9 +121,17 @@ export class Infer {
     const arg = ref.a0 ? () => this.typeOf(ref.a0!, ref.at ?? Infinity, env, 0) : null;
     const m = this.lookupMethod(recv, name, env, arg);
     if (m) return { res: m.res, reason: null, dispatch: m.dispatch };
+    const s = stripRefs(recv);
+    // `P::X` with P a type parameter whose bound's trait declares `type X: Bound`: Bound's method (rand's
+    // `self.0.sample(rng)` on a field of type `X::Sampler`, `X: SampleUniform`)
+    const proj = s.k === 'adt' && 'ext' in s.res && s.res.krate === null ? /^([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)$/.exec(s.res.ext) : null;
+    if (proj && env.bounds.has(proj[1]!)) {
+      const p = this.projectionOf(env.bounds.get(proj[1]!)!, proj[2]!);
+      const pm = p ? this.inBounds(this.assocBounds.get(p.name) ?? [], name, env, p) : null;
+      if (pm) return { res: pm.res, reason: null, dispatch: 'dynamic' };
+    }
     // a type of a crate not in the lake (its impls unknown): the one trait in scope that declares `name`
     // (rand's `self.0.next_u32()` on rand_chacha's ChaCha12Rng with `use rand_core::RngCore;`)
-    const s = stripRefs(recv);
     if (s.k === 'adt' && 'ext' in s.res && s.res.krate !== null) {
       const t = this.scopeTraitMethod(name, env);
       if (t) return { res: t, reason: null, dispatch: 'static' };
