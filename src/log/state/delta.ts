@@ -262,6 +262,23 @@ export function addColumns(kind: Entity, b: Batch): Map<StateTable, Value[][]> {
   return out;
 }
 
+/**
+ * Column j of the parts, one after another, into one array of n values. A copy
+ * loop into a preallocated array: `parts.flatMap((p) => p.columns[j])` did the
+ * same through the generic flattening builtin, ~3.3 s of the main thread's CPU
+ * on bench:ingest's corpus (hundreds of parts, ~800k state rows).
+ */
+function concatColumn(parts: readonly { columns: Value[][] }[], j: number, n: number): Value[] {
+  const out = new Array<Value>(n);
+  let k = 0;
+  for (const p of parts) {
+    const col = p.columns[j]!;
+    for (let i = 0; i < col.length; i++) out[k++] = col[i]!;
+  }
+  out.length = k;
+  return out;
+}
+
 /** A table's buffered rows: parts given as columns (in order), then rows given one by one. */
 interface Buffered {
   parts: { columns: Value[][]; n: number }[];
@@ -449,7 +466,7 @@ export class StateDelta {
     if (b.parts.length === 0) batch = sortedBatch(t, b.rows);
     else {
       const parts = b.rows.length > 0 ? [...b.parts, { columns: rowColumns(t, b.rows), n: b.rows.length }] : b.parts;
-      const raw = parts.length === 1 ? parts[0]!.columns : parts[0]!.columns.map((_c, j) => parts.flatMap((p) => p.columns[j]!));
+      const raw = parts.length === 1 ? parts[0]!.columns : parts[0]!.columns.map((_c, j) => concatColumn(parts, j, n));
       batch = sortedColumns(t, raw, n);
     }
     const written = await (await this.table(t)).writeDataFiles([batch]);
