@@ -15,12 +15,18 @@
 // data; every body's inference state (binding types) lives in a BodyEnv.
 import type { Binding, Expr, Ref, TypeRef } from '../types.ts';
 import type { Def } from './defs.ts';
-import { depNs } from './deps.ts';
+import { depNs, type DepItem } from './deps.ts';
 import type { Impls } from './impls.ts';
 import type { Names, PathCtx, Res } from './names.ts';
 import { DEREF_TO_ARG, stdKey } from './std.ts';
 import { ITER, keyOf as keyOfTy, stdClosureParam, stdItem, stdMethod, stdTy, type StdCallArgs } from './stdlib.ts';
 import { headOf, renderTy, resKey, resPath, substitute, UNKNOWN, type Ty, type TypeLowering } from './types.ts';
+
+/** A dependency's blanket impl and the trait it implements (a loaded crate's). */
+interface BlanketTrait {
+  impl: DepItem;
+  trait: Extract<Res, { dep: unknown }>['dep'];
+}
 
 export interface Resolved {
   res: Res | null;
@@ -79,6 +85,8 @@ const MAX_DEREF = 6;
 type Method = { res: Res; ret: Ty; dispatch: 'static' | 'dynamic' };
 
 export class Infer {
+  private blanketCache: BlanketTrait[] | null = null;
+
   constructor(private readonly names: Names, private readonly lowering: TypeLowering, private readonly impls: Impls) {}
 
   /** The environment of a body item (fn, method, trait item, const). */
@@ -778,19 +786,29 @@ export class Infer {
 
   /** `name` from a loaded dependency's blanket impl of a trait in scope (its member, else the trait's item). */
   private depBlanket(name: string, env: BodyEnv): Method | null {
-    for (const impl of this.lowering.world.blanketImpls()) {
-      const t = this.lowering.lowerCanonical(impl.node.typeInfo!.trait!);
-      if (t.k !== 'adt' || !('dep' in t.res)) continue;
-      const trait = t.res.dep;
-      const seen = this.names.resolve([trait.node.name], env.def.scope, 'type', env.ctx);
-      if (!seen || !('dep' in seen) || seen.dep.node !== trait.node) continue;
+    for (const { impl, trait } of this.blanketTraits()) {
+      // the member first (a lookup in two child lists), the scope only for an impl that has it
       const own = impl.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
       const hit = own ?? trait.crate.childrenOf(trait.node).find((c) => c.name === name && depNs(c) === 'value');
       if (!hit) continue;
+      const seen = this.names.resolve([trait.node.name], env.def.scope, 'type', env.ctx);
+      if (!seen || !('dep' in seen) || seen.dep.node !== trait.node) continue;
       const res: Res = { dep: { crate: own ? impl.crate : trait.crate, node: hit } };
       return { res, ret: this.returnType(res, null, null), dispatch: 'static' };
     }
     return null;
+  }
+
+  /** The loaded dependencies' blanket impls with their traits lowered, once per crate's resolution (each call lowered every impl's trait: ~2 s of a worker's CPU on bench:ingest). */
+  private blanketTraits(): readonly BlanketTrait[] {
+    if (this.blanketCache === null) {
+      this.blanketCache = [];
+      for (const impl of this.lowering.world.blanketImpls()) {
+        const t = this.lowering.lowerCanonical(impl.node.typeInfo!.trait!);
+        if (t.k === 'adt' && 'dep' in t.res) this.blanketCache.push({ impl, trait: t.res.dep });
+      }
+    }
+    return this.blanketCache;
   }
 
   /**
