@@ -19,7 +19,8 @@
 // Both commit as a rewrite at the sequence number of the snapshot they read:
 // rows and deletes committed meanwhile by runs stay newer (kept, and still
 // applied to the rewritten rows), and a file read that is no longer live
-// fails the commit (nothing changed; run it again).
+// fails the commit (nothing changed): the table is planned again from what is
+// live then (another process's maintenance got there first), up to 3 plans.
 //
 // Memory: one chunk of rows (`chunkRows`) per input file plus the deleted ids
 // (the deltas' size), never the table; plus, when some input may be sorted by
@@ -42,7 +43,7 @@ import type { Batch, DataFile, NestedField, TableMetadata, Value } from '../../l
 import { ParquetDataFile } from '../../lake/parquet/read.ts';
 import type { Table } from '../../lake/table/table.ts';
 import { writeOptions } from '../../lake/table/write.ts';
-import { metadataUpdate, type TableUpdate } from '../../lake/table/commit.ts';
+import { ValidationError, metadataUpdate, type TableUpdate } from '../../lake/table/commit.ts';
 import { compareStrings } from '../../lake/spec/values.ts';
 import { crashPoint } from '../../lake/testing/crash.ts';
 import type { EventLog } from '../event-log.ts';
@@ -103,9 +104,29 @@ export async function maintainState(log: EventLog, opts: MaintainOptions = {}): 
   const out: TableMaintenance[] = [];
   for (const name of opts.tables ?? STATE_TABLES) {
     if (!log.lake.tableExists(ident(name))) continue;
-    out.push(await log.commit(`state maintain ${name}`, () => maintainTable(log, name, opts)));
+    out.push(await maintainPlanned(log, name, opts));
   }
   return { tables: out, ms: Date.now() - t0 };
+}
+
+/** Plans of one table tried before its refusal is reported. */
+const PLAN_ATTEMPTS = 3;
+
+/**
+ * One table's maintenance, planned again when its commit is refused because
+ * files it read are no longer live: another process's maintenance (two
+ * ingests of different repos end at once) rewrote them first. Nothing was
+ * committed then and the files written were removed (abort); the next plan
+ * reads what is live now, which usually needs nothing more.
+ */
+async function maintainPlanned(log: EventLog, name: StateTable, opts: MaintainOptions): Promise<TableMaintenance> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await log.commit(`state maintain ${name}`, () => maintainTable(log, name, opts));
+    } catch (e) {
+      if (!(e instanceof ValidationError) || attempt >= PLAN_ATTEMPTS) throw e;
+    }
+  }
 }
 
 /** One line: `state maintain: code_nodes major 12+3 -> 2 files, …`. */
