@@ -272,3 +272,41 @@ test('path calls: `T::X::f()` with T: Trait declaring `type X: Bound` names Boun
   const e = callTo(g, 'calls::by_assoc_path', 284, 'calls::Maker::make');
   assert.deepEqual([e.dst, e.dispatch], [node(g, 'calls::Maker::make').id, 'dynamic']);
 });
+
+test('calls of values: a fn pointer field\'s, a fn pointer\'s and an `Fn() -> T` closure\'s result types the method called on it; the value call is no item\'s edge', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::by_fn_pointer', 397, 'calls::Square::area').dst, area);
+  assert.equal(callTo(g, 'calls::by_fn_pointer', 397, 'calls::vtable').dst, node(g, 'calls::vtable').id);
+  assert.equal(callTo(g, 'calls::by_fn_pointer', 399, 'calls::Square::area').dst, area, 'Some(s) of an Option<Square> a fn pointer returns');
+  assert.equal(callTo(g, 'calls::by_fn_pointer', 402, 'calls::Inner::poke').dst, node(g, 'calls::Inner::poke').id);
+  assert.equal(callTo(g, 'calls::by_fn_pointer', 402, 'calls::Square::area').dst, area);
+  // `f()` / `g(4)` call locals: no target, even though the crate has no item of that name to confuse them with
+  for (const local of ['f', 'g']) {
+    const e = callTo(g, 'calls::by_fn_pointer', 402, local);
+    assert.deepEqual([e.dst, e.unresolvedReason], [null, 'a local value called (fn pointer or closure)']);
+  }
+  // the fn pointer type is a type of its own in what dependants read (type_info), written back as it reads
+  assert.equal(node(g, 'calls::VTable').typeInfo, '{"f":[["make","fn(u32) -> calls::Square"],["pick","fn(&calls::Square, u8) -> std::option::Option<calls::Square>"]]}');
+});
+
+test('patterns: `Err(e)` binds the error type of the scrutinee\'s Result; a `let` under an inactive cfg shadows nothing', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::by_err_arm', 409, 'calls::Square::area').dst, area);
+  assert.equal(callTo(g, 'calls::by_cfg_let', 419, 'calls::Square::area').dst, area);
+});
+
+test('bindings: a match arm\'s value sees its pattern\'s names; a `let` is visible to the end of its block only', async () => {
+  const g = await extract('calls');
+  assert.equal(callTo(g, 'calls::by_arm_value', 431, 'calls::Inner::poke').dst, node(g, 'calls::Inner::poke').id);
+  assert.equal(callTo(g, 'calls::by_arm_value', 433, 'calls::Square::area').dst, node(g, 'calls::Square::area').id);
+});
+
+test('patterns: positions count `_` (tuples, tuple structs, closure parameters) and, after `..`, from the end', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::by_positions', 444, 'calls::Square::area').dst, area, '|&(_, sq)| over enumerate()');
+  const at = callsAt(g, 'calls::by_positions', 448).filter((e) => e.dstPath.endsWith('::area'));
+  assert.deepEqual(at.map((e) => [e.col, e.dst]), [[11, area], [22, area], [33, area], [60, area]]);
+});

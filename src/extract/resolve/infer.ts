@@ -182,6 +182,10 @@ export class Infer {
       const m = this.inBounds(env.bounds.get('Self') ?? [], segs[1]!, env, env.selfTy);
       if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
     }
+    // `f(x)` with f a local (a fn pointer, a closure): no item is called, whatever the module holds under that name
+    if (segs.length === 1 && ref.at !== undefined && this.localBefore(segs[0]!, ref.at, env)) {
+      return { res: null, reason: 'a local value called (fn pointer or closure)', dispatch: null };
+    }
     const res = this.names.resolve(segs, env.def.scope, 'value', env.ctx);
     if (res && 'ext' in res && segs.length >= 2 && ref.a0) {
       // `fmt::Display::fmt(&self.0, f)`: a std trait's method on the first argument's type — its impl when one is the crate's (or a dependency's)
@@ -284,6 +288,7 @@ export class Infer {
     switch (e.k) {
       case 'path': return this.pathType(e.path, at, env, depth);
       case 'call': return this.callType(e, at, env, depth);
+      case 'vcall': return this.calledValue(this.typeOf(e.f, at, env, depth + 1), env);
       case 'mcall': {
         const recv = this.typeOf(e.recv, at, env, depth + 1);
         if (recv.k === 'unknown') return recv;
@@ -312,8 +317,8 @@ export class Infer {
       case 'closure': return UNKNOWN('closure');
       case 'either': {
         let first: Ty | null = null;
-        for (const x of e.of) {
-          const t = this.typeOf(x, at, env, depth + 1);
+        for (const [i, x] of e.of.entries()) {
+          const t = this.typeOf(x, e.at?.[i] ?? at, env, depth + 1);
           if (t.k !== 'unknown') return t;
           first ??= t;
         }
@@ -363,6 +368,22 @@ export class Infer {
     return hit;
   }
 
+  /**
+   * A local a call names: a binding made strictly before `at` (a macro's
+   * scanned `let f = f(…)` binds at the invocation, where its own call is),
+   * not capitalised (an identifier pattern such as `None` or `MAX` names an
+   * item, which the binder cannot tell).
+   */
+  private localBefore(name: string, at: number, env: BodyEnv): Binding | null {
+    if (!/^[a-z_]/.test(name)) return null;
+    let hit: Binding | null = null;
+    for (const b of env.bindings) {
+      if (b.name !== name || b.at >= at || (b.until !== undefined && at >= b.until)) continue;
+      if (!hit || b.at >= hit.at) hit = b;
+    }
+    return hit;
+  }
+
   private bindingType(b: Binding, env: BodyEnv, depth: number): Ty {
     const known = env.memo.get(b);
     if (known) return known;
@@ -388,8 +409,9 @@ export class Infer {
         const byRef = t.k === 'ref';
         if ('elem' in p) {
           const s = stripRefs(t);
-          t = s.k === 'tuple' && s.of[p.elem] ? s.of[p.elem]! : UNKNOWN(`element ${p.elem} of ${describe(s)}`);
-        } else t = p.path === 'Some' ? payload(t) : this.patternField(t, p, env);
+          const at = p.elem < 0 && s.k === 'tuple' ? s.of.length + p.elem : p.elem;
+          t = s.k === 'tuple' && s.of[at] ? s.of[at]! : UNKNOWN(`element ${p.elem} of ${describe(s)}`);
+        } else t = p.path === 'Some' ? payload(t) : p.path === 'Err' ? errorOf(t) : this.patternField(t, p, env);
         if (byRef && t.k !== 'ref' && t.k !== 'unknown') t = { k: 'ref', mut: false, of: t };
       }
     } else t = UNKNOWN(`type of ${b.name} not written`);
@@ -465,6 +487,11 @@ export class Infer {
     if (segs.length === 1 && (last === 'Some' || last === 'Ok') && !this.binding(last, at, env)) {
       return stdAdt(last === 'Some' ? 'std::option::Option' : 'std::result::Result', [arg()]);
     }
+    // `f(x)` with f a local (a fn pointer, a closure parameter bounded by `Fn(A) -> B`): what calling it gives
+    if (segs.length === 1) {
+      const b = this.localBefore(last, at, env);
+      if (b) return this.calledValue(this.bindingType(b, env, depth + 1), env);
+    }
     if (segs.length === 2 && env.bounds.has(segs[0]!)) {
       const m = this.inBounds(env.bounds.get(segs[0]!)!, last, env, { k: 'param', name: segs[0]! });
       return m ? m.ret : UNKNOWN(`${e.f}`);
@@ -479,6 +506,24 @@ export class Infer {
     }
     const ownerSelf = segs.length >= 2 && segs[0] === 'Self' ? env.selfTy : null;
     return this.returnType(res, ownerSelf, null);
+  }
+
+  /**
+   * What calling a value of type `t` gives: a fn pointer's result, the
+   * `Output` of an `Fn`/`FnMut`/`FnOnce` bound (`F: Fn(A) -> B`, `dyn Fn(A) ->
+   * B`, through references and Box).
+   */
+  private calledValue(t: Ty, env: BodyEnv): Ty {
+    if (t.k === 'unknown') return t;
+    for (const s of this.derefSteps(t)) {
+      if (s.k === 'fn') return s.ret;
+      const bounds = s.k === 'param' ? env.bounds.get(s.name) ?? [] : s.k === 'dyn' ? s.bounds : [];
+      for (const b of bounds) {
+        if (b.k !== 'adt' || !FN_TRAITS.has(resPath(b.res).split('::').pop()!)) continue;
+        return b.assoc?.find((a) => a.name === 'Output')?.ty ?? { k: 'tuple', of: [] };
+      }
+    }
+    return UNKNOWN(`call of a value of type ${describe(t)}`);
   }
 
   /**
@@ -1176,6 +1221,14 @@ function payload(t: Ty): Ty {
   if (s.k === 'adt' && (key(s) === 'Option' || key(s) === 'Result')) return s.args[0] ?? UNKNOWN('payload');
   if (s.k === 'unknown') return s;
   return UNKNOWN(`? on ${describe(s)}`);
+}
+
+/** Result<T, E> -> E (what an `Err(e)` pattern binds). */
+function errorOf(t: Ty): Ty {
+  const s = stripRefs(t);
+  if (s.k === 'adt' && key(s) === 'Result') return s.args[1] ?? UNKNOWN('error type');
+  if (s.k === 'unknown') return s;
+  return UNKNOWN(`Err of ${describe(s)}`);
 }
 
 /** The element of a Vec, slice, array, VecDeque (or the value of a map) — what indexing a std type gives. */

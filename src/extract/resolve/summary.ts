@@ -74,7 +74,7 @@ export function decodeTypeInfo(s: string | null): TypeInfo | null {
 /**
  * A type text (as written by typeText) back to a TypeRef. Accepts paths with
  * `<…>` arguments and `Name = T` bindings, `&`, `&mut`, `*`, `[T]`, tuples,
- * `dyn A + B`, `<T as Tr>::N`; anything else is `other`.
+ * `dyn A + B`, `<T as Tr>::N`, `fn(A) -> R`; anything else is `other`.
  */
 export function parseType(text: string): TypeRef {
   const p = new TypeParser(text);
@@ -136,6 +136,18 @@ class TypeParser {
         this.eat(',');
       }
       return { k: 'tuple', of };
+    }
+    if (this.eat('fn(')) {
+      // `fn(A, B) -> R` (renderTy's spelling of a fn pointer)
+      const start = this.i - 3;
+      const params: TypeRef[] = [];
+      while (!this.eat(')')) {
+        if (this.i >= this.s.length) break;
+        params.push(this.type());
+        this.eat(',');
+      }
+      const ret = this.eat('->') ? this.type() : null;
+      return { k: 'fn', params, ret, text: this.s.slice(start, this.i).trim() };
     }
     if (this.eat('dyn ')) {
       const bounds: TypeRef[] = [this.type()];
