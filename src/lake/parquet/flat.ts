@@ -58,6 +58,11 @@ class Scratch {
   reset(): void {
     this.len = 0;
   }
+  shrink(): void {
+    this.buf = new Uint8Array(1 << 16);
+    this.view = new DataView(this.buf.buffer);
+    this.len = 0;
+  }
   ensure(extra: number): void {
     const need = this.len + extra;
     if (need <= this.buf.length) return;
@@ -476,7 +481,7 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
     start = end;
   }
   // a chunk of long texts may have grown the buffer far: not kept past 32 MiB
-  if (strings.buf.length > 32 << 20) strings.buf = new Uint8Array(1 << 16), strings.view = new DataView(strings.buf.buffer);
+  if (strings.buf.length > 32 << 20) strings.shrink();
   if (columnIndex) columnIndex.boundary_order = ascending ? 'ASCENDING' : descending ? 'DESCENDING' : 'UNORDERED';
 
   return {
