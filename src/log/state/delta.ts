@@ -40,7 +40,7 @@ import { batchRows } from '../batch.ts';
 import { ident, type Entity, type Kind } from '../schema.ts';
 import { APPEND_ONLY, PROP_BUILDING, CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, CODE_PATHS, CORE_STATE_TABLES, SORT_COLUMNS, STATE_TABLES, TABLE_ENTITY, dstName, stateSchema, type StateTable, type Via } from './schema.ts';
 import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, pathRow, placed, posOf, type Placed, type Row } from './rows.ts';
-import { inList } from '../../lake/expr/expr.ts';
+import { and, eq, ge, le, type Expr } from '../../lake/expr/expr.ts';
 import { StateView } from './view.ts';
 
 /** One target of the commit: a state table and a fresh row-delta update for each attempt. */
@@ -58,8 +58,27 @@ export interface StateDeltaOptions {
 
 type Owner = 'node' | 'edge' | 'file';
 
-/** qpaths per code_paths lookup (an IN list; sorted, so each chunk is a narrow range of the table). */
-const PATH_LOOKUP_CHUNK = 2000;
+/**
+ * The code_paths lookups for some qpaths: per first path segment (a crate's
+ * paths share their root), the range from its least to its greatest qpath —
+ * the rows between are the same root's (other versions of the crate, mostly
+ * the same paths), read in a few pages; an IN list of a crate's thousand
+ * paths cost ~8x as much (a page span per value).
+ */
+export function pathRanges(qpaths: string[]): Expr[] {
+  const byRoot = new Map<string, { lo: string; hi: string }>();
+  for (const q of qpaths) {
+    const at = q.indexOf('::');
+    const root = at < 0 ? q : q.slice(0, at);
+    const r = byRoot.get(root);
+    if (!r) byRoot.set(root, { lo: q, hi: q });
+    else {
+      if (compareStrings(q, r.lo) < 0) r.lo = q;
+      if (compareStrings(q, r.hi) > 0) r.hi = q;
+    }
+  }
+  return [...byRoot.values()].map((r) => (r.lo === r.hi ? eq('qpath', r.lo) : and(ge('qpath', r.lo), le('qpath', r.hi))));
+}
 
 /** Compare two values of a sort column: nulls first, strings by UTF-8 bytes. */
 export function compareValues(a: Value, b: Value): number {
@@ -570,11 +589,12 @@ export class StateDelta {
     const table = await this.table(CODE_PATHS);
     const rows = p.fresh;
     if (p.maybe.length > 0 && table.currentSnapshot()) {
-      const qpaths = [...new Set(p.maybe.map((r) => r.qpath as string))].sort(compareStrings);
+      const wanted = new Set(p.maybe.map((r) => r.qpath as string));
       const held = new Map<string, Set<string>>();
-      for (let i = 0; i < qpaths.length; i += PATH_LOOKUP_CHUNK) {
-        for (const r of await table.scan({ filter: inList('qpath', qpaths.slice(i, i + PATH_LOOKUP_CHUNK)), columns: ['qpath', 'id'] }).toArray()) {
+      for (const range of pathRanges([...wanted])) {
+        for (const r of await table.scan({ filter: range, columns: ['qpath', 'id'] }).toArray()) {
           const q = r.qpath as string;
+          if (!wanted.has(q)) continue;
           let ids = held.get(q);
           if (!ids) held.set(q, (ids = new Set()));
           ids.add(r.id as string);
