@@ -26,6 +26,7 @@ import { deserializeTCompactProtocol } from 'hyparquet/src/thrift.js';
 import type { Compressors } from 'hyparquet';
 import { zstdDecompress } from '../codec/zstd.ts';
 import { parseOffsetIndex, type PageLocation } from './offset-index.ts';
+import { narrowRead, narrowable } from './narrow.ts';
 import { cachedRead } from '../io/read-cache.ts';
 
 // hyparquet-compressors' pure-JS zstd (fzstd) rejects some valid frames that
@@ -623,6 +624,29 @@ export class ParquetDataFile {
   }
 
   /**
+   * Rows [from, to) of a top-level primitive field through narrowRead, into
+   * `out`; false (nothing written) when narrowRead does not take the chunk.
+   */
+  private async readNarrow(rg: FileMetaData['row_groups'][number], node: SchemaTree, field: NestedField, from: number, to: number, out: Value[]): Promise<boolean> {
+    if (!isPrimitiveType(field.type) || node.children.length) return false;
+    const ci = this.chunkIndex(this.metadata.row_groups.indexOf(rg), node);
+    const meta = rg.columns[ci]?.meta_data;
+    const element = stripLeaf(node.element);
+    if (!meta || !narrowable(element, meta)) return false;
+    const pages = await this.pageLocations(rg, ci);
+    if (pages === undefined) return false;
+    let data: unknown[] | undefined;
+    try {
+      data = await narrowRead(this.file, meta, element, pages, Number(rg.num_rows), from, to, ZSTD);
+    } catch (e) {
+      throw new Error(`${this.path}: reading rows ${from}..${to} of column "${node.element.name}": ${(e as Error).message}`);
+    }
+    if (data === undefined) return false;
+    convertPrimitiveInto(out, 0, data, 0, data.length, field.type, node.element);
+    return true;
+  }
+
+  /**
    * All rows of one row group, one column per requested field (matched by
    * field id). A field absent from the file gets `missing(field)` (default null).
    */
@@ -660,7 +684,14 @@ export class ParquetDataFile {
       present.push({ j, node, field: f });
       names.add(node.element.name);
     }
-    if (present.length && numRows > 0) {
+    // a narrowed read decodes only its rows of the flat columns narrowRead takes; hyparquet reads the rest
+    let rest = present;
+    if (narrowed && present.length && numRows > 0) {
+      const done = await Promise.all(present.map(({ j, node, field }) => this.readNarrow(rg, node, field, from, to, columns[j]!)));
+      rest = present.filter((_, k) => !done[k]);
+      for (const { node } of present.filter((_, k) => done[k])) names.delete(node.element.name);
+    }
+    if (rest.length && numRows > 0) {
       const chunks = new Map<string, { rowStart: number; data: ArrayLike<unknown> }[]>();
       // a narrowed read: the page locations of the chunks read, parsed here once per footer (hyparquet
       // would parse each chunk's offset index again at every read); a chunk without them is left to it
@@ -699,7 +730,7 @@ export class ParquetDataFile {
       } catch (e) {
         throw new Error(`${this.path}: reading row group ${index}: ${(e as Error).message}`);
       }
-      for (const { j, node, field } of present) {
+      for (const { j, node, field } of rest) {
         const out = columns[j]!;
         const list = chunks.get(node.element.name) ?? [];
         let filled = 0;
