@@ -264,9 +264,17 @@ export class BodyReader {
       case 'scoped_identifier':
         // a path pattern (`Delimiter::Brace =>`) names a constant or unit variant: it binds nothing
         return;
+      case 'reference_pattern': {
+        // `&x` binds what the reference points to
+        const inner = pat.namedChildren.find((c): c is Node => c !== null && c.type !== 'mutable_specifier' && !c.type.endsWith('comment'));
+        if (!inner) return;
+        if (ty) this.bind(inner, at, ty.k === 'ref' ? ty.of : undefined, undefined, 'value', out, { until: how.until });
+        else if (init) this.bind(inner, at, undefined, init, via, out, into({ deref: true }));
+        else untyped(inner);
+        return;
+      }
       case 'mut_pattern':
       case 'ref_pattern':
-      case 'reference_pattern':
       case 'captured_pattern': {
         const inner = pat.namedChildren.filter((c): c is Node => c !== null && c.type !== 'mutable_specifier');
         // `x @ P` binds x to the whole value

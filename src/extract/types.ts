@@ -120,8 +120,8 @@ export interface Binding {
 }
 
 /** A step into a value: a tuple's element, or a field of the struct or variant a pattern names. */
-/** (`elem` after a `..` counts from the end: -1 is the last.) */
-export type Projection = { elem: number } | { path: string; field: string };
+/** (`elem` after a `..` counts from the end: -1 is the last; `deref`: a `&pat` pattern, through the reference.) */
+export type Projection = { elem: number } | { path: string; field: string } | { deref: true };
 
 /**
  * A reference from inside an item. `target` is the path as written: `foo`,

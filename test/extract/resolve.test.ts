@@ -310,3 +310,39 @@ test('patterns: positions count `_` (tuples, tuple structs, closure parameters) 
   const at = callsAt(g, 'calls::by_positions', 448).filter((e) => e.dstPath.endsWith('::area'));
   assert.deepEqual(at.map((e) => [e.col, e.dst]), [[11, area], [22, area], [33, area], [60, area]]);
 });
+
+test('iterating: a Result yields its Ok value, flatten the items\' items, an IntoIterator-bounded parameter its Item; <T as Trait>::Name through T\'s impl', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::by_iterating', 496, 'calls::Square::area').dst, area, 'flat_map to Result<Vec<Square>>, then flatten');
+  assert.equal(callTo(g, 'calls::by_iterating', 499, 'calls::Square::area').dst, area, 'I: IntoIterator<Item = Square>');
+  assert.equal(callTo(g, 'calls::by_iterating', 501, 'calls::BagIter::peek_area').dst, node(g, 'calls::BagIter::peek_area').id, 'the impl for Bag, not for &Bag');
+});
+
+test('method calls: Extend<A>::extend picks the impl whose A the argument iterates (a fn path passed to map gives its result)', async () => {
+  const g = await extract('calls');
+  const sq = '<calls::Sink2 as std::iter::Extend<calls::Square>>::extend';
+  const inner = '<calls::Sink2 as std::iter::Extend<calls::Inner>>::extend';
+  assert.equal(callTo(g, 'calls::by_extend', 520, sq).dst, node(g, sq).id);
+  assert.equal(callTo(g, 'calls::by_extend', 521, inner).dst, node(g, inner).id);
+});
+
+test('patterns: `&pat` binds through the reference (the tuple a closure returns then picks Extend<(&A, &B)> or Extend<(A, B)>)', async () => {
+  const g = await extract('calls');
+  const refs = '<calls::Sink3 as std::iter::Extend<(&calls::Square, &u8)>>::extend';
+  const owned = '<calls::Sink3 as std::iter::Extend<(calls::Square, u8)>>::extend';
+  assert.equal(callTo(g, 'calls::by_ref_pattern', 536, refs).dst, node(g, refs).id);
+  assert.equal(callTo(g, 'calls::by_ref_pattern', 537, owned).dst, node(g, owned).id);
+});
+
+test('method calls into dependencies: a dependency trait\'s `Self::X` result on a bounded receiver has the bounds of its `type X: Bound;` (type_info b)', async () => {
+  const dep = await extract('dep');
+  assert.equal(node(dep, 'dep::Writer::Map').typeInfo, '{"a":"_","b":["dep::MapWriter"]}');
+  const depSummary = summaryOf('dep@1.0.0', 'r', dep);
+  const ext = await extract('ext', [depSummary]);
+  const g = await extract('user', [depSummary, summaryOf('ext@1.0.0', 'r', ext)]);
+  for (const [line, m] of [[48, 'entry'], [49, 'end']] as const) {
+    const e = callTo(g, 'user::write_all', line, `dep::MapWriter::${m}`);
+    assert.deepEqual([e.dst, e.dispatch, e.dstKrate], [node(dep, `dep::MapWriter::${m}`).id, 'dynamic', 'dep@1.0.0']);
+  }
+});

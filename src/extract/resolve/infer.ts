@@ -70,6 +70,14 @@ const RHS_IS_SELF: ReadonlySet<string> = new Set([
   'AddAssign', 'SubAssign', 'MulAssign', 'DivAssign', 'RemAssign', 'BitAndAssign', 'BitOrAssign', 'BitXorAssign', 'ShlAssign', 'ShrAssign',
 ]);
 
+/**
+ * std traits whose methods take the trait's type parameter as their first
+ * argument (`PartialEq<Rhs>::eq(&self, &Rhs)`, `From<T>::from(T)`); others
+ * do not (`Extend<A>::extend` takes an iterator of A), so an argument's type
+ * tells nothing about which of their impls is called.
+ */
+const ARG_IS_PARAM: ReadonlySet<string> = new Set([...RHS_IS_SELF, 'From', 'TryFrom']);
+
 const INTEGERS: ReadonlySet<string> = new Set(['u8', 'u16', 'u32', 'u64', 'u128', 'usize', 'i8', 'i16', 'i32', 'i64', 'i128', 'isize']);
 
 const FN_TRAITS: ReadonlySet<string> = new Set(['Fn', 'FnMut', 'FnOnce']);
@@ -87,7 +95,46 @@ type Method = { res: Res; ret: Ty; dispatch: 'static' | 'dynamic' };
 export class Infer {
   private blanketCache: BlanketTrait[] | null = null;
 
-  constructor(private readonly names: Names, private readonly lowering: TypeLowering, private readonly impls: Impls) {}
+  constructor(private readonly names: Names, private readonly lowering: TypeLowering, private readonly impls: Impls) {
+    lowering.projection = (self, trait, name) => this.projection(self, trait, name);
+  }
+
+  /**
+   * `<T as Trait>::Name`: the associated type `Name` of T's impl of Trait
+   * (this crate's or a dependency's), an impl for exactly T's references
+   * first (`impl IntoIterator for Map` before `for &Map`); null when none.
+   */
+  private projection(self: Ty, trait: Ty & { k: 'adt' }, name: string): Ty | null {
+    // (an associated type defined through another projection: a few levels, never a cycle)
+    if (this.projecting >= 4) return null;
+    this.projecting++;
+    try {
+      return this.projectionOnce(self, trait, name);
+    } finally {
+      this.projecting--;
+    }
+  }
+
+  private projecting = 0;
+
+  private projectionOnce(self: Ty, trait: Ty & { k: 'adt' }, name: string): Ty | null {
+    const want = refChain(self).join(' ');
+    const mine = this.impls.implsOfTy(self).filter((i) => i.trait && sameItem(i.trait.res, trait.res))
+      .sort((a, b) => Number(refChain(b.self).join(' ') === want) - Number(refChain(a.self).join(' ') === want));
+    for (const info of mine) {
+      const a = info.def.children.find((c) => c.name === name && c.item.ty);
+      if (!a) continue;
+      const head = headOf(self);
+      const ctx: PathCtx = { self: head ? head.res : null, generics: info.def.item.generics, locals: [] };
+      return substitute(this.lowering.lower(a.item.ty!, a.scope, ctx, info.self), matchArgs(info.self, self));
+    }
+    for (const impl of this.impls.depImplsOfTy(self)) {
+      if (!impl.trait || !sameItem(impl.trait, trait.res)) continue;
+      const a = impl.item.crate.childrenOf(impl.node).find((c) => c.name === name);
+      if (a?.typeInfo?.a) return this.lowering.lowerCanonical(a.typeInfo.a);
+    }
+    return null;
+  }
 
   /** The environment of a body item (fn, method, trait item, const). */
   env(def: Def): BodyEnv {
@@ -405,6 +452,11 @@ export class Infer {
       else t = b.closure ? this.closureParam(init, b.closure, env) : UNKNOWN('closure');
       for (const p of b.proj ?? []) {
         if (t.k === 'unknown') break;
+        if ('deref' in p) {
+          // `&pat`: through the reference (none known: the type as it is, like autoderef)
+          if (t.k === 'ref') t = t.of;
+          continue;
+        }
         // a pattern through a reference binds by reference (match ergonomics)
         const byRef = t.k === 'ref';
         if ('elem' in p) {
@@ -556,7 +608,11 @@ export class Infer {
         subst = matchArgs(this.lowering.lowerCanonical(parent.typeInfo.self), recv);
       }
       if (parent?.kind === 'trait' && recv) (subst ??= new Map()).set('Self', recv);
-      return this.lowering.lowerCanonical(r, subst);
+      const ret = this.lowering.lowerCanonical(r, subst);
+      if (parent?.kind === 'trait' && recv && (stripRefs(recv).k === 'param' || stripRefs(recv).k === 'dyn')) {
+        return this.depProjections(ret, { crate: res.dep.crate, node: parent });
+      }
+      return ret;
     }
     return UNKNOWN(`return type of ${res.ext}`);
   }
@@ -593,6 +649,11 @@ export class Infer {
     const args: StdCallArgs = {
       closureRet: () => {
         const c = e.a0;
+        // a function passed by path (`.map(TokenStream::unwrap_stable)`): its declared result
+        if (c?.k === 'path' && c.path.includes('::')) {
+          const res = this.names.resolve(c.path.split('::'), env.def.scope, 'value', env.ctx);
+          return res ? this.returnType(res, null, null) : UNKNOWN(`${c.path} not found`);
+        }
         if (!c || c.k !== 'closure' || !c.body) return UNKNOWN('closure result');
         return this.typeOf(c.body, c.at, env, depth + 1);
       },
@@ -622,7 +683,8 @@ export class Infer {
       if (seen.has(key)) return null;
       seen.add(key);
       const p = resPath(b.res);
-      if (ITERATOR_TRAITS.has(p)) {
+      // (a type bounded by IntoIterator only has into_iter, which gives such an iterator)
+      if (ITERATOR_TRAITS.has(p) || p === 'std::iter::IntoIterator') {
         const item = b.assoc?.find((a) => a.name === 'Item')?.ty ?? UNKNOWN('Item of the bound');
         return stdTy(ITER, [item]);
       }
@@ -973,6 +1035,8 @@ export class Infer {
     const want = trait.args[0] ?? (RHS_IS_SELF.has(resPath(trait.res).split('::').pop()!) ? self : undefined);
     if (!want || !arg || want.k === 'param') return true;
     const r = trait.res;
+    if ('ext' in r && resPath(r).split('::').pop() === 'Extend') return this.itemFits(want, arg);
+    if ('ext' in r && !ARG_IS_PARAM.has(resPath(r).split('::').pop()!)) return true;
     if ('def' in r && r.def.kind === 'trait') {
       const first = r.def.item.generics.find((g) => g !== 'Self');
       const m = r.def.children.find((c) => c.name === name && c.item.params !== undefined);
@@ -985,10 +1049,22 @@ export class Infer {
     return renderTy(stripRefs(want)) === renderTy(stripRefs(got));
   }
 
+  /** `Extend<A>::extend(iter)`: does the argument iterate A (references apart)? Unknown: yes. */
+  private itemFits(want: Ty, arg: () => Ty): boolean {
+    if (want.k === 'param') return true;
+    const got = arg();
+    if (got.k === 'unknown' || got.k === 'param') return true;
+    const item = this.itemOf(got);
+    if (item.k === 'unknown' || item.k === 'param') return true;
+    return renderTy(stripRefs(want)) === renderTy(stripRefs(item));
+  }
+
   /** A dependency impl's trait arguments (canonical text) against the call's argument: unknown = fits. */
   private argFitsText(traitText: string, arg: () => Ty): boolean {
     const t = this.lowering.lowerCanonical(traitText);
     if (t.k !== 'adt' || t.args.length === 0) return true;
+    if ('ext' in t.res && resPath(t.res).split('::').pop() === 'Extend') return this.itemFits(t.args[0]!, arg);
+    if ('ext' in t.res && !ARG_IS_PARAM.has(resPath(t.res).split('::').pop()!)) return true;
     const want = t.args[0]!;
     if (want.k === 'param') return true;
     const got = arg();
@@ -1086,6 +1162,31 @@ export class Infer {
         return t.args.length > 0 ? { ...t, args: t.args.map((a) => this.projections(a, trait)) } : t;
       }
       case 'ref': return { ...t, of: this.projections(t.of, trait) };
+      default: return t;
+    }
+  }
+
+  /**
+   * `projections` for a dependency's trait: each `Self::X` whose associated
+   * type the trait bounds (type_info `b`: serde's `type SerializeMap:
+   * SerializeMap<…>;`) becomes a parameter bounded by those traits.
+   */
+  private depProjections(t: Ty, trait: Extract<Res, { dep: unknown }>['dep']): Ty {
+    switch (t.k) {
+      case 'adt': {
+        const ext = 'ext' in t.res ? t.res.ext : null;
+        const m = ext !== null ? /^Self::([A-Za-z_][A-Za-z0-9_]*)$/.exec(ext) : null;
+        if (m) {
+          const name = `${trait.node.qpath}::${m[1]}`;
+          if (!this.assocBounds.has(name)) {
+            const decl = trait.crate.childrenOf(trait.node).find((c) => c.name === m[1] && c.kind === 'trait_item');
+            this.assocBounds.set(name, (decl?.typeInfo?.b ?? []).map((b) => this.lowering.lowerCanonical(b)));
+          }
+          return this.assocBounds.get(name)!.length > 0 ? { k: 'param', name } : t;
+        }
+        return t.args.length > 0 ? { ...t, args: t.args.map((a) => this.depProjections(a, trait)) } : t;
+      }
+      case 'ref': return { ...t, of: this.depProjections(t.of, trait) };
       default: return t;
     }
   }

@@ -35,6 +35,8 @@ const MAX_ALIAS_DEPTH = 8;
 export class TypeLowering {
   /** A type-position macro call's text -> the type it expands to (macros/ sets it), or null. */
   macroType: ((text: string) => TypeRef | null) | null = null;
+  /** `<T as Trait>::Name` for a concrete T: the associated type of T's impl of Trait (infer.ts sets it, once impls are known), or null. */
+  projection: ((self: Ty, trait: Ty & { k: 'adt' }, name: string) => Ty | null) | null = null;
 
   constructor(private readonly names: Names, readonly world: DepWorld) {}
 
@@ -64,7 +66,15 @@ export class TypeLowering {
         k: 'fn', params: t.params.map((x) => this.lower(x, scope, ctx, self, depth)),
         ret: t.ret ? this.lower(t.ret, scope, ctx, self, depth) : { k: 'tuple', of: [] },
       };
-      case 'qself': return { k: 'unknown', why: `associated type ${t.name}` };
+      case 'qself': {
+        if (t.trait && this.projection && depth < MAX_ALIAS_DEPTH) {
+          const on = this.lower(t.self, scope, ctx, self, depth + 1);
+          const trait = this.lower(t.trait, scope, ctx, self, depth + 1);
+          const hit = on.k !== 'unknown' && on.k !== 'param' && trait.k === 'adt' ? this.projection(on, trait, t.name) : null;
+          if (hit) return hit;
+        }
+        return { k: 'unknown', why: `associated type ${t.name}` };
+      }
       case 'other': {
         const expanded = depth < MAX_ALIAS_DEPTH && t.text.includes('!') ? this.macroType?.(t.text) ?? null : null;
         return expanded ? this.lower(expanded, scope, ctx, self, depth + 1) : { k: 'unknown', why: `type ${t.text}` };
