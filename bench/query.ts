@@ -41,11 +41,12 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventLog } from '../src/log/event-log.ts';
 import { eq } from '../src/lake/expr/expr.ts';
-import { UNIVERSE_REPO, type Kind } from '../src/log/schema.ts';
+import { UNIVERSE_REPO, ident, type Kind } from '../src/log/schema.ts';
 import type { Value } from '../src/lake/spec/types.ts';
 import { expandCrateDirs, ingest, universeAdd } from '../src/ingest/index.ts';
 import { maintainState, formatMaintainReport } from '../src/log/state/maintain.ts';
 import { rebuildState, hasStateTables } from '../src/log/state/rebuild.ts';
+import { CODE_PATHS, PROP_BUILDING } from '../src/log/state/schema.ts';
 import { callees, callers, def, find, history, refs, type QueryOptions } from '../src/query/index.ts';
 import { load, type LoadResult } from './load.ts';
 import { readStats } from '../src/lake/parquet/read.ts';
@@ -364,6 +365,11 @@ async function eventCount(): Promise<number> {
     let n = 0;
     for (const k of ['node', 'edge', 'file', 'pos'] as const) for await (const b of l.scan(k, { columns: ['id'] })) n += b.numRows;
     if (!hasStateTables(l)) await rebuildState(l);
+    else {
+      // a lake built before code_paths (history's index by path): built as `mimir state maintain` would
+      const t = l.lake.tableExists(ident(CODE_PATHS)) ? await l.lake.loadTable(ident(CODE_PATHS)) : undefined;
+      if (!t || t.properties[PROP_BUILDING] !== undefined) await rebuildState(l, { tables: [CODE_PATHS] });
+    }
     return n;
   } finally {
     l.close();

@@ -322,7 +322,25 @@ function pickImpls(home: CrateModel, traitName: string, self: TypeAst, selfText:
     const narrowed = hits.filter((i) => i.impl!.traitArgs.map(renderType).join(', ') === want);
     if (narrowed.length > 0) hits = narrowed;
   }
+  // no trait arguments printed: rustc leaves out those equal to their default (`Rhs = Self`), so an impl
+  // whose argument is another concrete type is not the one called (`<[u8] as PartialOrd>::partial_cmp` is
+  // core's, not bytes' `impl PartialOrd<Bytes> for [u8]`)
+  if (!traitArgs) {
+    const wantSelf = renderType(self);
+    hits = hits.filter((i) => i.impl!.traitArgs.every((a) => hasGeneric(a) || renderType(a) === wantSelf));
+  }
   return hits;
+}
+
+/** Does a type mention a generic parameter (`T`, `Vec<T>`)? */
+function hasGeneric(t: TypeAst): boolean {
+  switch (t.k) {
+    case 'path': return t.generic === true || t.args.some(hasGeneric);
+    case 'ref': case 'ptr': case 'slice': case 'array': return hasGeneric(t.t);
+    case 'tuple': return t.ts.some(hasGeneric);
+    case 'qpath': return true;
+    default: return false;
+  }
 }
 
 // ---- callers --------------------------------------------------------------------

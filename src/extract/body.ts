@@ -98,7 +98,9 @@ export class BodyReader {
           const pat = n.childForFieldName('pattern');
           const ty = n.childForFieldName('type');
           const value = n.childForFieldName('value');
-          if (pat) this.bind(pat, n.endIndex, ty ? this.syn.typeOf(ty) : undefined, value ? this.expr(value) : undefined, 'value', bindings, { from: n.startIndex });
+          // visible to the end of its block (`let (byte, rest) = …;` in a match arm does not shadow the fn `byte` after it)
+          const until = n.parent?.type === 'block' ? n.parent.endIndex : undefined;
+          if (pat) this.bind(pat, n.endIndex, ty ? this.syn.typeOf(ty) : undefined, value ? this.expr(value) : undefined, 'value', bindings, { from: n.startIndex, until });
           break;
         }
         case 'function_item':
@@ -113,10 +115,11 @@ export class BodyReader {
         case 'closure_expression': {
           const ctx = this.closureContext(n);
           let i = 0;
-          for (const p of n.childForFieldName('parameters')?.namedChildren ?? []) {
-            if (!p || p.type.endsWith('comment')) continue;
+          const params = n.childForFieldName('parameters');
+          for (const p of params ? elements(params) : []) {
             const closure = ctx ? { ...ctx.closure, param: i } : undefined;
             i++;
+            if (!p) continue; // `_`: a position, no name
             const pat = p.type === 'parameter' ? p.childForFieldName('pattern') : p;
             const ty = p.type === 'parameter' ? p.childForFieldName('type') : null;
             if (!pat) continue;
@@ -258,9 +261,20 @@ export class BodyReader {
       case 'shorthand_field_identifier':
         name(pat);
         return;
+      case 'scoped_identifier':
+        // a path pattern (`Delimiter::Brace =>`) names a constant or unit variant: it binds nothing
+        return;
+      case 'reference_pattern': {
+        // `&x` binds what the reference points to
+        const inner = pat.namedChildren.find((c): c is Node => c !== null && c.type !== 'mutable_specifier' && !c.type.endsWith('comment'));
+        if (!inner) return;
+        if (ty) this.bind(inner, at, ty.k === 'ref' ? ty.of : undefined, undefined, 'value', out, { until: how.until });
+        else if (init) this.bind(inner, at, undefined, init, via, out, into({ deref: true }));
+        else untyped(inner);
+        return;
+      }
       case 'mut_pattern':
       case 'ref_pattern':
-      case 'reference_pattern':
       case 'captured_pattern': {
         const inner = pat.namedChildren.filter((c): c is Node => c !== null && c.type !== 'mutable_specifier');
         // `x @ P` binds x to the whole value
@@ -269,10 +283,15 @@ export class BodyReader {
         return;
       }
       case 'tuple_pattern': {
-        const elems = pat.namedChildren.filter((c): c is Node => c !== null && !c.type.endsWith('comment'));
+        // positions count `_`; after `..` they count from the end (negative)
+        const elems = elements(pat);
+        const rest = elems.findIndex((e) => e?.type === 'remaining_field_pattern');
         elems.forEach((e, i) => {
-          if (ty) this.bind(e, at, ty.k === 'tuple' ? ty.of[i] : undefined, undefined, 'value', out, { until: how.until });
-          else if (init) this.bind(e, at, undefined, init, via, out, into({ elem: i }));
+          if (!e || i === rest) return;
+          const elem = rest >= 0 && i > rest ? i - elems.length : i;
+          const written = ty?.k === 'tuple' ? ty.of[elem < 0 ? ty.of.length + elem : elem] : undefined;
+          if (ty) this.bind(e, at, written, undefined, 'value', out, { until: how.until });
+          else if (init) this.bind(e, at, undefined, init, via, out, into({ elem }));
           else untyped(e);
         });
         return;
@@ -280,10 +299,14 @@ export class BodyReader {
       case 'tuple_struct_pattern': {
         const head = pat.childForFieldName('type');
         const path = head ? this.syn.pathText(head) : '';
-        const elems = pat.namedChildren.filter((c): c is Node => c !== null && c.id !== head?.id && !c.type.endsWith('comment'));
+        const elems = elements(pat, head);
+        const rest = elems.findIndex((e) => e?.type === 'remaining_field_pattern');
         const wraps = (path === 'Some' || path === 'Ok' || path === 'Option::Some' || path === 'Result::Ok') && elems.length === 1;
+        const err = (path === 'Err' || path === 'Result::Err') && elems.length === 1;
         elems.forEach((e, i) => {
-          if (!init || path === 'Err' || path === 'None') untyped(e);
+          if (!e || i === rest) return;
+          if (!init || path === 'None' || (rest >= 0 && i > rest)) untyped(e);
+          else if (err) this.bind(e, at, undefined, init, via, out, into({ path: 'Err', field: '0' }));
           else if (wraps && via === 'value' && !how.proj) this.bind(e, at, undefined, init, 'some', out, { from: how.from, until: how.until });
           else this.bind(e, at, undefined, init, via, out, into(wraps ? { path: 'Some', field: '0' } : { path, field: String(i) }));
         });
@@ -352,7 +375,11 @@ export class BodyReader {
           if (a0) e.a0 = this.expr(a0);
           return e;
         }
-        return { k: 'unknown', what: `call of ${callee.type}` };
+        // a value called: `(vtable(p).object_ref)(e)`, `make()(x)`
+        const e: Expr = { k: 'vcall', f: this.expr(callee) };
+        const a0 = firstArg(n);
+        if (a0) e.a0 = this.expr(a0);
+        return e;
       }
       case 'field_expression': {
         const value = n.childForFieldName('value');
@@ -433,11 +460,15 @@ export class BodyReader {
       }
       case 'match_expression': {
         const of: Expr[] = [];
+        const at: number[] = [];
         for (const arm of n.childForFieldName('body')?.namedChildren ?? []) {
           const v = arm?.type === 'match_arm' ? arm.childForFieldName('value') : null;
-          if (v && of.length < MAX_ARMS) of.push(this.expr(v));
+          if (v && of.length < MAX_ARMS) {
+            of.push(this.expr(v));
+            at.push(v.startIndex);
+          }
         }
-        return of.length > 0 ? { k: 'either', of } : { k: 'unknown', what: n.type };
+        return of.length > 0 ? { k: 'either', of, at } : { k: 'unknown', what: n.type };
       }
       default:
         return { k: 'unknown', what: n.type };
@@ -451,6 +482,17 @@ export class BodyReader {
     }
     return out;
   }
+}
+
+/** The elements of a tuple-like pattern or closure parameter list in order, `_` as null (it is no named node). */
+function elements(list: Node, head: Node | null = null): (Node | null)[] {
+  const out: (Node | null)[] = [];
+  for (const c of list.children) {
+    if (!c) continue;
+    if (c.type === '_') out.push(null);
+    else if (c.isNamed && c.id !== head?.id && !c.type.endsWith('comment') && c.type !== 'attribute_item') out.push(c);
+  }
+  return out;
 }
 
 /** A call's first argument. */

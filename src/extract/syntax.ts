@@ -136,6 +136,12 @@ export class Syntax {
         const inner = node.namedChildren.find((c) => c !== null) ?? null;
         return this.typeOf(inner);
       }
+      case 'function_type': {
+        // `unsafe extern "C" fn(A, x: B) -> R`; a bare `Fn(A)` (edition 2015's trait object) stays `other`
+        if (node.childForFieldName('trait')) return { k: 'other', text: collapse(this.text(node)) };
+        const ret = node.childForFieldName('return_type');
+        return { k: 'fn', params: this.fnParams(node), ret: ret ? this.typeOf(ret) : null, text: collapse(this.text(node)) };
+      }
       default:
         return { k: 'other', text: collapse(this.text(node)) };
     }
@@ -157,17 +163,25 @@ export class Syntax {
         return t ? this.boundsOf(t) : [];
       }
       case 'function_type': {
-        // `F: Fn(A) -> B`: the trait is the function's name; its parameters one tuple argument (rustc's `Fn<(A,)>`)
-        const params = node.childForFieldName('parameters');
-        const of = (params?.namedChildren ?? []).filter((c): c is Node => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item')
-          .map((c) => this.typeOf(c.type === 'parameter' ? c.childForFieldName('type') : c));
-        return [{ k: 'path', path: this.pathText(node.childForFieldName('trait') ?? node), args: [{ k: 'tuple', of }] }];
+        // `F: Fn(A) -> B`: the trait is the function's name; its parameters one tuple argument, its
+        // result the `Output` binding (rustc's `Fn<(A,), Output = B>`)
+        const ret = node.childForFieldName('return_type');
+        const bound: TypeRef = { k: 'path', path: this.pathText(node.childForFieldName('trait') ?? node), args: [{ k: 'tuple', of: this.fnParams(node) }] };
+        if (ret) bound.assoc = [{ name: 'Output', ty: this.typeOf(ret) }];
+        return [bound];
       }
       default: {
         const t = this.typeOf(node);
         return t.k === 'path' ? [t] : [];
       }
     }
+  }
+
+  /** The parameter types of a `function_type` (`fn(A, x: B)`, `Fn(A, B)`). */
+  private fnParams(node: Node): TypeRef[] {
+    const params = node.childForFieldName('parameters');
+    return (params?.namedChildren ?? []).filter((c): c is Node => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item')
+      .map((c) => this.typeOf(c.type === 'parameter' ? c.childForFieldName('type') : c));
   }
 
   /** Type parameters with bounds, from `type_parameters` and a `where` clause (simple `T: …` predicates only). */
@@ -218,6 +232,7 @@ export function typeText(t: TypeRef, path: (p: string) => string = (p) => p): st
     case 'dyn': return `dyn ${t.bounds.map((b) => typeText(b, path)).join(' + ')}`;
     case 'prim': return t.name;
     case 'qself': return t.trait ? `<${typeText(t.self, path)} as ${typeText(t.trait, path)}>::${t.name}` : `${typeText(t.self, path)}::${t.name}`;
+    case 'fn': return t.text;
     case 'other': return t.text;
   }
 }

@@ -51,6 +51,8 @@ export type TypeRef =
   | { k: 'prim'; name: string }
   /** `<T as Trait>::Name` or `T::Name` (trait null). */
   | { k: 'qself'; self: TypeRef; trait: TypeRef | null; name: string }
+  /** A fn pointer type (`unsafe fn(A, B) -> R`; `ret` null for `()`); `text` as written, whitespace collapsed (paths render it so). */
+  | { k: 'fn'; params: TypeRef[]; ret: TypeRef | null; text: string }
   | { k: 'other'; text: string };
 
 /** A generic parameter with its trait bounds (from `<T: A>` and `where T: B`). */
@@ -69,6 +71,8 @@ export interface GenericParam {
 export type Expr =
   | { k: 'path'; path: string }
   | { k: 'call'; f: string; targs?: TypeRef[]; a0?: Expr }
+  /** A call of a value (`(vtable.f)(x)`, `make()(x)`): the callee any expression but a path or a method. */
+  | { k: 'vcall'; f: Expr; a0?: Expr }
   | { k: 'mcall'; recv: Expr; name: string; targs?: TypeRef[]; a0?: Expr }
   | { k: 'field'; recv: Expr; name: string }
   | { k: 'try'; of: Expr }
@@ -81,8 +85,11 @@ export type Expr =
   | { k: 'macro'; name: string }
   /** A closure: the expression it returns (a block's tail), when there is one. */
   | { k: 'closure'; body: Expr | null; at: number }
-  /** One of several values of one type (match arms, if/else branches): the first whose type is known. */
-  | { k: 'either'; of: Expr[] }
+  /**
+   * One of several values of one type (match arms, if/else branches): the first whose type is known.
+   * `at`: where each is read (a match arm's bindings are visible from its pattern on).
+   */
+  | { k: 'either'; of: Expr[]; at?: number[] }
   | { k: 'unknown'; what: string };
 
 /**
@@ -113,7 +120,8 @@ export interface Binding {
 }
 
 /** A step into a value: a tuple's element, or a field of the struct or variant a pattern names. */
-export type Projection = { elem: number } | { path: string; field: string };
+/** (`elem` after a `..` counts from the end: -1 is the last; `deref`: a `&pat` pattern, through the reference.) */
+export type Projection = { elem: number } | { path: string; field: string } | { deref: true };
 
 /**
  * A reference from inside an item. `target` is the path as written: `foo`,

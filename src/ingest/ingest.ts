@@ -606,7 +606,7 @@ async function runCrates(
       if (state) {
         const targets = await state.finish();
         run.track(state.paths());
-        for (const t of targets) run.addTarget({ ident: t.ident, update: t.update });
+        for (const t of targets) run.addTarget(t);
       }
       if (sources) {
         const t = await sources.finish();

@@ -98,7 +98,7 @@ export async function removeRepo(log: EventLog, repo: string, opts: RemoveRepoOp
         if (state) {
           const targets = await state.finish();
           run.track(state.paths());
-          for (const t of targets) run.addTarget({ ident: t.ident, update: t.update });
+          for (const t of targets) run.addTarget(t);
         }
         const report: RemoveRepoReport = { run: runId, repo, dryRun, crates, events, generation: run.generation, attempts: 0, ms: 0 };
         const row: EventRow = {

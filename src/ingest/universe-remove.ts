@@ -110,7 +110,7 @@ export async function removeUniverseCrate(log: EventLog, krate: string, opts: Un
         if (state) {
           const targets = await state.finish();
           run.track(state.paths());
-          for (const t of targets) run.addTarget({ ident: t.ident, update: t.update });
+          for (const t of targets) run.addTarget(t);
         }
         const report: UniverseRemoveReport = {
           run: runId, krate, dryRun, forced: opts.force === true && fromRepos.length > 0, rows, events, pointedFrom,

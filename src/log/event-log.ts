@@ -594,7 +594,7 @@ export class EventLog {
       state = await StateDelta.open(this);
       if (state) {
         for (const p of plan) await state.events(kind, p.batches);
-        for (const t of await state.finish()) targets.push({ ident: t.ident, update: t.update() });
+        for (const t of await state.finish()) targets.push({ ident: t.ident, update: t.update(), assertOnly: t.assertOnly });
       }
       if (!targets.some((t) => t.ident.name === CODE_NODE_EVENTS)) {
         targets.push({ ident: ident(CODE_NODE_EVENTS), update: checkUpdate(guard), assertOnly: true });

@@ -1,6 +1,7 @@
 // `history`: every event of the item(s) a path names — every node id that
 // ever had that qpath (removed ones too; def's last-segment rules when none
-// did), their node events and the events of the edges going out of them — in
+// did; found in the state table code_paths when the lake has it at the
+// generation, else by a scan of every node event's qpath), their node events and the events of the edges going out of them — in
 // commit order, oldest first.
 //
 // Order: within one table, by data sequence number, then scan order (rows of
@@ -69,7 +70,13 @@ export async function history(log: EventLog, path: string, opts: QueryOptions = 
       homes.set(row[COL_ID] as string, { repo: row[COL_REPO] as string, krate: row[COL_KRATE] as string });
       return true;
     };
-    let ids = await candidateIds(r, 'node', eq('qpath', path), { columns: ['qpath', COL_REPO, COL_KRATE], fn: home });
+    // code_paths (every (qpath, id) pair of the log, sorted by qpath): a page of the path's rows; a
+    // lake without it (made before it, or expired at the generation) scans the qpath column of every node event
+    let ids: Set<string>;
+    if (r.view && (await r.view.hasPaths())) {
+      ids = new Set();
+      for (const row of await r.view.paths(eq('qpath', path), ['qpath', COL_ID, COL_REPO, COL_KRATE])) if (home(row)) ids.add(row[COL_ID] as string);
+    } else ids = await candidateIds(r, 'node', eq('qpath', path), { columns: ['qpath', COL_REPO, COL_KRATE], fn: home });
     if (ids.size === 0) {
       const hits = (await resolvePath(r, path)).hits;
       for (const h of hits) homes.set(h.id, { repo: h.repo, krate: h.krate });

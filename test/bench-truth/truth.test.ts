@@ -186,6 +186,9 @@ test('calls: each call of the fixture gets its class, its caller and its target'
   // a chain over lines: each call on its name token's line
   assert.deepEqual([55, 56, 57].map((l) => calls.find((c) => c.line === l)!.name), ['clone', 'grow', 'radius']);
   assert.equal(at(29, 'first').target.k, 'outside');
+  // no trait arguments printed means the default (Self): `<[u8] as PartialEq>::eq` is core's, not the crate's
+  // `impl PartialEq<Bytes> for [u8]`
+  assert.deepEqual(at(63, 'eq', 'src/shapes.rs').target, { k: 'outside', krate: 'std' });
 });
 
 function node(id: string, kind: string, name: string, qpath: string, file: string, line: number, parent: string | null): MNode {

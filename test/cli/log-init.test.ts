@@ -41,6 +41,7 @@ test('init: split by default, creating the lake and every event table', async ()
     'mimir.code_node_events',
     'mimir.code_node_events_ring',
     'mimir.code_nodes',
+    'mimir.code_paths',
     'mimir.code_position_events',
     'mimir.code_position_events_ring',
     'mimir.code_sources',

@@ -12,7 +12,7 @@ import { scratch } from '../helpers.ts';
 import { parseJson, type Json } from '../../src/lake/spec/json.ts';
 import { EventLog } from '../../src/log/event-log.ts';
 import { ident } from '../../src/log/schema.ts';
-import { CODE_NODES, STATE_TABLES } from '../../src/log/state/schema.ts';
+import { CODE_NODES, CODE_PATHS, STATE_TABLES } from '../../src/log/state/schema.ts';
 import { toBatch } from '../../src/log/state/delta.ts';
 import { runCli, type CliResult } from './run-cli.ts';
 import { sampleLake, type Sample } from '../query/sample.ts';
@@ -101,4 +101,26 @@ test('a lake without state tables: questions fold the log with a note; state reb
   assert.deepEqual(answer(after), answer(folded), 'the same answer from the rebuilt tables as from the fold');
   // as of a generation before the rebuild the tables did not exist: the question folds the log there, and answers as then
   assert.equal(code(await mimir('callers', 'regex::Regex::new', '--as-of', String(s.changed), '--json'), 0).stdout, before);
+});
+
+test('a lake made before code_paths: history answers from the log; state maintain builds it (once) and history answers the same from it', async () => {
+  const before = code(await mimir('history', 'alpha::helper', '--json'), 0).stdout;
+  const log = await EventLog.open(lake);
+  try {
+    await log.lake.dropTable(ident(CODE_PATHS));
+  } finally {
+    log.close();
+  }
+  const answer = (r: CliResult): string => {
+    const { generation: _, ...rest } = parseJson(r.stdout) as Obj;
+    return JSON.stringify(rest);
+  };
+  const folded = code(await mimir('history', 'alpha::helper', '--json'), 0);
+  assert.equal(answer(folded), answer({ ...folded, stdout: before }), 'the same history from the log');
+  const m = code(await mimir('state', 'maintain'), 0);
+  assert.match(m.stdout, /^state maintain: built code_paths \(\d+ rows, folded from the log\)/);
+  assert.doesNotMatch(code(await mimir('state', 'maintain'), 0).stdout, /built code_paths/, 'built once');
+  const v = code(await mimir('state', 'verify'), 0);
+  assert.match(v.stdout, /code_paths \d+/);
+  assert.equal(answer(code(await mimir('history', 'alpha::helper', '--json'), 0)), answer(folded));
 });

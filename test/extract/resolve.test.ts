@@ -272,3 +272,77 @@ test('path calls: `T::X::f()` with T: Trait declaring `type X: Bound` names Boun
   const e = callTo(g, 'calls::by_assoc_path', 284, 'calls::Maker::make');
   assert.deepEqual([e.dst, e.dispatch], [node(g, 'calls::Maker::make').id, 'dynamic']);
 });
+
+test('calls of values: a fn pointer field\'s, a fn pointer\'s and an `Fn() -> T` closure\'s result types the method called on it; the value call is no item\'s edge', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::by_fn_pointer', 397, 'calls::Square::area').dst, area);
+  assert.equal(callTo(g, 'calls::by_fn_pointer', 397, 'calls::vtable').dst, node(g, 'calls::vtable').id);
+  assert.equal(callTo(g, 'calls::by_fn_pointer', 399, 'calls::Square::area').dst, area, 'Some(s) of an Option<Square> a fn pointer returns');
+  assert.equal(callTo(g, 'calls::by_fn_pointer', 402, 'calls::Inner::poke').dst, node(g, 'calls::Inner::poke').id);
+  assert.equal(callTo(g, 'calls::by_fn_pointer', 402, 'calls::Square::area').dst, area);
+  // `f()` / `g(4)` call locals: no target, even though the crate has no item of that name to confuse them with
+  for (const local of ['f', 'g']) {
+    const e = callTo(g, 'calls::by_fn_pointer', 402, local);
+    assert.deepEqual([e.dst, e.unresolvedReason], [null, 'a local value called (fn pointer or closure)']);
+  }
+  // the fn pointer type is a type of its own in what dependants read (type_info), written back as it reads
+  assert.equal(node(g, 'calls::VTable').typeInfo, '{"f":[["make","fn(u32) -> calls::Square"],["pick","fn(&calls::Square, u8) -> std::option::Option<calls::Square>"]]}');
+});
+
+test('patterns: `Err(e)` binds the error type of the scrutinee\'s Result; a `let` under an inactive cfg shadows nothing', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::by_err_arm', 409, 'calls::Square::area').dst, area);
+  assert.equal(callTo(g, 'calls::by_cfg_let', 419, 'calls::Square::area').dst, area);
+});
+
+test('bindings: a match arm\'s value sees its pattern\'s names; a `let` is visible to the end of its block only', async () => {
+  const g = await extract('calls');
+  assert.equal(callTo(g, 'calls::by_arm_value', 431, 'calls::Inner::poke').dst, node(g, 'calls::Inner::poke').id);
+  assert.equal(callTo(g, 'calls::by_arm_value', 433, 'calls::Square::area').dst, node(g, 'calls::Square::area').id);
+});
+
+test('patterns: positions count `_` (tuples, tuple structs, closure parameters) and, after `..`, from the end', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::by_positions', 444, 'calls::Square::area').dst, area, '|&(_, sq)| over enumerate()');
+  const at = callsAt(g, 'calls::by_positions', 448).filter((e) => e.dstPath.endsWith('::area'));
+  assert.deepEqual(at.map((e) => [e.col, e.dst]), [[11, area], [22, area], [33, area], [60, area]]);
+});
+
+test('iterating: a Result yields its Ok value, flatten the items\' items, an IntoIterator-bounded parameter its Item; <T as Trait>::Name through T\'s impl', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::by_iterating', 496, 'calls::Square::area').dst, area, 'flat_map to Result<Vec<Square>>, then flatten');
+  assert.equal(callTo(g, 'calls::by_iterating', 499, 'calls::Square::area').dst, area, 'I: IntoIterator<Item = Square>');
+  assert.equal(callTo(g, 'calls::by_iterating', 501, 'calls::BagIter::peek_area').dst, node(g, 'calls::BagIter::peek_area').id, 'the impl for Bag, not for &Bag');
+});
+
+test('method calls: Extend<A>::extend picks the impl whose A the argument iterates (a fn path passed to map gives its result)', async () => {
+  const g = await extract('calls');
+  const sq = '<calls::Sink2 as std::iter::Extend<calls::Square>>::extend';
+  const inner = '<calls::Sink2 as std::iter::Extend<calls::Inner>>::extend';
+  assert.equal(callTo(g, 'calls::by_extend', 520, sq).dst, node(g, sq).id);
+  assert.equal(callTo(g, 'calls::by_extend', 521, inner).dst, node(g, inner).id);
+});
+
+test('patterns: `&pat` binds through the reference (the tuple a closure returns then picks Extend<(&A, &B)> or Extend<(A, B)>)', async () => {
+  const g = await extract('calls');
+  const refs = '<calls::Sink3 as std::iter::Extend<(&calls::Square, &u8)>>::extend';
+  const owned = '<calls::Sink3 as std::iter::Extend<(calls::Square, u8)>>::extend';
+  assert.equal(callTo(g, 'calls::by_ref_pattern', 536, refs).dst, node(g, refs).id);
+  assert.equal(callTo(g, 'calls::by_ref_pattern', 537, owned).dst, node(g, owned).id);
+});
+
+test('method calls into dependencies: a dependency trait\'s `Self::X` result on a bounded receiver has the bounds of its `type X: Bound;` (type_info b)', async () => {
+  const dep = await extract('dep');
+  assert.equal(node(dep, 'dep::Writer::Map').typeInfo, '{"a":"_","b":["dep::MapWriter"]}');
+  const depSummary = summaryOf('dep@1.0.0', 'r', dep);
+  const ext = await extract('ext', [depSummary]);
+  const g = await extract('user', [depSummary, summaryOf('ext@1.0.0', 'r', ext)]);
+  for (const [line, m] of [[48, 'entry'], [49, 'end']] as const) {
+    const e = callTo(g, 'user::write_all', line, `dep::MapWriter::${m}`);
+    assert.deepEqual([e.dst, e.dispatch, e.dstKrate], [node(dep, `dep::MapWriter::${m}`).id, 'dynamic', 'dep@1.0.0']);
+  }
+});

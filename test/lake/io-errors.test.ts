@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Lake } from '../../src/lake/lake.ts';
-import { LocalFileIO, IoError } from '../../src/lake/io/fileio.ts';
+import { LocalFileIO, IoError, enableSyncReads } from '../../src/lake/io/fileio.ts';
 import { LakeFileIO, OutsideLakeError } from '../../src/lake/io/rooted.ts';
 import type { Batch, Schema } from '../../src/lake/spec/types.ts';
 import { scratch } from '../helpers.ts';
@@ -78,4 +78,39 @@ test('io: reads, writes and deletes name the operation and the path', async () =
   // a recorded-root path maps into the lake, and writes there
   await lakeIo.writeNew(`file://${path.join(work.dir, 'elsewhere', 'ns', 't', 'f.txt')}`, 'ok');
   assert.deepEqual(readdirSync(path.join(work.dir, 'lake', 'ns', 't')), ['f.txt']);
+});
+
+test('io: synchronous reads (a CLI question\'s) give the same bytes and the same errors, and stay confined', async () => {
+  const file = path.join(work.dir, 'sync-bytes');
+  const bytes = randomBytes(100_000);
+  writeFileSync(file, bytes);
+  const missing = path.join(work.dir, 'nope', 'y.avro');
+  const folder = path.join(work.dir, 'sync-folder');
+  mkdirSync(folder);
+  const asyncIo = new LocalFileIO();
+  const syncIo = new LocalFileIO();
+  enableSyncReads(syncIo);
+  assert.equal(syncIo.syncReads, true);
+  for (const io of [asyncIo, syncIo]) {
+    assert.deepEqual(await io.readAll(file), new Uint8Array(bytes));
+    const f = await io.open(file);
+    // reads that start together share one open; ranges, the size, a read past the end
+    const [size, a, b] = await Promise.all([f.size(), f.read(0, 10), f.read(99_990, 100_000)]);
+    assert.equal(size, 100_000);
+    assert.deepEqual(a, new Uint8Array(bytes.subarray(0, 10)));
+    assert.deepEqual(b, new Uint8Array(bytes.subarray(99_990)));
+    await assert.rejects(f.read(99_995, 100_005), /short read at 100000 \(wanted 10 bytes from 99995; the file ends before\)/);
+    await f.close();
+    await assert.rejects(io.readAll(missing), (e: unknown) => e instanceof IoError && e.code === 'ENOENT' && e.message === `cannot read ${missing}: ENOENT (no such file or directory)`);
+    await assert.rejects(io.readAll(folder), (e: unknown) => e instanceof IoError && e.message === `cannot read ${folder}: EISDIR (illegal operation on a directory)`);
+    const g = await io.open(missing);
+    await assert.rejects(g.read(0, 1), (e: unknown) => e instanceof IoError && e.code === 'ENOENT' && e.message.startsWith(`cannot open for reading ${missing}`));
+  }
+  // a lake's IO: synchronous reads through it, still refused outside the root when confined
+  const lakeIo = new LakeFileIO(path.join(work.dir, 'sync-lake'), [], undefined, { confineReads: true });
+  enableSyncReads(lakeIo);
+  await assert.rejects(lakeIo.readAll(file), (e: unknown) => e instanceof OutsideLakeError);
+  mkdirSync(path.join(work.dir, 'sync-lake'), { recursive: true });
+  writeFileSync(path.join(work.dir, 'sync-lake', 'in.bin'), bytes);
+  assert.deepEqual(await lakeIo.readAll(path.join(work.dir, 'sync-lake', 'in.bin')), new Uint8Array(bytes));
 });

@@ -1,11 +1,13 @@
 // Child for the state crash tests: one state-changing operation on a lake,
 // exit 0 unless MIMIR_CRASH_AT kills it first.
-//   node --import tsx test/log/state-crash-child.ts <lakeRoot> <workspace> ingest|append|maintain|rebuild|remove
+//   node --import tsx test/log/state-crash-child.ts <lakeRoot> <workspace> ingest|append|maintain|rebuild|remove|build
 import { EventLog } from '../../src/log/event-log.ts';
 import { eq } from '../../src/lake/expr/expr.ts';
 import { NoSuchRepoError, ingest, removeRepo } from '../../src/ingest/index.ts';
 import { maintainState } from '../../src/log/state/maintain.ts';
 import { rebuildState } from '../../src/log/state/rebuild.ts';
+import { CODE_PATHS, PROP_BUILDING } from '../../src/log/state/schema.ts';
+import { ident } from '../../src/log/schema.ts';
 
 const [root, ws, op] = process.argv.slice(2);
 const log = await EventLog.open(root!);
@@ -34,6 +36,14 @@ switch (op) {
       if (!(e instanceof NoSuchRepoError)) throw e;
     }
     break;
+  case 'build': {
+    // what `mimir state maintain` does on a lake made before code_paths (or whose build was cut short)
+    const id = ident(CODE_PATHS);
+    if (!log.lake.tableExists(id) || (await log.lake.loadTable(id)).properties[PROP_BUILDING] !== undefined) {
+      await rebuildState(log, { tables: [CODE_PATHS], groupEvents: 40 });
+    }
+    break;
+  }
   default:
     throw new Error(`unknown op ${op}`);
 }

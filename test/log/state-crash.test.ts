@@ -1,5 +1,6 @@
 // The state tables survive SIGKILL: a real child process updating them (an
-// ingest run, a generic append, state maintenance, a rebuild) is killed at
+// ingest run, a generic append, state maintenance, a rebuild, the build of
+// code_paths on a lake made before it) is killed at
 // every crash point it reaches (MIMIR_CRASH_AT). After each kill the lake
 // opens and its state tables equal the fold of the log (the commit landed
 // whole or not at all); rerunning the operation converges (equal again);
@@ -13,13 +14,16 @@ import { EventLog } from '../../src/log/event-log.ts';
 import { ingest } from '../../src/ingest/index.ts';
 import { gc } from '../../src/log/gc.ts';
 import { verifyState, formatVerifyReport } from '../../src/log/state/verify.ts';
+import { StateView } from '../../src/log/state/view.ts';
+import { CODE_PATHS } from '../../src/log/state/schema.ts';
+import { ident } from '../../src/log/schema.ts';
 import { repoRoot, scratch } from '../helpers.ts';
 import { unreferenced } from './reach.ts';
 
 const work = scratch('mimir-state-crash-');
 after(work.cleanup);
 
-type Op = 'ingest' | 'append' | 'maintain' | 'rebuild' | 'remove';
+type Op = 'ingest' | 'append' | 'maintain' | 'rebuild' | 'remove' | 'build';
 /** Points killed per operation at most, spread over all it reaches (every kind of point is among them). */
 const PER_OP = 12;
 
@@ -58,6 +62,16 @@ async function equal(root: string, what: string): Promise<void> {
   }
 }
 
+/** code_paths is built (read by questions, so compared by `equal`). */
+async function built(root: string, what: string): Promise<void> {
+  const log = await EventLog.open(root);
+  try {
+    assert.ok(await (await StateView.open(log))!.hasPaths(), `${what}: code_paths is built`);
+  } finally {
+    log.close();
+  }
+}
+
 async function runGc(root: string): Promise<void> {
   const log = await EventLog.open(root);
   try {
@@ -79,9 +93,11 @@ async function pristine(op: Op): Promise<{ dir: string; ws: string; restore: () 
   // the run the ingest op makes: a line shift, a body edit and a rename
   const lib = path.join(ws, 'alpha', 'src', 'lib.rs');
   writeFileSync(lib, readFileSync(lib, 'utf8').replace('pub mod shapes;', '// shifted\npub mod shapes;').replace('    2\n', '    22\n').replace('pub fn other()', 'pub fn other2()').replace('+ other()', '+ other2()'));
-  if (op === 'maintain' || op === 'rebuild' || op === 'remove') {
+  if (op === 'maintain' || op === 'rebuild' || op === 'remove' || op === 'build') {
     const l = await EventLog.open(dir);
     await ingest(l, ws, { repo: 'demo', workers: 0 });
+    // build: a lake made before code_paths
+    if (op === 'build') await l.lake.dropTable(ident(CODE_PATHS));
     l.close();
   }
   const saved = path.join(base, 'saved');
@@ -96,7 +112,7 @@ async function pristine(op: Op): Promise<{ dir: string; ws: string; restore: () 
   };
 }
 
-for (const op of ['ingest', 'append', 'maintain', 'rebuild', 'remove'] as Op[]) {
+for (const op of ['ingest', 'append', 'maintain', 'rebuild', 'remove', 'build'] as Op[]) {
   test(`state crash: SIGKILL at every point of ${op} leaves state equal to the log; the rerun converges; gc collects the dead attempt's files`, { timeout: 1_200_000 }, async () => {
     const { dir, ws, restore } = await pristine(op);
     await equal(dir, `${op}: before`);
@@ -114,6 +130,7 @@ for (const op of ['ingest', 'append', 'maintain', 'rebuild', 'remove'] as Op[]) 
       const rerun = child(dir, ws, op, {});
       assert.equal(rerun.status, 0, `${op} rerun after ${point}: ${rerun.stderr}`);
       await equal(dir, `${op} rerun after ${point}`);
+      if (op === 'build') await built(dir, `build rerun after ${point}`);
       // gc removes what the dead attempt left (nothing of it is referenced)
       await runGc(dir);
       assert.deepEqual(await unreferenced(dir), [], `${op} at ${point}: gc leaves no unreferenced file`);

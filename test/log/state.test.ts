@@ -14,7 +14,7 @@ import { splitRing, unsplitRing } from '../../src/log/ring-split.ts';
 import { compact } from '../../src/log/compact.ts';
 import { gc } from '../../src/log/gc.ts';
 import { ident } from '../../src/log/schema.ts';
-import { STATE_TABLES, CODE_NODES, CODE_EDGES_IN, stateSchema } from '../../src/log/state/schema.ts';
+import { STATE_TABLES, CORE_STATE_TABLES, CODE_NODES, CODE_EDGES_IN, CODE_PATHS, stateSchema } from '../../src/log/state/schema.ts';
 import { verifyState, formatVerifyReport } from '../../src/log/state/verify.ts';
 import { rebuildState, hasStateTables } from '../../src/log/state/rebuild.ts';
 import { maintainState } from '../../src/log/state/maintain.ts';
@@ -163,7 +163,9 @@ test('state: ingest runs (line shift, body edit, rename, crate removed, repo rem
     // the repo goes away in one run (its state rows with it), then comes back
     await removeRepo(log, 'demo');
     const gone = (await StateView.open(log))!;
-    for (const t of STATE_TABLES) assert.equal((await gone.rows(t, undefined)).filter((r) => r.repo === 'demo').length, 0, `${t}: no demo row after repo remove`);
+    for (const t of CORE_STATE_TABLES) assert.equal((await gone.rows(t, undefined)).filter((r) => r.repo === 'demo').length, 0, `${t}: no demo row after repo remove`);
+    // code_paths keeps every pair the log holds: the removed items' history is still found by path
+    assert.ok((await gone.rows(CODE_PATHS, undefined)).some((r) => r.repo === 'demo' && r.qpath === 'alpha::other'), 'code_paths keeps the renamed item alpha::other after the repo remove');
     await ingest(log, ws, { repo: 'demo', workers: 0 });
     await equalEverywhere(log, g0, 'ingest');
     const back = (await StateView.open(log))!;

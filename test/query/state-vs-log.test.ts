@@ -1,14 +1,14 @@
 // Answers from the serving state tables equal answers from a fold of the log:
 // on real crates (a few of the Debian corpus, when installed) plus the sample
-// workspace, for def, find (exact, glob, substring, by path), refs, callers and
-// callees of items picked across every kind — now and as of an earlier
+// workspace, for def, find (exact, glob, substring, by path), refs, callers,
+// callees and history of items picked across every kind — now and as of an earlier
 // generation.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { EventLog } from '../../src/log/event-log.ts';
 import { expandCrateDirs, ingest, universeAdd } from '../../src/ingest/index.ts';
-import { callees, callers, def, find, refs, type QueryOptions } from '../../src/query/index.ts';
+import { callees, callers, def, find, history, refs, type QueryOptions } from '../../src/query/index.ts';
 import { repoRoot, scratch } from '../helpers.ts';
 
 const CORPUS = '/usr/share/cargo/registry';
@@ -49,7 +49,9 @@ test('state tables and the log fold give the same answers (Debian crates + sampl
       await both(`refs ${p}`, (o) => refs(log, p, o));
       await both(`callers ${p}`, (o) => callers(log, p, o));
       await both(`callees ${p}`, (o) => callees(log, p, o));
-      asked += 4;
+      // history: code_paths (state) against a scan of every node event's qpath (log)
+      await both(`history ${p}`, (o) => history(log, p, o));
+      asked += 5;
     }
     for (const [name, o] of [['new', {}], ['new', { exact: true }], ['Regex*', {}], ['is_*', { kind: 'fn' }], ['regex::*::new', {}], ['hash', { repo: 'sample' }], ['Tally', { krate: 'tally@0.1.0' }]] as const) {
       await both(`find ${name} ${JSON.stringify(o)}`, (q) => find(log, name, { ...o, ...q }));
@@ -59,7 +61,8 @@ test('state tables and the log fold give the same answers (Debian crates + sampl
     for (const p of paths.slice(0, 10)) {
       await both(`def ${p} as of ${before}`, (o) => def(log, p, o), { asOf: { generation: before } });
       await both(`callers ${p} as of ${before}`, (o) => callers(log, p, o), { asOf: { generation: before } });
-      asked += 2;
+      await both(`history ${p} as of ${before}`, (o) => history(log, p, o), { asOf: { generation: before } });
+      asked += 3;
     }
     assert.ok(asked > 40, `${asked} questions asked`);
   } finally {

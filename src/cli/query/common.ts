@@ -121,16 +121,19 @@ export async function answer<N extends QuestionName>(
 
 /** The answer read from the lake (the lake's modules are loaded here, not when a server answers). */
 async function askLocal<N extends QuestionName>(ctx: Context, q: Question & { q: N }): Promise<Answers[N]> {
-  const [{ openLog }, { ask }, { hasStateTables }, { enableReadCache }] = await Promise.all([
+  const [{ openLog }, { ask }, { hasStateTables }, { enableReadCache }, { enableSyncReads }] = await Promise.all([
     import('../log/common.ts'),
     import('../../serve/questions.ts'),
     import('../../log/state/view.ts'),
     import('../../lake/io/read-cache.ts'),
+    import('../../lake/io/fileio.ts'),
   ]);
   // nothing written at open; a pin's lease is the only write (gc elsewhere must see the generation read)
   const open = await openLog(ctx, { readOnly: 'auto', reader: true });
   // a question scans some tables several times: each file's parse is read once
   enableReadCache(open.lake.io);
+  // one question, then exit: reads are synchronous calls (no thread-pool round trip per open, read, close)
+  enableSyncReads(open.lake.io);
   try {
     // MIMIR_ANSWER_FROM=log folds the event log instead of reading the state tables (benchmarks, checks)
     const from = ctx.env.MIMIR_ANSWER_FROM === 'log' ? 'log' : 'state';

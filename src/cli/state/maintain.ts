@@ -1,9 +1,15 @@
 // `mimir state maintain [--force]`: rewrite the state tables that gathered
 // too many delta or delete files into sorted files — src/log/state/maintain.ts.
+// A lake made before `code_paths` (history's index by qualified path) gets it
+// first: created and folded from the log (state rebuild of that table alone;
+// a build cut short, still marked PROP_BUILDING, is done again).
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { formatMaintainReport, maintainState } from '../../log/state/maintain.ts';
 import { openLog, withProgress } from '../log/common.ts';
+import { hasStateTables, rebuildState } from '../../log/state/rebuild.ts';
+import { CODE_PATHS, PROP_BUILDING } from '../../log/state/schema.ts';
+import { ident } from '../../log/schema.ts';
 
 export const command: CommandSpec = {
   usage: '[--force] [options]',
@@ -17,9 +23,20 @@ export const command: CommandSpec = {
 async function run(args: Args, ctx: Context): Promise<void> {
   const open = await openLog(ctx);
   try {
-    const r = await withProgress(ctx.out, 'maintaining the state tables', () => maintainState(open.log, { force: args.flag('force') }));
-    if (ctx.json) await ctx.out.json(r);
-    else await ctx.out.line(formatMaintainReport(r));
+    const log = open.log;
+    let built: { rows: number; ms: number } | undefined;
+    const paths = log.lake.tableExists(ident(CODE_PATHS)) ? await log.lake.loadTable(ident(CODE_PATHS)) : undefined;
+    // missing (a lake made before it), or a build that did not land (PROP_BUILDING still set)
+    if (hasStateTables(log) && (!paths || paths.properties[PROP_BUILDING] !== undefined)) {
+      const b = await withProgress(ctx.out, `building ${CODE_PATHS} from the log`, () => rebuildState(log, { tables: [CODE_PATHS] }));
+      built = { rows: b.rows[CODE_PATHS] ?? 0, ms: b.ms };
+    }
+    const r = await withProgress(ctx.out, 'maintaining the state tables', () => maintainState(log, { force: args.flag('force') }));
+    if (ctx.json) await ctx.out.json(built ? { ...r, built: { table: CODE_PATHS, ...built } } : r);
+    else {
+      if (built) await ctx.out.line(`state maintain: built ${CODE_PATHS} (${built.rows} rows, folded from the log) in ${built.ms} ms`);
+      await ctx.out.line(formatMaintainReport(r));
+    }
   } finally {
     open.close();
   }

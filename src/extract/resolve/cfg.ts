@@ -161,7 +161,8 @@ function activate(cfg: Cfg, item: Item): boolean {
     if (dead.length > 0) {
       const live = (at: number | undefined) => at === undefined || !dead.some(([s, e]) => at >= s && at < e);
       item.refs = item.refs.filter((r2) => live(r2.at));
-      if (item.bindings) item.bindings = item.bindings.filter((b) => live(b.at));
+      // a `let`'s name is visible from the statement's end (`at`), which is no offset inside it: its start (`from`) is
+      if (item.bindings) item.bindings = item.bindings.filter((b) => live(b.at) && live(b.from));
     }
   }
   if (item.kind !== 'module' || !item.mod?.external) applyCfg(cfg, item);

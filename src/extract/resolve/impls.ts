@@ -276,6 +276,8 @@ function hasUnknown(t: Ty): boolean {
     case 'ref': case 'ptr': case 'slice': return hasUnknown(t.of);
     case 'tuple': return t.of.some(hasUnknown);
     case 'dyn': return t.bounds.some(hasUnknown);
+    // a fn pointer's path text stays as written (unsafe, extern "C", lifetimes), as before fn types were lowered
+    case 'fn': return true;
     default: return false;
   }
 }

@@ -70,6 +70,14 @@ const RHS_IS_SELF: ReadonlySet<string> = new Set([
   'AddAssign', 'SubAssign', 'MulAssign', 'DivAssign', 'RemAssign', 'BitAndAssign', 'BitOrAssign', 'BitXorAssign', 'ShlAssign', 'ShrAssign',
 ]);
 
+/**
+ * std traits whose methods take the trait's type parameter as their first
+ * argument (`PartialEq<Rhs>::eq(&self, &Rhs)`, `From<T>::from(T)`); others
+ * do not (`Extend<A>::extend` takes an iterator of A), so an argument's type
+ * tells nothing about which of their impls is called.
+ */
+const ARG_IS_PARAM: ReadonlySet<string> = new Set([...RHS_IS_SELF, 'From', 'TryFrom']);
+
 const INTEGERS: ReadonlySet<string> = new Set(['u8', 'u16', 'u32', 'u64', 'u128', 'usize', 'i8', 'i16', 'i32', 'i64', 'i128', 'isize']);
 
 const FN_TRAITS: ReadonlySet<string> = new Set(['Fn', 'FnMut', 'FnOnce']);
@@ -87,7 +95,46 @@ type Method = { res: Res; ret: Ty; dispatch: 'static' | 'dynamic' };
 export class Infer {
   private blanketCache: BlanketTrait[] | null = null;
 
-  constructor(private readonly names: Names, private readonly lowering: TypeLowering, private readonly impls: Impls) {}
+  constructor(private readonly names: Names, private readonly lowering: TypeLowering, private readonly impls: Impls) {
+    lowering.projection = (self, trait, name) => this.projection(self, trait, name);
+  }
+
+  /**
+   * `<T as Trait>::Name`: the associated type `Name` of T's impl of Trait
+   * (this crate's or a dependency's), an impl for exactly T's references
+   * first (`impl IntoIterator for Map` before `for &Map`); null when none.
+   */
+  private projection(self: Ty, trait: Ty & { k: 'adt' }, name: string): Ty | null {
+    // (an associated type defined through another projection: a few levels, never a cycle)
+    if (this.projecting >= 4) return null;
+    this.projecting++;
+    try {
+      return this.projectionOnce(self, trait, name);
+    } finally {
+      this.projecting--;
+    }
+  }
+
+  private projecting = 0;
+
+  private projectionOnce(self: Ty, trait: Ty & { k: 'adt' }, name: string): Ty | null {
+    const want = refChain(self).join(' ');
+    const mine = this.impls.implsOfTy(self).filter((i) => i.trait && sameItem(i.trait.res, trait.res))
+      .sort((a, b) => Number(refChain(b.self).join(' ') === want) - Number(refChain(a.self).join(' ') === want));
+    for (const info of mine) {
+      const a = info.def.children.find((c) => c.name === name && c.item.ty);
+      if (!a) continue;
+      const head = headOf(self);
+      const ctx: PathCtx = { self: head ? head.res : null, generics: info.def.item.generics, locals: [] };
+      return substitute(this.lowering.lower(a.item.ty!, a.scope, ctx, info.self), matchArgs(info.self, self));
+    }
+    for (const impl of this.impls.depImplsOfTy(self)) {
+      if (!impl.trait || !sameItem(impl.trait, trait.res)) continue;
+      const a = impl.item.crate.childrenOf(impl.node).find((c) => c.name === name);
+      if (a?.typeInfo?.a) return this.lowering.lowerCanonical(a.typeInfo.a);
+    }
+    return null;
+  }
 
   /** The environment of a body item (fn, method, trait item, const). */
   env(def: Def): BodyEnv {
@@ -181,6 +228,10 @@ export class Infer {
     if (segs[0] === 'Self' && segs.length === 2 && env.selfTy?.k === 'param') {
       const m = this.inBounds(env.bounds.get('Self') ?? [], segs[1]!, env, env.selfTy);
       if (m) return { res: m.res, reason: null, dispatch: 'dynamic' };
+    }
+    // `f(x)` with f a local (a fn pointer, a closure): no item is called, whatever the module holds under that name
+    if (segs.length === 1 && ref.at !== undefined && this.localBefore(segs[0]!, ref.at, env)) {
+      return { res: null, reason: 'a local value called (fn pointer or closure)', dispatch: null };
     }
     const res = this.names.resolve(segs, env.def.scope, 'value', env.ctx);
     if (res && 'ext' in res && segs.length >= 2 && ref.a0) {
@@ -284,6 +335,7 @@ export class Infer {
     switch (e.k) {
       case 'path': return this.pathType(e.path, at, env, depth);
       case 'call': return this.callType(e, at, env, depth);
+      case 'vcall': return this.calledValue(this.typeOf(e.f, at, env, depth + 1), env);
       case 'mcall': {
         const recv = this.typeOf(e.recv, at, env, depth + 1);
         if (recv.k === 'unknown') return recv;
@@ -312,8 +364,8 @@ export class Infer {
       case 'closure': return UNKNOWN('closure');
       case 'either': {
         let first: Ty | null = null;
-        for (const x of e.of) {
-          const t = this.typeOf(x, at, env, depth + 1);
+        for (const [i, x] of e.of.entries()) {
+          const t = this.typeOf(x, e.at?.[i] ?? at, env, depth + 1);
           if (t.k !== 'unknown') return t;
           first ??= t;
         }
@@ -363,6 +415,22 @@ export class Infer {
     return hit;
   }
 
+  /**
+   * A local a call names: a binding made strictly before `at` (a macro's
+   * scanned `let f = f(…)` binds at the invocation, where its own call is),
+   * not capitalised (an identifier pattern such as `None` or `MAX` names an
+   * item, which the binder cannot tell).
+   */
+  private localBefore(name: string, at: number, env: BodyEnv): Binding | null {
+    if (!/^[a-z_]/.test(name)) return null;
+    let hit: Binding | null = null;
+    for (const b of env.bindings) {
+      if (b.name !== name || b.at >= at || (b.until !== undefined && at >= b.until)) continue;
+      if (!hit || b.at >= hit.at) hit = b;
+    }
+    return hit;
+  }
+
   private bindingType(b: Binding, env: BodyEnv, depth: number): Ty {
     const known = env.memo.get(b);
     if (known) return known;
@@ -384,12 +452,18 @@ export class Infer {
       else t = b.closure ? this.closureParam(init, b.closure, env) : UNKNOWN('closure');
       for (const p of b.proj ?? []) {
         if (t.k === 'unknown') break;
+        if ('deref' in p) {
+          // `&pat`: through the reference (none known: the type as it is, like autoderef)
+          if (t.k === 'ref') t = t.of;
+          continue;
+        }
         // a pattern through a reference binds by reference (match ergonomics)
         const byRef = t.k === 'ref';
         if ('elem' in p) {
           const s = stripRefs(t);
-          t = s.k === 'tuple' && s.of[p.elem] ? s.of[p.elem]! : UNKNOWN(`element ${p.elem} of ${describe(s)}`);
-        } else t = p.path === 'Some' ? payload(t) : this.patternField(t, p, env);
+          const at = p.elem < 0 && s.k === 'tuple' ? s.of.length + p.elem : p.elem;
+          t = s.k === 'tuple' && s.of[at] ? s.of[at]! : UNKNOWN(`element ${p.elem} of ${describe(s)}`);
+        } else t = p.path === 'Some' ? payload(t) : p.path === 'Err' ? errorOf(t) : this.patternField(t, p, env);
         if (byRef && t.k !== 'ref' && t.k !== 'unknown') t = { k: 'ref', mut: false, of: t };
       }
     } else t = UNKNOWN(`type of ${b.name} not written`);
@@ -465,6 +539,11 @@ export class Infer {
     if (segs.length === 1 && (last === 'Some' || last === 'Ok') && !this.binding(last, at, env)) {
       return stdAdt(last === 'Some' ? 'std::option::Option' : 'std::result::Result', [arg()]);
     }
+    // `f(x)` with f a local (a fn pointer, a closure parameter bounded by `Fn(A) -> B`): what calling it gives
+    if (segs.length === 1) {
+      const b = this.localBefore(last, at, env);
+      if (b) return this.calledValue(this.bindingType(b, env, depth + 1), env);
+    }
     if (segs.length === 2 && env.bounds.has(segs[0]!)) {
       const m = this.inBounds(env.bounds.get(segs[0]!)!, last, env, { k: 'param', name: segs[0]! });
       return m ? m.ret : UNKNOWN(`${e.f}`);
@@ -479,6 +558,24 @@ export class Infer {
     }
     const ownerSelf = segs.length >= 2 && segs[0] === 'Self' ? env.selfTy : null;
     return this.returnType(res, ownerSelf, null);
+  }
+
+  /**
+   * What calling a value of type `t` gives: a fn pointer's result, the
+   * `Output` of an `Fn`/`FnMut`/`FnOnce` bound (`F: Fn(A) -> B`, `dyn Fn(A) ->
+   * B`, through references and Box).
+   */
+  private calledValue(t: Ty, env: BodyEnv): Ty {
+    if (t.k === 'unknown') return t;
+    for (const s of this.derefSteps(t)) {
+      if (s.k === 'fn') return s.ret;
+      const bounds = s.k === 'param' ? env.bounds.get(s.name) ?? [] : s.k === 'dyn' ? s.bounds : [];
+      for (const b of bounds) {
+        if (b.k !== 'adt' || !FN_TRAITS.has(resPath(b.res).split('::').pop()!)) continue;
+        return b.assoc?.find((a) => a.name === 'Output')?.ty ?? { k: 'tuple', of: [] };
+      }
+    }
+    return UNKNOWN(`call of a value of type ${describe(t)}`);
   }
 
   /**
@@ -511,7 +608,11 @@ export class Infer {
         subst = matchArgs(this.lowering.lowerCanonical(parent.typeInfo.self), recv);
       }
       if (parent?.kind === 'trait' && recv) (subst ??= new Map()).set('Self', recv);
-      return this.lowering.lowerCanonical(r, subst);
+      const ret = this.lowering.lowerCanonical(r, subst);
+      if (parent?.kind === 'trait' && recv && (stripRefs(recv).k === 'param' || stripRefs(recv).k === 'dyn')) {
+        return this.depProjections(ret, { crate: res.dep.crate, node: parent });
+      }
+      return ret;
     }
     return UNKNOWN(`return type of ${res.ext}`);
   }
@@ -548,6 +649,11 @@ export class Infer {
     const args: StdCallArgs = {
       closureRet: () => {
         const c = e.a0;
+        // a function passed by path (`.map(TokenStream::unwrap_stable)`): its declared result
+        if (c?.k === 'path' && c.path.includes('::')) {
+          const res = this.names.resolve(c.path.split('::'), env.def.scope, 'value', env.ctx);
+          return res ? this.returnType(res, null, null) : UNKNOWN(`${c.path} not found`);
+        }
         if (!c || c.k !== 'closure' || !c.body) return UNKNOWN('closure result');
         return this.typeOf(c.body, c.at, env, depth + 1);
       },
@@ -577,7 +683,8 @@ export class Infer {
       if (seen.has(key)) return null;
       seen.add(key);
       const p = resPath(b.res);
-      if (ITERATOR_TRAITS.has(p)) {
+      // (a type bounded by IntoIterator only has into_iter, which gives such an iterator)
+      if (ITERATOR_TRAITS.has(p) || p === 'std::iter::IntoIterator') {
         const item = b.assoc?.find((a) => a.name === 'Item')?.ty ?? UNKNOWN('Item of the bound');
         return stdTy(ITER, [item]);
       }
@@ -928,6 +1035,8 @@ export class Infer {
     const want = trait.args[0] ?? (RHS_IS_SELF.has(resPath(trait.res).split('::').pop()!) ? self : undefined);
     if (!want || !arg || want.k === 'param') return true;
     const r = trait.res;
+    if ('ext' in r && resPath(r).split('::').pop() === 'Extend') return this.itemFits(want, arg);
+    if ('ext' in r && !ARG_IS_PARAM.has(resPath(r).split('::').pop()!)) return true;
     if ('def' in r && r.def.kind === 'trait') {
       const first = r.def.item.generics.find((g) => g !== 'Self');
       const m = r.def.children.find((c) => c.name === name && c.item.params !== undefined);
@@ -940,10 +1049,22 @@ export class Infer {
     return renderTy(stripRefs(want)) === renderTy(stripRefs(got));
   }
 
+  /** `Extend<A>::extend(iter)`: does the argument iterate A (references apart)? Unknown: yes. */
+  private itemFits(want: Ty, arg: () => Ty): boolean {
+    if (want.k === 'param') return true;
+    const got = arg();
+    if (got.k === 'unknown' || got.k === 'param') return true;
+    const item = this.itemOf(got);
+    if (item.k === 'unknown' || item.k === 'param') return true;
+    return renderTy(stripRefs(want)) === renderTy(stripRefs(item));
+  }
+
   /** A dependency impl's trait arguments (canonical text) against the call's argument: unknown = fits. */
   private argFitsText(traitText: string, arg: () => Ty): boolean {
     const t = this.lowering.lowerCanonical(traitText);
     if (t.k !== 'adt' || t.args.length === 0) return true;
+    if ('ext' in t.res && resPath(t.res).split('::').pop() === 'Extend') return this.itemFits(t.args[0]!, arg);
+    if ('ext' in t.res && !ARG_IS_PARAM.has(resPath(t.res).split('::').pop()!)) return true;
     const want = t.args[0]!;
     if (want.k === 'param') return true;
     const got = arg();
@@ -1041,6 +1162,31 @@ export class Infer {
         return t.args.length > 0 ? { ...t, args: t.args.map((a) => this.projections(a, trait)) } : t;
       }
       case 'ref': return { ...t, of: this.projections(t.of, trait) };
+      default: return t;
+    }
+  }
+
+  /**
+   * `projections` for a dependency's trait: each `Self::X` whose associated
+   * type the trait bounds (type_info `b`: serde's `type SerializeMap:
+   * SerializeMap<…>;`) becomes a parameter bounded by those traits.
+   */
+  private depProjections(t: Ty, trait: Extract<Res, { dep: unknown }>['dep']): Ty {
+    switch (t.k) {
+      case 'adt': {
+        const ext = 'ext' in t.res ? t.res.ext : null;
+        const m = ext !== null ? /^Self::([A-Za-z_][A-Za-z0-9_]*)$/.exec(ext) : null;
+        if (m) {
+          const name = `${trait.node.qpath}::${m[1]}`;
+          if (!this.assocBounds.has(name)) {
+            const decl = trait.crate.childrenOf(trait.node).find((c) => c.name === m[1] && c.kind === 'trait_item');
+            this.assocBounds.set(name, (decl?.typeInfo?.b ?? []).map((b) => this.lowering.lowerCanonical(b)));
+          }
+          return this.assocBounds.get(name)!.length > 0 ? { k: 'param', name } : t;
+        }
+        return t.args.length > 0 ? { ...t, args: t.args.map((a) => this.depProjections(a, trait)) } : t;
+      }
+      case 'ref': return { ...t, of: this.depProjections(t.of, trait) };
       default: return t;
     }
   }
@@ -1176,6 +1322,14 @@ function payload(t: Ty): Ty {
   if (s.k === 'adt' && (key(s) === 'Option' || key(s) === 'Result')) return s.args[0] ?? UNKNOWN('payload');
   if (s.k === 'unknown') return s;
   return UNKNOWN(`? on ${describe(s)}`);
+}
+
+/** Result<T, E> -> E (what an `Err(e)` pattern binds). */
+function errorOf(t: Ty): Ty {
+  const s = stripRefs(t);
+  if (s.k === 'adt' && key(s) === 'Result') return s.args[1] ?? UNKNOWN('error type');
+  if (s.k === 'unknown') return s;
+  return UNKNOWN(`Err of ${describe(s)}`);
 }
 
 /** The element of a Vec, slice, array, VecDeque (or the value of a map) — what indexing a std type gives. */

@@ -56,7 +56,8 @@ export function stdItem(t: Ty): Ty | null {
   const k = keyOf(t);
   if (!k || t.k !== 'adt') return null;
   switch (k) {
-    case 'Vec': case 'VecDeque': case 'Option': case 'Iter': return t.args[0] ?? UNKNOWN('item');
+    // a Result iterates its Ok value (`flat_map(|a| parse(a))` over `Result<Vec<T>, E>`)
+    case 'Vec': case 'VecDeque': case 'Option': case 'Result': case 'Iter': return t.args[0] ?? UNKNOWN('item');
     case 'HashMap': case 'BTreeMap': return { k: 'tuple', of: [t.args[0] ?? UNKNOWN('key'), t.args[1] ?? UNKNOWN('value')] };
     default: return null;
   }
@@ -170,6 +171,11 @@ export function stdMethod(recv: Ty, name: string, args: StdCallArgs): Ty | null 
       const r = args.closureRet();
       const payload = (name === 'filter_map' || name === 'map_while') && keyOf(r) === 'Option' && r.k === 'adt' ? r.args[0] ?? UNKNOWN('item') : r;
       return iter(name === 'flat_map' ? stdItem(r) ?? UNKNOWN('flattened item') : payload);
+    }
+    if (name === 'flatten') {
+      // the items' items (a reference to a collection yields references)
+      const inner = a0.k === 'ref' ? stdItem(a0.of) : stdItem(a0);
+      return iter(inner === null ? UNKNOWN('flattened item') : a0.k === 'ref' ? { k: 'ref', mut: a0.mut, of: inner } : inner);
     }
     if (name === 'enumerate') return iter({ k: 'tuple', of: [USIZE, a0] });
     if (name === 'cloned' || name === 'copied') return iter(a0.k === 'ref' ? a0.of : a0);

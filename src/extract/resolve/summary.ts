@@ -7,7 +7,7 @@
 // parameters by name):
 //   fn/method/trait fn:   { r: return type, s: 'ref'|'mut'|'value' (self parameter) }
 //   struct/union/variant: { f: [[field, type], …] (public fields only), v: 1 when also a value (tuple/unit) }
-//   type alias/assoc type:{ a: type }
+//   type alias/assoc type:{ a: type, b: [bound, …] (a trait's `type X: Bound;`) }
 //   trait:                { st: [supertrait, …] }
 //   impl:                 { self: type, trait?: type }
 //   const/static:         { t: type }
@@ -24,6 +24,8 @@ export interface TypeInfo {
   f?: [string, string][];
   v?: 1;
   a?: string;
+  /** A trait's associated type's bounds (`type SerializeMap: SerializeMap<…>;`). */
+  b?: string[];
   st?: string[];
   self?: string;
   trait?: string;
@@ -83,7 +85,7 @@ const PARSED_TYPES_CAP = 65_536;
 /**
  * A type text (as written by typeText) back to a TypeRef. Accepts paths with
  * `<…>` arguments and `Name = T` bindings, `&`, `&mut`, `*`, `[T]`, tuples,
- * `dyn A + B`, `<T as Tr>::N`; anything else is `other`.
+ * `dyn A + B`, `<T as Tr>::N`, `fn(A) -> R`; anything else is `other`.
  */
 export function parseType(text: string): TypeRef {
   let t = parsedTypes.get(text);
@@ -151,6 +153,18 @@ class TypeParser {
         this.eat(',');
       }
       return { k: 'tuple', of };
+    }
+    if (this.eat('fn(')) {
+      // `fn(A, B) -> R` (renderTy's spelling of a fn pointer)
+      const start = this.i - 3;
+      const params: TypeRef[] = [];
+      while (!this.eat(')')) {
+        if (this.i >= this.s.length) break;
+        params.push(this.type());
+        this.eat(',');
+      }
+      const ret = this.eat('->') ? this.type() : null;
+      return { k: 'fn', params, ret, text: this.s.slice(start, this.i).trim() };
     }
     if (this.eat('dyn ')) {
       const bounds: TypeRef[] = [this.type()];

@@ -23,6 +23,8 @@ export type Ty =
   | { k: 'tuple'; of: Ty[] }
   | { k: 'dyn'; bounds: Ty[] }
   | { k: 'prim'; name: string }
+  /** A fn pointer (`fn(A) -> R`): what calling the value gives. */
+  | { k: 'fn'; params: Ty[]; ret: Ty }
   | { k: 'unknown'; why: string };
 
 export const UNKNOWN = (why: string): Ty => ({ k: 'unknown', why });
@@ -33,6 +35,8 @@ const MAX_ALIAS_DEPTH = 8;
 export class TypeLowering {
   /** A type-position macro call's text -> the type it expands to (macros/ sets it), or null. */
   macroType: ((text: string) => TypeRef | null) | null = null;
+  /** `<T as Trait>::Name` for a concrete T: the associated type of T's impl of Trait (infer.ts sets it, once impls are known), or null. */
+  projection: ((self: Ty, trait: Ty & { k: 'adt' }, name: string) => Ty | null) | null = null;
 
   constructor(private readonly names: Names, readonly world: DepWorld) {}
 
@@ -58,7 +62,19 @@ export class TypeLowering {
       case 'tuple': return { k: 'tuple', of: t.of.map((x) => this.lower(x, scope, ctx, self, depth)) };
       case 'dyn': return { k: 'dyn', bounds: t.bounds.map((b) => this.lower(b, scope, ctx, self, depth)) };
       case 'prim': return { k: 'prim', name: t.name };
-      case 'qself': return { k: 'unknown', why: `associated type ${t.name}` };
+      case 'fn': return {
+        k: 'fn', params: t.params.map((x) => this.lower(x, scope, ctx, self, depth)),
+        ret: t.ret ? this.lower(t.ret, scope, ctx, self, depth) : { k: 'tuple', of: [] },
+      };
+      case 'qself': {
+        if (t.trait && this.projection && depth < MAX_ALIAS_DEPTH) {
+          const on = this.lower(t.self, scope, ctx, self, depth + 1);
+          const trait = this.lower(t.trait, scope, ctx, self, depth + 1);
+          const hit = on.k !== 'unknown' && on.k !== 'param' && trait.k === 'adt' ? this.projection(on, trait, t.name) : null;
+          if (hit) return hit;
+        }
+        return { k: 'unknown', why: `associated type ${t.name}` };
+      }
       case 'other': {
         const expanded = depth < MAX_ALIAS_DEPTH && t.text.includes('!') ? this.macroType?.(t.text) ?? null : null;
         return expanded ? this.lower(expanded, scope, ctx, self, depth + 1) : { k: 'unknown', why: `type ${t.text}` };
@@ -101,6 +117,10 @@ export class TypeLowering {
       case 'tuple': return { k: 'tuple', of: t.of.map((x) => this.fromCanonical(x, generics)) };
       case 'dyn': return { k: 'dyn', bounds: t.bounds.map((b) => this.fromCanonical(b, generics)) };
       case 'prim': return { k: 'prim', name: t.name };
+      case 'fn': return {
+        k: 'fn', params: t.params.map((x) => this.fromCanonical(x, generics)),
+        ret: t.ret ? this.fromCanonical(t.ret, generics) : { k: 'tuple', of: [] },
+      };
       default: return { k: 'unknown', why: 'stored type' };
     }
   }
@@ -159,6 +179,7 @@ export function substitute(t: Ty, subst: ReadonlyMap<string, Ty>): Ty {
     case 'slice': return { k: 'slice', of: substitute(t.of, subst) };
     case 'tuple': return { k: 'tuple', of: t.of.map((x) => substitute(x, subst)) };
     case 'dyn': return { k: 'dyn', bounds: t.bounds.map((b) => substitute(b, subst)) };
+    case 'fn': return { k: 'fn', params: t.params.map((x) => substitute(x, subst)), ret: substitute(t.ret, subst) };
     default: return t;
   }
 }
@@ -186,6 +207,10 @@ export function renderTy(t: Ty, withArgs = true): string {
     case 'tuple': return t.of.length === 1 ? `(${renderTy(t.of[0]!)},)` : `(${t.of.map((x) => renderTy(x)).join(', ')})`;
     case 'dyn': return `dyn ${t.bounds.map((b) => renderTy(b)).join(' + ')}`;
     case 'prim': return t.name;
+    case 'fn': {
+      const ret = t.ret.k === 'tuple' && t.ret.of.length === 0 ? '' : ` -> ${renderTy(t.ret)}`;
+      return `fn(${t.params.map((x) => renderTy(x)).join(', ')})${ret}`;
+    }
     case 'unknown': return '_';
   }
 }

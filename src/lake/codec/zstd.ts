@@ -26,9 +26,18 @@ interface EmscriptenModule {
   instantiateWasm?: (imports: object, receive: (instance: WasmInstance) => void) => object;
   init(wasmBytes: Uint8Array): void;
   calledRun?: boolean;
+  /** The wasm memory as bytes: a new view after the memory grows (read it after every call that may allocate). */
+  HEAPU8: Uint8Array;
+  _malloc(n: number): number;
+  _free(p: number): void;
+  _ZSTD_createDCtx(): number;
+  _ZSTD_decompress_usingDict(dctx: number, dst: number, dstCapacity: number, src: number, srcSize: number, dict: number, dictSize: number): number;
+  _ZSTD_isError(code: number): number;
 }
 
 let state: 'ready' | { failure: unknown } | undefined;
+/** The runtime module, once ready: the sized decompression below calls its exports directly. */
+let M: EmscriptenModule | undefined;
 
 function init(): void {
   try {
@@ -44,6 +53,7 @@ function init(): void {
     };
     Module.init(bytes);
     if (Module.calledRun !== true) throw new Error(`the wasm runtime of ${dir} did not start`);
+    M = Module;
     state = 'ready';
   } catch (e) {
     state = { failure: e };
@@ -76,6 +86,11 @@ export function zstdCompress(data: Uint8Array, level = 3): Uint8Array {
  */
 export function zstdDecompress(data: Uint8Array, size?: number, what = 'zstd'): Uint8Array {
   ready(what);
+  if (size !== undefined) {
+    const out = sizedDecompress(data, size);
+    if (out !== undefined) return out;
+    // not within `size`, or not valid zstd: the general path below decides (and words the error)
+  }
   let heap = Math.max(size ?? data.length * 8, 1024);
   for (;;) {
     try {
@@ -85,4 +100,44 @@ export function zstdDecompress(data: Uint8Array, size?: number, what = 'zstd'): 
       heap *= 4;
     }
   }
+}
+
+/**
+ * Decompression into a known size (a Parquet page) through one kept
+ * decompression context and kept input/output buffers in the wasm memory:
+ * the package's one-shot `decompress` makes and frees a context (~100 KB,
+ * initialised) and two buffers per call, in seven calls across the JS/wasm
+ * boundary — per page, while the JIT is cold. Here: two calls and one copy
+ * out. Undefined when the frames do not decompress into `size` bytes or
+ * fewer (the caller then takes the general path, which reports errors).
+ */
+let dctx = 0;
+let inPtr = 0;
+let inCap = 0;
+let outPtr = 0;
+let outCap = 0;
+
+function sizedDecompress(data: Uint8Array, size: number): Uint8Array | undefined {
+  const m = M!;
+  if (dctx === 0) dctx = m._ZSTD_createDCtx();
+  if (dctx === 0) return undefined;
+  const need = (cap: number, n: number): number => Math.max(n, Math.min(cap * 2, cap + (8 << 20)), 64 << 10);
+  if (data.length > inCap) {
+    if (inPtr) m._free(inPtr);
+    inCap = need(inCap, data.length);
+    inPtr = m._malloc(inCap);
+  }
+  if (size > outCap) {
+    if (outPtr) m._free(outPtr);
+    outCap = need(outCap, size);
+    outPtr = m._malloc(outCap);
+  }
+  if (inPtr === 0 || outPtr === 0) {
+    inCap = outCap = 0;
+    return undefined;
+  }
+  m.HEAPU8.set(data, inPtr);
+  const n = m._ZSTD_decompress_usingDict(dctx, outPtr, size, inPtr, data.length, 0, 0);
+  if (m._ZSTD_isError(n) !== 0) return undefined;
+  return m.HEAPU8.slice(outPtr, outPtr + n);
 }

@@ -14,7 +14,7 @@
 // Errors: every failure of the file system is an `IoError` naming the
 // operation and the local path (ENOSPC says which file could not be written),
 // with the errno `code` kept for callers that test it (ENOENT, EEXIST).
-import { existsSync, promises as fs, constants as fsc } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, promises as fs, constants as fsc, readFileSync, readSync } from 'node:fs';
 import * as nodePath from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { decodedLocalPath, isRelativePath, localPath } from './paths.ts';
@@ -192,7 +192,60 @@ class LocalInputFile implements InputFile {
   }
 }
 
+/**
+ * The same reads made with synchronous calls (see enableSyncReads): no trip
+ * through libuv's thread pool per open, stat, read and close, and node's
+ * promise-based file module is not loaded. Same results and errors.
+ */
+class SyncInputFile implements InputFile {
+  /** The descriptor, shared by reads that start together (one open). */
+  private fd: Promise<number> | undefined;
+  private sizeCache: number | undefined;
+  constructor(
+    readonly path: string,
+    private readonly local: string,
+    private readonly check: ReadCheck | undefined,
+  ) {}
+  private descriptor(): Promise<number> {
+    if (!this.fd) {
+      const opening = io('open for reading', this.local, () => readLocal(this.path, this.local, async (l) => openSync(l, 'r'), this.check));
+      this.fd = opening;
+      opening.catch(() => {
+        if (this.fd === opening) this.fd = undefined;
+      });
+    }
+    return this.fd;
+  }
+  async size(): Promise<number> {
+    if (this.sizeCache === undefined) {
+      const fd = await this.descriptor();
+      this.sizeCache = await io('stat', this.local, async () => fstatSync(fd).size);
+    }
+    return this.sizeCache;
+  }
+  async read(start: number, end: number): Promise<Uint8Array> {
+    const len = Math.max(0, end - start);
+    const buf = new Uint8Array(len);
+    let off = 0;
+    const fd = await this.descriptor();
+    while (off < len) {
+      const bytesRead = await io('read', this.local, async () => readSync(fd, buf, off, len - off, start + off));
+      if (bytesRead === 0) throw new Error(`${this.path}: short read at ${start + off} (wanted ${len} bytes from ${start}; the file ends before)`);
+      off += bytesRead;
+    }
+    return buf;
+  }
+  async close(): Promise<void> {
+    const opening = this.fd;
+    this.fd = undefined;
+    const fd = opening && (await opening.catch(() => undefined));
+    if (fd !== undefined) await io('close', this.local, async () => closeSync(fd));
+  }
+}
+
 export class LocalFileIO implements FileIO {
+  /** Reads with synchronous calls (enableSyncReads): for a process that answers one question and exits. */
+  syncReads = false;
   /** `check`: asked before every read (see ReadCheck); writes and deletes are the caller's to confine. */
   constructor(
     private readonly resolve: PathResolver = defaultResolver,
@@ -203,11 +256,12 @@ export class LocalFileIO implements FileIO {
     return this.resolve(path);
   }
   async open(path: string): Promise<InputFile> {
-    return new LocalInputFile(path, this.resolve(path), this.check);
+    return this.syncReads ? new SyncInputFile(path, this.resolve(path), this.check) : new LocalInputFile(path, this.resolve(path), this.check);
   }
   async readAll(path: string): Promise<Uint8Array> {
     const local = this.resolve(path);
-    return new Uint8Array(await io('read', local, () => readLocal(path, local, (l) => fs.readFile(l), this.check)));
+    const read = this.syncReads ? async (l: string) => readFileSync(l) : (l: string) => fs.readFile(l);
+    return new Uint8Array(await io('read', local, () => readLocal(path, local, read, this.check)));
   }
   async writeAtomic(path: string, data: Uint8Array | string): Promise<void> {
     await this.write(path, data, false);
@@ -293,4 +347,17 @@ export class LocalFileIO implements FileIO {
       if ((e as IoError).code !== 'ENOENT') throw e;
     }
   }
+}
+
+/**
+ * Make the reads of `io` (a LocalFileIO, or an IO that reads through one and
+ * offers `enableSyncReads`) synchronous calls wrapped in the same promises.
+ * For a process that does one thing and exits — a CLI question: every open,
+ * stat, read and close otherwise waits for a libuv pool thread and a wake-up
+ * of the main thread (on a loaded machine, each a scheduling delay). Never
+ * for a server, whose requests must not block each other. One way.
+ */
+export function enableSyncReads(io: FileIO): void {
+  if (io instanceof LocalFileIO) io.syncReads = true;
+  else (io as { enableSyncReads?: () => void }).enableSyncReads?.();
 }

@@ -95,6 +95,11 @@ export class LakeFileIO implements FileIO {
     if (opts.confineReads) this.confineReads();
   }
 
+  /** Reads through synchronous calls from now on (see fileio.ts#enableSyncReads: CLI questions only). */
+  enableSyncReads(): void {
+    this.inner.syncReads = true;
+  }
+
   /** From now on, refuse every read outside the opened root (one way: there is no undoing it). */
   confineReads(): void {
     if (this.realRoot !== undefined) return;

@@ -25,6 +25,8 @@ import type { FileMetaData, SchemaElement, SchemaTree, AsyncBuffer } from 'hypar
 import { deserializeTCompactProtocol } from 'hyparquet/src/thrift.js';
 import type { Compressors } from 'hyparquet';
 import { zstdDecompress } from '../codec/zstd.ts';
+import { parseOffsetIndex, type PageLocation } from './offset-index.ts';
+import { narrowRead, narrowable } from './narrow.ts';
 import { cachedRead } from '../io/read-cache.ts';
 
 // hyparquet-compressors' pure-JS zstd (fzstd) rejects some valid frames that
@@ -76,6 +78,8 @@ const FOOTER_GUESS = 64 * 1024;
 
 /** Page statistics parsed from a footer's page indexes, by (row group, chunk, type): see pageStats. */
 const PAGE_STATS = new WeakMap<FileMetaData, Map<string, PageStats[] | undefined>>();
+/** Page locations parsed from a footer's offset indexes, by (row group, chunk): see pageLocations. */
+const PAGE_LOCATIONS = new WeakMap<FileMetaData, Map<number, Promise<PageLocation[] | undefined>>>();
 const MAGIC = 0x31524150; // "PAR1" little-endian
 
 /** Raw (undecoded) statistics of one column chunk, straight from the thrift footer. */
@@ -555,25 +559,22 @@ export class ParquetDataFile {
       return undefined;
     }
     const at = (o: bigint, n: number): Promise<ArrayBuffer> => Promise.resolve(this.file.slice(Number(o), Number(o) + n));
-    const [cBuf, oBuf] = await Promise.all([at(chunk.column_index_offset, chunk.column_index_length), at(chunk.offset_index_offset, chunk.offset_index_length)]);
+    const [cBuf, locs] = await Promise.all([at(chunk.column_index_offset, chunk.column_index_length), this.pageLocations(rg, ci)]);
+    if (locs === undefined) return undefined;
     let pages: PageStats[];
     try {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const cix = deserializeTCompactProtocol({ view: new DataView(cBuf), offset: 0 }) as any;
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      const oix = deserializeTCompactProtocol({ view: new DataView(oBuf), offset: 0 }) as any;
       const nullPages: unknown[] = cix.field_1 ?? [];
       const mins: unknown[] = cix.field_2 ?? [];
       const maxs: unknown[] = cix.field_3 ?? [];
       const nullCounts: unknown[] | undefined = cix.field_5;
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      const locs: any[] = oix.field_1 ?? [];
       const groupRows = Number(rg.num_rows);
       if (locs.length === 0 || nullPages.length !== locs.length || mins.length !== locs.length || maxs.length !== locs.length) return undefined;
       const float = type.type === 'float' || type.type === 'double';
       pages = locs.map((loc, i) => {
-        const firstRow = Number(loc.field_3 ?? 0);
-        const end = i + 1 < locs.length ? Number(locs[i + 1].field_3) : groupRows;
+        const firstRow = Number(loc.first_row_index);
+        const end = i + 1 < locs.length ? Number(locs[i + 1]!.first_row_index) : groupRows;
         const p: PageStats = { firstRow, rows: end - firstRow, nullPage: nullPages[i] === true };
         const nc = nullCounts ? bigintOf(nullCounts[i]) : undefined;
         if (nc !== undefined) p.nullCount = nc;
@@ -594,6 +595,55 @@ export class ParquetDataFile {
       return undefined; // a malformed page index only costs the pruning
     }
     return pages;
+  }
+
+  /**
+   * The page locations of a column chunk (its offset index), parsed once per
+   * footer (parseOffsetIndex: no generic Thrift decoding) and shared by every
+   * open of the file. Undefined when the chunk has no offset index or it does
+   * not parse (readers then do without: hyparquet reads the index itself, or
+   * page statistics are not used).
+   */
+  private pageLocations(rg: FileMetaData['row_groups'][number], ci: number): Promise<PageLocation[] | undefined> {
+    const chunk = rg.columns[ci];
+    if (!chunk?.offset_index_offset || !chunk.offset_index_length) return Promise.resolve(undefined);
+    let memo = PAGE_LOCATIONS.get(this.metadata);
+    if (!memo) PAGE_LOCATIONS.set(this.metadata, (memo = new Map()));
+    const key = this.metadata.row_groups.indexOf(rg) * 65536 + ci;
+    let p = memo.get(key);
+    if (!p) {
+      const start = Number(chunk.offset_index_offset);
+      const length = chunk.offset_index_length;
+      p = Promise.resolve(this.file.slice(start, start + length)).then(
+        (buf) => parseOffsetIndex(new Uint8Array(buf)),
+        () => undefined,
+      ).catch(() => undefined);
+      memo.set(key, p);
+    }
+    return p;
+  }
+
+  /**
+   * Rows [from, to) of a top-level primitive field through narrowRead, into
+   * `out`; false (nothing written) when narrowRead does not take the chunk.
+   */
+  private async readNarrow(rg: FileMetaData['row_groups'][number], node: SchemaTree, field: NestedField, from: number, to: number, out: Value[]): Promise<boolean> {
+    if (!isPrimitiveType(field.type) || node.children.length) return false;
+    const ci = this.chunkIndex(this.metadata.row_groups.indexOf(rg), node);
+    const meta = rg.columns[ci]?.meta_data;
+    const element = stripLeaf(node.element);
+    if (!meta || !narrowable(element, meta)) return false;
+    const pages = await this.pageLocations(rg, ci);
+    if (pages === undefined) return false;
+    let data: unknown[] | undefined;
+    try {
+      data = await narrowRead(this.file, meta, element, pages, Number(rg.num_rows), from, to, ZSTD);
+    } catch (e) {
+      throw new Error(`${this.path}: reading rows ${from}..${to} of column "${node.element.name}": ${(e as Error).message}`);
+    }
+    if (data === undefined) return false;
+    convertPrimitiveInto(out, 0, data, 0, data.length, field.type, node.element);
+    return true;
   }
 
   /**
@@ -634,10 +684,34 @@ export class ParquetDataFile {
       present.push({ j, node, field: f });
       names.add(node.element.name);
     }
-    if (present.length && numRows > 0) {
+    // a narrowed read decodes only its rows of the flat columns narrowRead takes; hyparquet reads the rest
+    let rest = present;
+    if (narrowed && present.length && numRows > 0) {
+      const done = await Promise.all(present.map(({ j, node, field }) => this.readNarrow(rg, node, field, from, to, columns[j]!)));
+      rest = present.filter((_, k) => !done[k]);
+      for (const { node } of present.filter((_, k) => done[k])) names.delete(node.element.name);
+    }
+    if (rest.length && numRows > 0) {
       const chunks = new Map<string, { rowStart: number; data: ArrayLike<unknown> }[]>();
+      // a narrowed read: the page locations of the chunks read, parsed here once per footer (hyparquet
+      // would parse each chunk's offset index again at every read); a chunk without them is left to it
+      let pageLocationsByGroup: Record<string, PageLocation[]>[] | undefined;
+      if (narrowed) {
+        const locations: Record<string, PageLocation[]> = {};
+        await Promise.all(
+          rg.columns.map(async (c, ci) => {
+            const p = c.meta_data?.path_in_schema;
+            if (!p || !names.has(p[0]!)) return;
+            const locs = await this.pageLocations(rg, ci);
+            if (locs !== undefined && locs.length > 0) locations[p.join('.')] = locs;
+          }),
+        );
+        pageLocationsByGroup = this.metadata.row_groups.map((_, i) => (i === index ? locations : {}));
+      }
       try {
         await parquetRead({
+          // not in ParquetReadOptions' type: hyparquet's planner takes it through the options (plan.js)
+          ...(pageLocationsByGroup ? ({ pageLocationsByGroup } as object) : {}),
           file: this.file,
           metadata: this.rawMetadata,
           columns: [...names],
@@ -656,7 +730,7 @@ export class ParquetDataFile {
       } catch (e) {
         throw new Error(`${this.path}: reading row group ${index}: ${(e as Error).message}`);
       }
-      for (const { j, node, field } of present) {
+      for (const { j, node, field } of rest) {
         const out = columns[j]!;
         const list = chunks.get(node.element.name) ?? [];
         let filled = 0;

@@ -9,6 +9,10 @@
 // Top-level primitive columns carry a page index (column index: per-page
 // min/max/null counts, on every such column or those `pageIndexColumns`
 // names; offset index: page locations, on all) so readers can skip pages.
+// A schema of top-level strings, integers and booleans only (every Mimir
+// table) has its column chunks written by flat.ts, the same bytes
+// hyparquet-writer makes at a fraction of its CPU; any other schema goes
+// through hyparquet-writer. Footer and page indexes are hyparquet-writer's.
 //
 // Memory: batches are converted and handed to the encoder one row group at a
 // time, so besides the output bytes only one row group of converted values is
@@ -21,6 +25,7 @@ import type { Batch, IcebergType, NestedField, PrimitiveType, Schema, Value } fr
 import { schemaToJson } from '../spec/schema.ts';
 import { compareBytes, compareStrings, decimalToUnscaled, toBinary, unscaledToDecimal, uuidToBytes } from '../spec/values.ts';
 import { stringifyJson } from '../spec/json.ts';
+import { writeFlatColumn, type FlatKind } from './flat.ts';
 
 // hyparquet-writer bundles its own hyparquet: take its types from its constructor
 type WriterInit = ConstructorParameters<typeof ParquetWriter>[0];
@@ -534,6 +539,28 @@ const STATS_TRUNCATE_BYTES = 16;
  */
 export const DEFAULT_PAGE_BYTES = 64 * 1024;
 
+/** The physical kind a top-level field is written with by flat.ts, undefined when it takes hyparquet-writer's path. */
+function flatKind(t: IcebergType): FlatKind | undefined {
+  switch (t.type) {
+    case 'string':
+      return 'string';
+    case 'int':
+    case 'date':
+      return 'int32';
+    case 'long':
+    case 'time':
+    case 'timestamp':
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
+      return 'int64';
+    case 'boolean':
+      return 'boolean';
+    default:
+      return undefined;
+  }
+}
+
 function isPrimitive(t: IcebergType): t is PrimitiveType {
   return t.type !== 'struct' && t.type !== 'list' && t.type !== 'map';
 }
@@ -759,8 +786,48 @@ export async function encodeDataFile(
   let groupStats: (Stats | undefined)[] = fields.map((f, j) => (flat[j] ? newStats(f, f.type as PrimitiveType) : undefined));
   let pendingRows = 0;
   let totalRows = 0;
+  // every field a top-level string/integer/boolean (all of Mimir's own tables): written by flat.ts
+  const kinds = fields.map((f) => flatKind(f.type));
+  const flatOnly = kinds.every((k) => k !== undefined);
+  const writeFlatGroup = (): void => {
+    const groupStart = writer.offset;
+    const columns: (typeof pq.row_groups)[number]['columns'] = [];
+    let totalBytes = 0n;
+    for (let j = 0; j < fields.length; j++) {
+      const f = fields[j]!;
+      const kind = kinds[j]!;
+      const data = pending[j]!;
+      if (data.length !== pendingRows) data.length = pendingRows;
+      const r = writeFlatColumn(writer, {
+        name: f.name, element: elements[j + 1]!, kind, data, rows: pendingRows, codec, compress: pq.compressors[codec],
+        pageBytes, tryDictionary: kind !== 'string' || dictionaryLikely(data, dictionaryBytes), columnIndex: pageIndex[j]!,
+        truncate: STATS_TRUNCATE_BYTES,
+      });
+      columns.push(r.chunk);
+      pq.pendingIndexes.push(r);
+      totalBytes += r.chunk.meta_data!.total_uncompressed_size;
+    }
+    pq.num_rows += BigInt(pendingRows);
+    pq.row_groups.push({ columns, total_byte_size: totalBytes, num_rows: BigInt(pendingRows), total_compressed_size: BigInt(writer.offset - groupStart) });
+  };
   const flush = (): void => {
     if (pendingRows === 0) return;
+    if (flatOnly) writeFlatGroup();
+    else writeGroup();
+    const chunks = pq.row_groups[pq.row_groups.length - 1]!.columns;
+    for (let j = 0; j < fields.length; j++) {
+      const g = groupStats[j];
+      if (!g) continue;
+      const md = chunks.find((c) => c.meta_data?.path_in_schema.length === 1 && c.meta_data.path_in_schema[0] === fields[j]!.name)?.meta_data;
+      if (md) md.statistics = chunkStatistics(g) as typeof md.statistics;
+      mergeStats(stats.get(g.field.id)!, g);
+    }
+    pendingSize = groupRows(totalRows);
+    pending = fields.map((_f, j) => (flat[j] ? new Array<unknown>(pendingSize) : []));
+    groupStats = fields.map((f, j) => (flat[j] ? newStats(f, f.type as PrimitiveType) : undefined));
+    pendingRows = 0;
+  };
+  const writeGroup = (): void => {
     const columnData = fields.map((f, j) => {
       const data = pending[j]!;
       if (data.length !== pendingRows) data.length = pendingRows;
@@ -775,18 +842,6 @@ export async function encodeDataFile(
     });
     const r = pq.write({ columnData, rowGroupSize: pendingRows, pageSize: pageBytes });
     if (r) throw new Error('internal: hyparquet-writer went asynchronous with an in-memory writer');
-    const chunks = pq.row_groups[pq.row_groups.length - 1]!.columns;
-    for (let j = 0; j < fields.length; j++) {
-      const g = groupStats[j];
-      if (!g) continue;
-      const md = chunks.find((c) => c.meta_data?.path_in_schema.length === 1 && c.meta_data.path_in_schema[0] === fields[j]!.name)?.meta_data;
-      if (md) md.statistics = chunkStatistics(g) as typeof md.statistics;
-      mergeStats(stats.get(g.field.id)!, g);
-    }
-    pendingSize = groupRows(totalRows);
-    pending = fields.map((_f, j) => (flat[j] ? new Array<unknown>(pendingSize) : []));
-    groupStats = fields.map((f, j) => (flat[j] ? newStats(f, f.type as PrimitiveType) : undefined));
-    pendingRows = 0;
   };
 
   for (let b = 0; b < batches.length; b++) {

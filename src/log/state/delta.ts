@@ -15,28 +15,40 @@
 // an id not live; an entity removed with a live pos row has that pos row
 // removed in the same commit.
 //
+// code_paths (when the lake has it) is append-only: the commit adds the
+// (qpath, id) pairs its node events carry (any op) that the table does not
+// hold yet — looked up by qpath in the table as it is, except for `adds`
+// (a crate with no node event in the lake: every pair is new). Another run
+// committing meanwhile writes other crates' ids (runs of one repo are
+// serialized by their keys), so no pair is written twice.
+//
 // Memory: the rows buffered per table (flushed to a sorted file past
-// `flushRows`), plus the ids to delete (the delta's size, never the table's).
+// `flushRows`), plus the ids to delete and the (qpath, id) pairs met (the
+// delta's size, never the table's).
 // Crash story: files are written before the commit and named by nothing until
 // it lands; a failed or abandoned commit leaves orphans that `abort` (or gc)
 // removes. Crash point `state:file-written` after each file.
 import type { Batch, DataFile, Value } from '../../lake/spec/types.ts';
 import type { Table } from '../../lake/table/table.ts';
-import type { TableUpdate } from '../../lake/table/commit.ts';
+import { checkUpdate, type TableUpdate } from '../../lake/table/commit.ts';
+import { ModeChanged } from '../route.ts';
 import type { TableIdent } from '../../lake/catalog/sql-catalog.ts';
 import { compareStrings } from '../../lake/spec/values.ts';
 import { crashPoint } from '../../lake/testing/crash.ts';
 import type { EventLog } from '../event-log.ts';
 import { batchRows } from '../batch.ts';
 import { ident, type Entity, type Kind } from '../schema.ts';
-import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, SORT_COLUMNS, STATE_TABLES, TABLE_ENTITY, dstName, stateSchema, type StateTable, type Via } from './schema.ts';
-import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, placed, posOf, type Placed, type Row } from './rows.ts';
+import { APPEND_ONLY, PROP_BUILDING, CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, CODE_PATHS, CORE_STATE_TABLES, SORT_COLUMNS, STATE_TABLES, TABLE_ENTITY, dstName, stateSchema, type StateTable, type Via } from './schema.ts';
+import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, pathRow, placed, posOf, type Placed, type Row } from './rows.ts';
+import { and, eq, ge, le, type Expr } from '../../lake/expr/expr.ts';
 import { StateView } from './view.ts';
 
 /** One target of the commit: a state table and a fresh row-delta update for each attempt. */
 export interface StateTarget {
   ident: TableIdent;
   update: () => TableUpdate;
+  /** A check only (code_paths still being built): the table is not changed. */
+  assertOnly?: boolean;
 }
 
 export interface StateDeltaOptions {
@@ -45,6 +57,30 @@ export interface StateDeltaOptions {
 }
 
 type Owner = 'node' | 'edge' | 'file';
+
+/**
+ * The code_paths lookups for some qpaths: per first path segment (a crate's
+ * paths share their root), the range from its least to its greatest qpath —
+ * the rows between are the same root's (other versions of the crate, mostly
+ * the same paths), read in a few pages; an IN list of a crate's thousand
+ * paths cost ~8x as much (a page span per value).
+ */
+export function pathRanges(qpaths: string[]): Expr[] {
+  const byRoot = new Map<string, { lo: string; hi: string }>();
+  for (const q of qpaths) {
+    const at = q.indexOf('::');
+    const root = at < 0 ? q : q.slice(0, at);
+    const r = byRoot.get(root);
+    if (!r) byRoot.set(root, { lo: q, hi: q });
+    else {
+      if (compareStrings(q, r.lo) < 0) r.lo = q;
+      if (compareStrings(q, r.hi) > 0) r.hi = q;
+    }
+  }
+  // in the table's order
+  const ranges = [...byRoot.values()].sort((a, b) => compareStrings(a.lo, b.lo));
+  return ranges.map((r) => (r.lo === r.hi ? eq('qpath', r.lo) : and(ge('qpath', r.lo), le('qpath', r.hi))));
+}
 
 /** Compare two values of a sort column: nulls first, strings by UTF-8 bytes. */
 export function compareValues(a: Value, b: Value): number {
@@ -292,6 +328,8 @@ export class StateDelta {
   private readonly deletes: Record<Owner, Set<string>> = { node: new Set(), edge: new Set(), file: new Set() };
   private readonly flushRows: number;
   private finished = false;
+  /** code_paths pairs met (qpath -> ids): `fresh` new to the table for sure, `maybe` to look up. Undefined: the lake has no code_paths. */
+  private readonly pairs: { fresh: Row[]; maybe: Row[]; seen: Map<string, Set<string>> } | undefined;
 
   private readonly tables = new Map<StateTable, Promise<Table>>();
 
@@ -300,18 +338,33 @@ export class StateDelta {
     /** The generation lookups read (the commit's base). */
     readonly base: bigint,
     opts: StateDeltaOptions,
+    /** code_paths: kept in step (`on`), being built from the log (`building`: not written, asserted still so), or none. */
+    private readonly pathsMode: 'on' | 'building' | 'none',
   ) {
     this.flushRows = opts.flushRows ?? 50_000;
+    this.pairs = pathsMode === 'on' ? { fresh: [], maybe: [], seen: new Map() } : undefined;
     for (const t of STATE_TABLES) {
       this.buffers.set(t, { parts: [], rows: [] });
       this.files.set(t, []);
     }
   }
 
-  /** A delta for the lake's state tables, or undefined when the lake has none (yet). */
+  /** A delta for the lake's state tables (code_paths too when the lake has it), or undefined when the lake has none (yet). */
   static async open(log: EventLog, opts: StateDeltaOptions & { base?: bigint } = {}): Promise<StateDelta | undefined> {
-    for (const name of STATE_TABLES) if (!log.lake.tableExists(ident(name))) return undefined;
-    return new StateDelta(log, opts.base ?? log.lake.catalog.pointerGeneration(), opts);
+    for (const name of CORE_STATE_TABLES) if (!log.lake.tableExists(ident(name))) return undefined;
+    let paths: 'on' | 'building' | 'none' = 'none';
+    if (log.lake.tableExists(ident(CODE_PATHS))) {
+      const t = await log.lake.loadTable(ident(CODE_PATHS));
+      paths = t.properties[PROP_BUILDING] === undefined ? 'on' : 'building';
+    }
+    return new StateDelta(log, opts.base ?? log.lake.catalog.pointerGeneration(), opts, paths);
+  }
+
+  /** A (qpath, id) pair a node event of this commit carries. */
+  private pair(e: Record<string, unknown>, fresh: boolean): void {
+    if (!this.pairs || typeof e.qpath !== 'string') return;
+    const row = pathRow(e.qpath, e.id as string, e.repo as string, e.krate as string, this.pairs.seen);
+    if (row) (fresh ? this.pairs.fresh : this.pairs.maybe).push(row);
   }
 
   /** A state table, loaded (writable, current) on first use: a delta touches only the tables it changes. */
@@ -327,6 +380,7 @@ export class StateDelta {
   /** Buffered until `maybeFlush` or `finish` (call `maybeFlush` now and then: it bounds memory). */
   putNode(e: Record<string, unknown>, p: Placed, replaces: boolean): void {
     const n = nodeRow(e, p);
+    this.pair(n, false);
     this.push(CODE_NODES, n);
     for (const k of keyRows(n)) this.push(CODE_KEYS, k);
     if (replaces) this.deletes.node.add(n.id as string);
@@ -363,7 +417,13 @@ export class StateDelta {
    */
   async events(kind: Kind, batches: Batch[]): Promise<void> {
     const last = new Map<string, Row>();
-    for (const b of batches) for (const r of batchRows(b)) last.set(r.id as string, r);
+    for (const b of batches) {
+      for (const r of batchRows(b)) {
+        last.set(r.id as string, r);
+        // every node event's path, removes and superseded events too (code_paths is every pair the log holds)
+        if (kind === 'node') this.pair(r, false);
+      }
+    }
     if (last.size === 0) return;
     if (kind === 'file') {
       for (const [id, e] of last) {
@@ -421,6 +481,11 @@ export class StateDelta {
     if (!op || !id || op.some((x) => x !== 'add') || new Set(id).size !== id.length) return this.events(kind, [b]);
     if (b.numRows === 0) return;
     if (this.finished) throw new Error('state delta: rows added after finish');
+    if (kind === 'node' && this.pairs) {
+      const col = (name: string): Value[] | undefined => b.columns[b.fields.findIndex((f) => f.name === name)];
+      const [q, repo, krate] = [col('qpath'), col('repo'), col('krate')];
+      if (q && repo && krate) for (let i = 0; i < b.numRows; i++) this.pair({ qpath: q[i], id: id[i], repo: repo[i], krate: krate[i] }, true);
+    }
     for (const [t, columns] of addColumns(kind, b)) {
       const buf = this.buffers.get(t)!;
       // rows given one by one before these keep their place
@@ -481,7 +546,9 @@ export class StateDelta {
   async finish(): Promise<StateTarget[]> {
     await this.flush();
     this.finished = true;
+    await this.writePaths();
     for (const t of STATE_TABLES) {
+      if (APPEND_ONLY.has(t)) continue;
       const ids = [...this.deletes[TABLE_ENTITY[t]]].sort(compareStrings);
       if (ids.length === 0) continue;
       const table = await this.table(t);
@@ -493,6 +560,16 @@ export class StateDelta {
       }
     }
     const out: StateTarget[] = [];
+    if (this.pathsMode === 'building') {
+      // the fold being built does not see this commit's events: this commit must land before it
+      // (the build's guard then refuses and is rerun) — one landing after it is redone, writing code_paths
+      const table = await this.table(CODE_PATHS);
+      const update = (): TableUpdate =>
+        checkUpdate((base) => {
+          if (base.properties[PROP_BUILDING] === undefined) throw new ModeChanged(`${CODE_PATHS} was built from the log while this commit was written without it`);
+        });
+      out.push({ ident: table.ident!, update, assertOnly: true });
+    }
     for (const t of STATE_TABLES) {
       const files = this.files.get(t)!;
       const del = this.deleteFiles.get(t);
@@ -501,6 +578,40 @@ export class StateDelta {
       out.push({ ident: table.ident!, update: () => table.rowDeltaUpdate(files, del ? [del] : [], { 'mimir.state': 'delta' }) });
     }
     return out;
+  }
+
+  /**
+   * code_paths: the pairs met that the table does not hold (the `maybe` ones
+   * looked up by qpath, in sorted chunks: each a narrow range of the table's
+   * order), as sorted files of at most `flushRows` rows.
+   */
+  private async writePaths(): Promise<void> {
+    const p = this.pairs;
+    if (!p || p.fresh.length + p.maybe.length === 0) return;
+    const table = await this.table(CODE_PATHS);
+    const rows = p.fresh;
+    if (p.maybe.length > 0 && table.currentSnapshot()) {
+      const wanted = new Set(p.maybe.map((r) => r.qpath as string));
+      const held = new Map<string, Set<string>>();
+      for (const range of pathRanges([...wanted])) {
+        for (const r of await table.scan({ filter: range, columns: ['qpath', 'id'] }).toArray()) {
+          const q = r.qpath as string;
+          if (!wanted.has(q)) continue;
+          let ids = held.get(q);
+          if (!ids) held.set(q, (ids = new Set()));
+          ids.add(r.id as string);
+        }
+      }
+      for (const r of p.maybe) if (!held.get(r.qpath as string)?.has(r.id as string)) rows.push(r);
+    } else rows.push(...p.maybe);
+    p.fresh = [];
+    p.maybe = [];
+    p.seen.clear();
+    for (let i = 0; i < rows.length; i += this.flushRows) {
+      const written = await table.writeDataFiles([sortedBatch(CODE_PATHS, rows.slice(i, i + this.flushRows))]);
+      this.files.get(CODE_PATHS)!.push(...written);
+      crashPoint('state:file-written');
+    }
   }
 
   /** Every file this delta wrote (for a run to track, or to delete). */

@@ -5,12 +5,14 @@
 // event per id wins, `remove` hides; a live pos row places its id) is held in
 // memory, so memory is bounded by the budget, never by the log. Every row of
 // an id carries the same repo and krate, so a group's filter reaches every
-// event of its ids. Read-only.
-import { and, inList } from '../../lake/expr/expr.ts';
+// event of its ids. code_paths is not a fold of latest events but the set of
+// distinct (qpath, id) pairs of every node event row (any op) of the group:
+// one more scan of four columns of the node tables. Read-only.
+import { and, inList, type Expr } from '../../lake/expr/expr.ts';
 import type { EventLog } from '../event-log.ts';
-import { COL_KRATE, COL_REPO, SOURCE_KINDS } from '../schema.ts';
-import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, STATE_TABLES, type StateTable } from './schema.ts';
-import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, placed, posOf, type Row } from './rows.ts';
+import { COL_ID, COL_KRATE, COL_REPO, SOURCE_KINDS } from '../schema.ts';
+import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, CODE_PATHS, CORE_STATE_TABLES, STATE_TABLES, type StateTable } from './schema.ts';
+import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, pathRow, placed, posOf, type Row } from './rows.ts';
 
 export interface CrateKey {
   repo: string;
@@ -60,12 +62,22 @@ export function groupCrates(counts: Map<string, CrateKey & { events: number }>, 
   return groups;
 }
 
-/** The state rows of one group of crates at a generation, per state table (unsorted). */
-export async function foldGroup(log: EventLog, generation: bigint, group: CrateKey[]): Promise<Map<StateTable, Row[]>> {
+/** The state rows of one group of crates at a generation, per state table (unsorted; `tables`: only those, default all). */
+export async function foldGroup(log: EventLog, generation: bigint, group: CrateKey[], tables: readonly StateTable[] = STATE_TABLES): Promise<Map<StateTable, Row[]>> {
   const wanted = new Set(group.map((c) => crateKey(c.repo, c.krate)));
   const filter = and(inList(COL_REPO, [...new Set(group.map((c) => c.repo))]), inList(COL_KRATE, [...new Set(group.map((c) => c.krate))]));
+  const out = new Map<StateTable, Row[]>();
+  if (tables.some((t) => t !== CODE_PATHS)) {
+    for (const [t, rows] of await foldLatest(log, generation, filter, wanted)) if (tables.includes(t)) out.set(t, rows);
+  }
+  if (tables.includes(CODE_PATHS)) out.set(CODE_PATHS, await pathPairs(log, generation, filter, wanted));
+  return out;
+}
+
+/** The tables of live rows (all but code_paths) of the crates `wanted`, through `filter`. */
+async function foldLatest(log: EventLog, generation: bigint, filter: Expr, wanted: Set<string>): Promise<Map<StateTable, Row[]>> {
   const mine = (r: Row): boolean => wanted.has(crateKey(r.repo as string, r.krate as string));
-  const out = new Map<StateTable, Row[]>(STATE_TABLES.map((t) => [t, []]));
+  const out = new Map<StateTable, Row[]>(CORE_STATE_TABLES.map((t) => [t, []]));
   const pos = await log.state('pos', filter, { generation });
   const nodes = await log.state('node', filter, { generation });
   for (const [id, n] of nodes) {
@@ -87,5 +99,25 @@ export async function foldGroup(log: EventLog, generation: bigint, group: CrateK
   edges.clear();
   pos.clear();
   for (const f of (await log.state('file', filter, { generation })).values()) if (mine(f)) out.get(CODE_FILES)!.push(fileRow(f));
+  return out;
+}
+
+/** The code_paths rows of some crates: the distinct (qpath, id) pairs of their node event rows, any op. */
+async function pathPairs(log: EventLog, generation: bigint, filter: Expr, wanted: Set<string>): Promise<Row[]> {
+  const seen = new Map<string, Set<string>>(); // qpath -> ids
+  const out: Row[] = [];
+  for await (const b of log.scan('node', { filter, columns: ['qpath', COL_ID, COL_REPO, COL_KRATE], generation })) {
+    const col = (name: string): unknown[] => b.columns[b.fields.findIndex((f) => f.name === name)]!;
+    const q = col('qpath');
+    const id = col(COL_ID);
+    const repo = col(COL_REPO);
+    const krate = col(COL_KRATE);
+    for (let i = 0; i < b.numRows; i++) {
+      const path = q[i];
+      if (typeof path !== 'string' || !wanted.has(crateKey(repo[i] as string, krate[i] as string))) continue;
+      const row = pathRow(path, id[i] as string, repo[i] as string, krate[i] as string, seen);
+      if (row) out.push(row);
+    }
+  }
   return out;
 }

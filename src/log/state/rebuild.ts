@@ -15,12 +15,12 @@
 // Idempotent: rebuilding a consistent lake rewrites the same rows.
 import type { DataFile } from '../../lake/spec/types.ts';
 import type { Table } from '../../lake/table/table.ts';
-import { ValidationError, checkUpdate, type CommitTarget } from '../../lake/table/commit.ts';
+import { ValidationError, checkUpdate, type CommitTarget, type TableUpdate } from '../../lake/table/commit.ts';
 import { identToString } from '../../lake/catalog/sql-catalog.ts';
 import { crashPoint } from '../../lake/testing/crash.ts';
 import type { EventLog } from '../event-log.ts';
-import { SOURCE_KINDS, ident, qualified, ringTableName, tableName } from '../schema.ts';
-import { STATE_TABLES, STATE_TABLE_PROPERTIES, stateSchema, stateSortOrder, type StateTable } from './schema.ts';
+import { SOURCE_KINDS, ident, movesRowsOnly, qualified, ringTableName, tableName } from '../schema.ts';
+import { CODE_PATHS, PROP_BUILDING, STATE_TABLES, STATE_TABLE_PROPERTIES, stateSchema, stateSortOrder, type StateTable } from './schema.ts';
 import { crateCounts, foldGroup, groupCrates } from './fold.ts';
 import { sortedBatch } from './delta.ts';
 import { maintainState } from './maintain.ts';
@@ -29,6 +29,12 @@ export interface RebuildOptions {
   /** Events folded at a time (bounds memory; default 400 000). */
   groupEvents?: number;
   onProgress?: (p: { done: number; total: number; krate: string }) => void;
+  /**
+   * The tables to refold (default every state table): `[code_paths]` builds
+   * that one for a lake made before it (`mimir state maintain`), the others
+   * untouched.
+   */
+  tables?: readonly StateTable[];
 }
 
 export interface RebuildReport {
@@ -37,20 +43,27 @@ export interface RebuildReport {
   committed: bigint;
   crates: number;
   groups: number;
-  rows: Record<StateTable, number>;
+  /** Rows written per rebuilt table. */
+  rows: Partial<Record<StateTable, number>>;
   created: boolean;
   merged: boolean;
   ms: number;
 }
 
-/** Create whichever state tables are missing (empty). Returns whether any was created. */
-export async function createStateTables(log: EventLog): Promise<boolean> {
+/**
+ * Create whichever state tables are missing (empty). Returns whether any was
+ * created. `building`: the lake has events already, so a code_paths created
+ * now is marked PROP_BUILDING until a rebuild's commit lands its fold (a new
+ * lake's is complete as it is: empty).
+ */
+export async function createStateTables(log: EventLog, opts: { building?: boolean } = {}): Promise<boolean> {
   let created = false;
   for (const name of STATE_TABLES) {
     const id = ident(name);
     if (log.lake.tableExists(id)) continue;
+    const building: Record<string, string> = opts.building === true && name === CODE_PATHS ? { [PROP_BUILDING]: 'true' } : {};
     try {
-      await log.lake.createTable(id, stateSchema(name), { sortOrder: stateSortOrder(name), properties: { ...STATE_TABLE_PROPERTIES } });
+      await log.lake.createTable(id, stateSchema(name), { sortOrder: stateSortOrder(name), properties: { ...STATE_TABLE_PROPERTIES, ...building } });
       created = true;
     } catch (e) {
       if (!log.lake.tableExists(id)) throw e; // created by another process meanwhile: fine
@@ -64,21 +77,22 @@ export { hasStateTables } from './view.ts';
 export async function rebuildState(log: EventLog, opts: RebuildOptions = {}): Promise<RebuildReport> {
   if (log.isPinned) throw new Error('a pinned read handle cannot rebuild the state tables');
   const t0 = Date.now();
-  const created = await createStateTables(log);
+  const created = await createStateTables(log, { building: true });
+  const which = opts.tables ?? STATE_TABLES;
   const g = log.lake.catalog.pointerGeneration();
   const pin = log.pin({ generation: g });
   const tables = new Map<StateTable, Table>();
-  const written = new Map<StateTable, { file: DataFile; specId: number }[]>(STATE_TABLES.map((t) => [t, []]));
-  const rows = Object.fromEntries(STATE_TABLES.map((t) => [t, 0])) as Record<StateTable, number>;
+  const written = new Map<StateTable, { file: DataFile; specId: number }[]>(which.map((t) => [t, []]));
+  const rows = Object.fromEntries(which.map((t) => [t, 0])) as Record<StateTable, number>;
   const all = (): string[] => [...written.values()].flat().map((f) => f.file.filePath);
   try {
-    for (const t of STATE_TABLES) tables.set(t, await log.lake.loadTable(ident(t)));
+    for (const t of which) tables.set(t, await log.lake.loadTable(ident(t)));
     const counts = await crateCounts(pin, g);
     const groups = groupCrates(counts, opts.groupEvents ?? 400_000);
     let done = 0;
     for (const group of groups) {
       opts.onProgress?.({ done, total: counts.size, krate: group[0]!.krate });
-      const folded = await foldGroup(pin, g, group);
+      const folded = await foldGroup(pin, g, group, which);
       for (const [t, list] of folded) {
         if (list.length === 0) continue;
         written.get(t)!.push(...(await tables.get(t)!.writeDataFiles([sortedBatch(t, list)])));
@@ -90,20 +104,21 @@ export async function rebuildState(log: EventLog, opts: RebuildOptions = {}): Pr
     }
     const committed = await log.commit('state rebuild', async () => {
       const targets: Omit<CommitTarget, 'io'>[] = [];
-      for (const t of STATE_TABLES) {
+      for (const t of which) {
         const at = await pin.table(t, g);
         const snap = at?.currentSnapshot();
         const live = at && snap ? (await at.liveFiles()).map((f) => f.file.filePath) : [];
         const seq = snap?.sequenceNumber ?? 0n;
         const table = tables.get(t)!;
-        targets.push({ ident: ident(t), update: table.rewriteUpdate(live, written.get(t)!, [], { dataSequenceNumber: seq }, { 'mimir.state': 'rebuild' }) });
+        const update = table.rewriteUpdate(live, written.get(t)!, [], { dataSequenceNumber: seq }, { 'mimir.state': 'rebuild' });
+        targets.push({ ident: ident(t), update: t === CODE_PATHS ? built(update) : update });
       }
-      for (const guard of await eventGuards(log, g)) targets.push(guard);
+      for (const guard of await eventGuards(log, g, which)) targets.push(guard);
       crashPoint('state-rebuild:before-commit');
       return (await log.lake.commit(targets, 'state rebuild')).generation;
     });
     const overlapping = groups.length > 1;
-    if (overlapping) await maintainState(log, { force: true });
+    if (overlapping) await maintainState(log, { force: true, tables: [...which] });
     return { generation: g, committed, crates: counts.size, groups: groups.length, rows, created, merged: overlapping, ms: Date.now() - t0 };
   } catch (e) {
     for (const p of all()) await log.lake.io.delete(p).catch(() => undefined);
@@ -116,19 +131,39 @@ export async function rebuildState(log: EventLog, opts: RebuildOptions = {}): Pr
   }
 }
 
+/** The update, and the table no longer marked as being built (code_paths: its fold lands with it). */
+function built(update: TableUpdate): TableUpdate {
+  return {
+    apply: async (base, attempt) => {
+      const m = await update.apply(base, attempt);
+      const { [PROP_BUILDING]: _gone, ...properties } = m.properties;
+      return { ...m, properties };
+    },
+    attemptFiles: () => update.attemptFiles(),
+    sharedFiles: () => update.sharedFiles(),
+  };
+}
+
 /**
  * Assert-only targets on every event table: each must still be where it is
  * now, and no generation after `g` may have changed one without updating the
- * state tables (its changes would be in neither the fold nor the tables).
+ * rebuilt state tables (its changes would be in neither the fold nor the
+ * tables: a writer that opened its delta before a table existed).
  */
-async function eventGuards(log: EventLog, g: bigint): Promise<Omit<CommitTarget, 'io'>[]> {
-  const stateNames = new Set(STATE_TABLES.map((t) => qualified(t)));
+async function eventGuards(log: EventLog, g: bigint, which: readonly StateTable[]): Promise<Omit<CommitTarget, 'io'>[]> {
+  const stateNames = new Set(which.filter((t) => t !== CODE_PATHS).map((t) => qualified(t)));
   const eventNames = new Set(SOURCE_KINDS.flatMap((k) => [qualified(tableName(k)), qualified(ringTableName(k))]));
+  const nodeNames = new Set([qualified(tableName('node')), qualified(ringTableName('node'))]);
   const now = log.lake.catalog.pointerGeneration();
   for (const gen of now > g ? log.lake.catalog.generations({ limit: Number(now - g), before: now + 1n }) : []) {
     if (gen.generation <= g) break;
+    if (movesRowsOnly(gen.note)) continue; // compaction, ring moves: the same events
     const touched = gen.tables.map((t) => identToString(t.ident));
-    if (touched.some((t) => eventNames.has(t)) && !touched.some((t) => stateNames.has(t))) {
+    // code_paths: a commit of node events that did not touch it may have carried a pair it lacks
+    // (conservative: one whose pairs the table held already is refused too — run it again)
+    const pathsMissed = which.includes(CODE_PATHS) && touched.some((t) => nodeNames.has(t)) && !touched.includes(qualified(CODE_PATHS));
+    const stateMissed = stateNames.size > 0 && touched.some((t) => eventNames.has(t)) && !touched.some((t) => stateNames.has(t));
+    if (pathsMissed || stateMissed) {
       throw new Error(
         `state rebuild: generation ${gen.generation} (${gen.note ?? 'no note'}) changed the event log without updating the state tables while the rebuild folded generation ${g}; nothing committed — run it again`,
       );

@@ -96,3 +96,15 @@ export function fileRow(e: Record<string, unknown>): Row {
     parse_status: v(e, 'parse_status'), crate_dir: v(e, 'crate_dir'),
   };
 }
+
+/**
+ * The code_paths row of a (qpath, id) pair, unless `seen` (qpath -> ids)
+ * holds it already (then null); the pair is added to `seen`.
+ */
+export function pathRow(qpath: string, id: string, repo: string, krate: string, seen: Map<string, Set<string>>): Row | null {
+  let ids = seen.get(qpath);
+  if (!ids) seen.set(qpath, (ids = new Set()));
+  if (ids.has(id)) return null;
+  ids.add(id);
+  return { qpath, id, repo, krate };
+}

@@ -4,7 +4,11 @@
 // serves (docs/design.md, "Serving state tables"). Field ids are fixed here
 // forever. Rows are the current state of the log: one row per live node,
 // edge, file (code_keys: one per lookup key of a live node), with the
-// position merged from `pos` rows.
+// position merged from `pos` rows — except `code_paths`, which is the log's
+// index by qualified path: one row per (qpath, id) pair any node event up to
+// the generation carried, removed and renamed items included (append-only,
+// never an equality delete; optional: a lake made before it answers history
+// from the log until `state maintain` or `state rebuild` builds it).
 import type { NestedField, Schema, SortOrder } from '../../lake/spec/types.ts';
 
 export const CODE_NODES = 'code_nodes';
@@ -12,9 +16,28 @@ export const CODE_KEYS = 'code_keys';
 export const CODE_EDGES_IN = 'code_edges_in';
 export const CODE_EDGES_OUT = 'code_edges_out';
 export const CODE_FILES = 'code_files';
+export const CODE_PATHS = 'code_paths';
 
-export type StateTable = typeof CODE_NODES | typeof CODE_KEYS | typeof CODE_EDGES_IN | typeof CODE_EDGES_OUT | typeof CODE_FILES;
-export const STATE_TABLES: readonly StateTable[] = [CODE_NODES, CODE_KEYS, CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES];
+export type StateTable = typeof CODE_NODES | typeof CODE_KEYS | typeof CODE_EDGES_IN | typeof CODE_EDGES_OUT | typeof CODE_FILES | typeof CODE_PATHS;
+/** The tables a lake "has state tables" by: questions read them, every writer keeps them in step. */
+export const CORE_STATE_TABLES: readonly StateTable[] = [CODE_NODES, CODE_KEYS, CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES];
+/**
+ * Every state table: the core ones, then `code_paths` (optional: kept in step
+ * when the lake has it, built by rebuild / maintain; a view without it
+ * answers history from the log).
+ */
+export const STATE_TABLES: readonly StateTable[] = [...CORE_STATE_TABLES, CODE_PATHS];
+/**
+ * Table property of a code_paths being built from the log (`state maintain`
+ * on a lake made before it, `state rebuild` creating it): set at its creation,
+ * removed by the commit that lands the fold. While set, questions do not read
+ * the table (history scans the log) and runs do not write it (their commit
+ * asserts it is still set: one that lands after the fold is redone).
+ */
+export const PROP_BUILDING = 'mimir.state.building';
+
+/** Tables written append-only (no row of them is ever deleted by a commit: no equality delete files). */
+export const APPEND_ONLY: ReadonlySet<StateTable> = new Set([CODE_PATHS]);
 
 /** Which entity a table holds rows of (the equality delete key is always `id`). */
 export const TABLE_ENTITY: Record<StateTable, 'node' | 'edge' | 'file'> = {
@@ -23,6 +46,7 @@ export const TABLE_ENTITY: Record<StateTable, 'node' | 'edge' | 'file'> = {
   [CODE_EDGES_IN]: 'edge',
   [CODE_EDGES_OUT]: 'edge',
   [CODE_FILES]: 'file',
+  [CODE_PATHS]: 'node',
 };
 
 /** code_keys.via: what a key is. */
@@ -100,12 +124,21 @@ const FILES: NestedField[] = [
   str(8, 'crate_dir'),
 ];
 
+/** code_paths: a (qpath, id) pair some node event carried, and the id's crate (an id lives in one). */
+const PATHS: NestedField[] = [
+  str(1, 'qpath', true),
+  str(2, 'id', true),
+  str(3, 'repo', true),
+  str(4, 'krate', true),
+];
+
 const SCHEMAS: Record<StateTable, Schema> = {
   [CODE_NODES]: { schemaId: 0, fields: NODES },
   [CODE_KEYS]: { schemaId: 0, fields: KEYS },
   [CODE_EDGES_IN]: { schemaId: 0, fields: EDGES },
   [CODE_EDGES_OUT]: { schemaId: 0, fields: EDGES },
   [CODE_FILES]: { schemaId: 0, fields: FILES },
+  [CODE_PATHS]: { schemaId: 0, fields: PATHS },
 };
 
 /** The columns each table is sorted by, in order (ascending, nulls first; strings by UTF-8 bytes). */
@@ -117,6 +150,8 @@ export const SORT_COLUMNS: Record<StateTable, readonly string[]> = {
   [CODE_EDGES_IN]: ['dst_name', 'dst', 'edge_kind', 'id'],
   [CODE_EDGES_OUT]: ['src', 'edge_kind', 'id'],
   [CODE_FILES]: ['repo', 'krate', 'path', 'id'],
+  // history's first lookup: every id a qualified path ever named is one page of that path's rows
+  [CODE_PATHS]: ['qpath', 'id'],
 };
 
 /**

@@ -7,7 +7,7 @@
 import type { Batch } from '../../lake/spec/types.ts';
 import type { EventLog } from '../event-log.ts';
 import { rowDigest, fieldOrder } from '../digest.ts';
-import { STATE_TABLES, type StateTable } from './schema.ts';
+import { CORE_STATE_TABLES, STATE_TABLES, type StateTable } from './schema.ts';
 import { crateCounts, crateKey, foldGroup, groupCrates } from './fold.ts';
 import { toBatch } from './delta.ts';
 import { StateView } from './view.ts';
@@ -62,16 +62,18 @@ export async function verifyState(log: EventLog, opts: { generation?: bigint; gr
   try {
     const view = await StateView.open(pin, g);
     if (!view) throw new Error(`the lake at ${log.lake.root} has no state tables at generation ${g}; build them with 'mimir state rebuild'`);
-    const expected = new Map<StateTable, Digests>(STATE_TABLES.map((t) => [t, new Digests()]));
-    const found = new Map<StateTable, Digests>(STATE_TABLES.map((t) => [t, new Digests()]));
+    // code_paths when the lake has it at g (a lake made before it: the core tables)
+    const which = (await view.hasPaths()) ? STATE_TABLES : CORE_STATE_TABLES;
+    const expected = new Map<StateTable, Digests>(which.map((t) => [t, new Digests()]));
+    const found = new Map<StateTable, Digests>(which.map((t) => [t, new Digests()]));
     const counts = await crateCounts(pin, g);
     for (const group of groupCrates(counts, opts.groupEvents ?? 400_000)) {
-      for (const [t, rows] of await foldGroup(pin, g, group)) if (rows.length > 0) expected.get(t)!.add(toBatch(t, rows));
+      for (const [t, rows] of await foldGroup(pin, g, group, which)) if (rows.length > 0) expected.get(t)!.add(toBatch(t, rows));
     }
-    for (const t of STATE_TABLES) for await (const b of (await view.table(t)).scan().batches()) found.get(t)!.add(b);
+    for (const t of which) for await (const b of (await view.table(t)).scan().batches()) found.get(t)!.add(b);
     const differences: TableDifference[] = [];
     const tables: VerifyReport['tables'] = [];
-    for (const t of STATE_TABLES) {
+    for (const t of which) {
       const e = expected.get(t)!.by;
       const f = found.get(t)!.by;
       let en = 0;

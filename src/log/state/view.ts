@@ -11,18 +11,18 @@ import { readMetadata } from '../../lake/table/commit.ts';
 import type { Value } from '../../lake/spec/types.ts';
 import type { EventLog } from '../event-log.ts';
 import { ident, qualified } from '../schema.ts';
-import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, STATE_TABLES, type StateTable } from './schema.ts';
+import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, CODE_PATHS, CORE_STATE_TABLES, PROP_BUILDING, STATE_TABLES, type StateTable } from './schema.ts';
 
 export type Row = Record<string, Value>;
 
 /** Above this many values an IN list is split into several scans' worth of lists (each prunes on its own range). */
 const IN_CHUNK = 4000;
 
-/** Does the lake have every state table (now, or at `generation`)? */
+/** Does the lake have every core state table (now, or at `generation`)? (code_paths is optional.) */
 export function hasStateTables(log: EventLog, generation?: bigint): boolean {
-  if (generation === undefined) return STATE_TABLES.every((t) => log.lake.tableExists(ident(t)));
+  if (generation === undefined) return CORE_STATE_TABLES.every((t) => log.lake.tableExists(ident(t)));
   const at = log.lake.catalog.pointersAt(generation);
-  return STATE_TABLES.every((t) => at.has(qualified(t)));
+  return CORE_STATE_TABLES.every((t) => at.has(qualified(t)));
 }
 
 export class StateView {
@@ -33,7 +33,10 @@ export class StateView {
     readonly generation: bigint,
     /** Metadata location of each table at the generation. */
     private readonly locations: ReadonlyMap<StateTable, string>,
+    private readonly current: boolean,
   ) {}
+
+  private pathsUsable: Promise<boolean> | undefined;
 
   /**
    * The state tables as the lake held them at `generation` (default: the
@@ -52,19 +55,36 @@ export class StateView {
     const locations = new Map<StateTable, string>();
     for (const name of STATE_TABLES) {
       const loc = current ? catalog.loadTable(ident(name))?.metadataLocation : at!.get(qualified(name));
-      if (!loc) return undefined;
-      locations.set(name, loc);
+      if (loc) locations.set(name, loc);
+      else if (CORE_STATE_TABLES.includes(name)) return undefined;
     }
-    const view = new StateView(log, g, locations);
+    const view = new StateView(log, g, locations, current);
     if (!current) {
       // the past: its metadata, or the snapshot it names, may have been expired by gc
-      for (const name of STATE_TABLES) {
-        if (!(await log.lake.io.exists(locations.get(name)!))) return undefined;
-        const snap = (await view.table(name)).currentSnapshot();
-        if (snap && !(await log.lake.io.exists(snap.manifestList))) return undefined;
-      }
+      for (const name of CORE_STATE_TABLES) if (!(await view.readable(name))) return undefined;
     }
     return view;
+  }
+
+  /** The table's metadata at the generation and the snapshot it names are still there. */
+  private async readable(name: StateTable): Promise<boolean> {
+    if (!(await this.log.lake.io.exists(this.locations.get(name)!))) return false;
+    const snap = (await this.table(name)).currentSnapshot();
+    return !snap || (await this.log.lake.io.exists(snap.manifestList));
+  }
+
+  /**
+   * Whether the view can answer from code_paths: the lake had it at the
+   * generation, built (not PROP_BUILDING), and not expired there. Checked on
+   * first use (a question that never asks costs nothing).
+   */
+  hasPaths(): Promise<boolean> {
+    this.pathsUsable ??= (async () => {
+      if (!this.locations.has(CODE_PATHS)) return false;
+      if (!this.current && !(await this.readable(CODE_PATHS))) return false;
+      return (await this.table(CODE_PATHS)).properties[PROP_BUILDING] === undefined;
+    })();
+    return this.pathsUsable;
   }
 
   /** A table as of the view's generation (read-only unless the view is of the current generation). */
@@ -141,6 +161,10 @@ export class StateView {
   }
   files(filter: Expr | undefined, columns?: string[]): Promise<Row[]> {
     return this.rows(CODE_FILES, filter, columns);
+  }
+  /** code_paths rows (check `hasPaths()` first). */
+  paths(filter: Expr | undefined, columns?: string[]): Promise<Row[]> {
+    return this.rows(CODE_PATHS, filter, columns);
   }
 }
 

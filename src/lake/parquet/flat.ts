@@ -1,0 +1,507 @@
+// One column chunk of a flat (top-level, primitive) column, written straight
+// from its converted values: the hot path of every Mimir table (event tables,
+// state tables, sources are all flat). Byte for byte the Parquet structures
+// hyparquet-writer's generic `writeColumn` makes for such a column (data page
+// v2, same dictionary decisions, page splits, page index), without its
+// per-value generality: no nested levels computed per value, no slices of
+// every page, strings written to the page buffer as they are read, page
+// bounds from one comparison per value. Used by `encodeDataFile` (write.ts)
+// for schemas whose every field is a string, int, date, long, time,
+// timestamp or boolean; others go through hyparquet-writer.
+//
+// Invariants: a page holds whole values; bounds are in UTF-8 byte order for
+// strings; the chunk is appended to `writer` whole (nothing is written to
+// storage here).
+import type { ByteWriter, ParquetWriter } from 'hyparquet-writer';
+import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
+import { unconvertMinMax } from 'hyparquet-writer/src/unconvert.js';
+import { compareStrings } from '../spec/values.ts';
+
+type WriterInit = ConstructorParameters<typeof ParquetWriter>[0];
+type SchemaElement = WriterInit['schema'][number];
+type CompressionCodec = NonNullable<WriterInit['codec']>;
+export type PageIndexes = ParquetWriter['pendingIndexes'][number];
+type ColumnIndex = NonNullable<PageIndexes['columnIndex']>;
+type OffsetIndex = NonNullable<PageIndexes['offsetIndex']>;
+type MinMax = NonNullable<Parameters<typeof unconvertMinMax>[0]>;
+
+/** The physical kinds this writer handles. */
+export type FlatKind = 'string' | 'int32' | 'int64' | 'boolean';
+
+export interface FlatColumn {
+  name: string;
+  element: SchemaElement;
+  kind: FlatKind;
+  /** The row group's values (strings, 32-bit integers, bigints, booleans; null for none). */
+  data: readonly unknown[];
+  /** Rows in the row group (data.length may be larger: its tail is ignored). */
+  rows: number;
+  codec: CompressionCodec;
+  compress: ((input: Uint8Array) => Uint8Array) | undefined;
+  pageBytes: number;
+  /** Whether a dictionary is worth trying (strings: decided by the caller's sample and size cap). */
+  tryDictionary: boolean;
+  columnIndex: boolean;
+  truncate: number;
+}
+
+/** Sampling rejects a dictionary when distinct values are more than this share of the sampled bytes (as hyparquet-writer). */
+const SAMPLE_REJECTION = 0.9;
+const HIGH_UNIT = 0xd800;
+const utf8 = new TextEncoder();
+
+/** A growable byte buffer reused across pages. */
+class Scratch {
+  buf = new Uint8Array(1 << 16);
+  view = new DataView(this.buf.buffer);
+  len = 0;
+  reset(): void {
+    this.len = 0;
+  }
+  shrink(): void {
+    this.buf = new Uint8Array(1 << 16);
+    this.view = new DataView(this.buf.buffer);
+    this.len = 0;
+  }
+  ensure(extra: number): void {
+    const need = this.len + extra;
+    if (need <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < need) size *= 2;
+    const b = new Uint8Array(size);
+    b.set(this.buf.subarray(0, this.len));
+    this.buf = b;
+    this.view = new DataView(b.buffer);
+  }
+  byte(v: number): void {
+    this.ensure(1);
+    this.buf[this.len++] = v;
+  }
+  varint(v: number): void {
+    this.ensure(5);
+    while (v > 0x7f) {
+      this.buf[this.len++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    this.buf[this.len++] = v;
+  }
+  u32(v: number): void {
+    this.ensure(4);
+    this.view.setUint32(this.len, v, true);
+    this.len += 4;
+  }
+  i32(v: number): void {
+    this.ensure(4);
+    this.view.setInt32(this.len, v, true);
+    this.len += 4;
+  }
+  i64(v: bigint): void {
+    this.ensure(8);
+    this.view.setBigInt64(this.len, v, true);
+    this.len += 8;
+  }
+  /** A PLAIN byte array: 4-byte length, then the UTF-8 bytes. Returns whether a code unit >= U+D800 was met. */
+  str(s: string): boolean {
+    const n = s.length;
+    this.ensure(4 + n);
+    const at = this.len + 4;
+    const buf = this.buf;
+    let k = 0;
+    for (; k < n; k++) {
+      const c = s.charCodeAt(k);
+      if (c >= 0x80) break;
+      buf[at + k] = c;
+    }
+    if (k === n) {
+      this.view.setUint32(this.len, n, true);
+      this.len = at + n;
+      return false;
+    }
+    // not ASCII: encode the value whole (at most 3 bytes a UTF-16 unit)
+    this.ensure(4 + 3 * n);
+    const r = utf8.encodeInto(s, this.buf.subarray(at));
+    this.view.setUint32(this.len, r.written, true);
+    this.len = at + r.written;
+    for (; k < n; k++) if (s.charCodeAt(k) >= HIGH_UNIT) return true;
+    return false;
+  }
+}
+
+const scratch = new Scratch();
+const levels = new Scratch();
+const strings = new Scratch();
+
+/**
+ * RLE / bit-packed hybrid of `values[start, end)` at `bitWidth` (as
+ * hyparquet-writer writes it: a run of 8+ equal values is an RLE run, the rest
+ * bit-packed in groups of 8, the last group padded with zeros).
+ */
+function writeHybrid(out: Scratch, values: Int32Array | Uint8Array, start: number, end: number, bitWidth: number): void {
+  let groups = 0;
+  let groupStart = 0;
+  let i = start;
+  const width = (bitWidth + 7) >> 3;
+  const flushGroups = (): void => {
+    out.varint((groups << 1) | 1);
+    const mask = bitWidth >= 32 ? -1 : (1 << bitWidth) - 1;
+    let acc = 0;
+    let bits = 0;
+    const total = groups * 8;
+    out.ensure(total * 4 + 8);
+    const buf = out.buf;
+    let at = out.len;
+    for (let g = 0; g < total; g++) {
+      const idx = groupStart + g;
+      const v = idx < end ? values[idx]! & mask : 0;
+      acc |= v << bits;
+      bits += bitWidth;
+      while (bits >= 8) {
+        buf[at++] = acc & 0xff;
+        acc >>>= 8;
+        bits -= 8;
+      }
+    }
+    out.len = at;
+    groups = 0;
+  };
+  while (i < end) {
+    const v = values[i]!;
+    let run = 1;
+    while (i + run < end && values[i + run] === v) run++;
+    if (run >= 8) {
+      if (groups > 0) flushGroups();
+      out.varint(run << 1);
+      for (let j = 0; j < width; j++) out.byte((v >> (j << 3)) & 0xff);
+      i += run;
+    } else {
+      if (groups === 0) groupStart = i;
+      groups++;
+      i += 8;
+    }
+  }
+  if (groups > 0) flushGroups();
+}
+
+/** Order of two non-null values of a column (strings in UTF-8 byte order when `high`). */
+function less(a: unknown, b: unknown, high: boolean): boolean {
+  if (high && typeof a === 'string') return compareStrings(a, b as string) < 0;
+  return (a as number) < (b as number);
+}
+
+function compareAny(a: unknown, b: unknown): number {
+  if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
+  return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+}
+
+/** Estimated PLAIN bytes of a value for page splits and dictionary decisions (hyparquet-writer's estimate). */
+function estimate(kind: FlatKind, v: unknown): number {
+  if (v === null || v === undefined) return 0;
+  if (kind === 'string') return (v as string).length;
+  if (kind === 'int32') return 4;
+  if (kind === 'int64') return 8;
+  return 0.125;
+}
+
+/**
+ * The dictionary of a column and each value's code (-1: null), or undefined
+ * when PLAIN is smaller or sampling says so (hyparquet-writer's rules: a
+ * spread sample of 1000 rejects at > 90% distinct bytes; kept when the
+ * dictionary and its codes take at most half the PLAIN bytes).
+ */
+function dictionaryOf(c: FlatColumn): { dict: unknown[]; codes: Int32Array } | undefined {
+  const { data, rows: n, kind } = c;
+  if (kind === 'boolean' || !c.tryDictionary || n === 0) return undefined;
+  const prefix = kind === 'string' ? 4 : 0;
+  if (kind !== 'string') {
+    // strings were sampled by the caller (with its size cap)
+    const sample = Math.min(n, 1000);
+    const seen = new Set<unknown>();
+    let distinct = 0;
+    let total = 0;
+    for (let i = 0; i < sample; i++) {
+      const v = data[sample === 1 ? 0 : Math.floor((i * (n - 1)) / (sample - 1))];
+      const size = estimate(kind, v) + (v === null || v === undefined ? 0 : prefix);
+      if (!seen.has(v)) {
+        seen.add(v);
+        distinct += size;
+      }
+      total += size;
+    }
+    if (!total || distinct / total > SAMPLE_REJECTION) return undefined;
+  }
+  const index = new Map<unknown, number>();
+  const dict: unknown[] = [];
+  const codes = new Int32Array(n);
+  let dictSize = 0;
+  let totalSize = 0;
+  let nonNull = 0;
+  for (let i = 0; i < n; i++) {
+    const v = data[i];
+    if (v === null || v === undefined) {
+      codes[i] = -1;
+      continue;
+    }
+    nonNull++;
+    const size = kind === 'string' ? (v as string).length : kind === 'int32' ? 4 : 8;
+    totalSize += size;
+    let code = index.get(v);
+    if (code === undefined) {
+      code = dict.length;
+      dict.push(v);
+      index.set(v, code);
+      dictSize += size;
+    }
+    codes[i] = code;
+  }
+  const bitWidth = Math.ceil(Math.log2(dict.length));
+  const indexSize = Math.ceil((nonNull * bitWidth) / 8);
+  const plainSize = totalSize + nonNull * prefix;
+  const dictValueSize = dictSize + dict.length * prefix;
+  if (2 * (dictValueSize + indexSize) > plainSize) return undefined;
+  return { dict, codes };
+}
+
+/** PLAIN values of one kind into `out`; returns whether a string had a code unit >= U+D800. */
+function plainValue(out: Scratch, kind: FlatKind, v: unknown): boolean {
+  if (kind === 'string') return out.str(v as string);
+  if (kind === 'int32') out.i32(v as number);
+  else out.i64(v as bigint);
+  return false;
+}
+
+/**
+ * Appends one column chunk (dictionary page if any, data pages v2) to
+ * `writer`; returns its chunk metadata and page indexes, as
+ * hyparquet-writer's writeColumn does (statistics left to the caller).
+ */
+export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes {
+  const { data, rows: n, kind, element } = c;
+  const type = element.type!;
+  const optional = element.repetition_type !== 'REQUIRED';
+  const compress = c.codec === 'UNCOMPRESSED' ? undefined : c.compress;
+  const offsetStart = writer.offset;
+  let uncompressed = 0;
+  const encodings: NonNullable<PageIndexes['chunk']['meta_data']>['encodings'] = [];
+
+  const dictionary = dictionaryOf(c);
+  let dictionaryPageOffset: bigint | undefined;
+  // a string with a code unit >= U+D800 in the column: bounds compared in UTF-8 order, not with `<`
+  let high = false;
+  // PLAIN strings: every value written once, up front, into one buffer (value i's record at offs[i]);
+  // pages are ranges of it
+  let offs: Int32Array | undefined;
+  if (kind === 'string' && !dictionary) {
+    strings.reset();
+    offs = new Int32Array(n + 1);
+    for (let i = 0; i < n; i++) {
+      offs[i] = strings.len;
+      const v = data[i];
+      if (v !== null && v !== undefined && strings.str(v as string)) high = true;
+    }
+    offs[n] = strings.len;
+  }
+  // definition levels of an optional column: 1 present, 0 null
+  let defs: Uint8Array | undefined;
+  if (optional) {
+    defs = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
+      const v = data[i];
+      if (v !== null && v !== undefined) defs[i] = 1;
+    }
+  }
+  if (dictionary) {
+    scratch.reset();
+    for (const v of dictionary.dict) if (plainValue(scratch, kind, v)) high = true;
+    const raw = scratch.buf.subarray(0, scratch.len);
+    const body = compress ? compress(raw) : raw;
+    dictionaryPageOffset = BigInt(writer.offset);
+    const headerStart = writer.offset;
+    writePageHeader(writer, {
+      type: 'DICTIONARY_PAGE',
+      uncompressed_page_size: raw.length,
+      compressed_page_size: body.length,
+      dictionary_page_header: { num_values: dictionary.dict.length, encoding: 'PLAIN' },
+    });
+    uncompressed += writer.offset - headerStart + raw.length;
+    writer.appendBytes(body);
+    encodings.push('PLAIN');
+  }
+  const encoding = dictionary ? 'RLE_DICTIONARY' : kind === 'boolean' && n > 16 ? 'RLE' : 'PLAIN';
+  encodings.push(encoding);
+
+  // page boundaries: by estimated bytes (dictionary codes count 4), a page of at least one value
+  const ends: number[] = [];
+  {
+    let acc = 0;
+    let start = 0;
+    const codes = dictionary?.codes;
+    for (let i = 0; i < n; i++) {
+      const v = data[i];
+      const size = v === null || v === undefined ? 0 : codes ? 4 : offs ? offs[i + 1]! - offs[i]! - 4 : estimate(kind, v);
+      acc += size;
+      if (acc >= c.pageBytes && i > start) {
+        ends.push(i);
+        start = i;
+        acc = size;
+      }
+    }
+    if (start < n || n === 0) ends.push(n);
+  }
+  const paged = ends.length > 1;
+  let columnIndex: ColumnIndex | undefined = c.columnIndex && paged
+    ? { null_pages: [], min_values: [], max_values: [], boundary_order: 'UNORDERED', null_counts: [] }
+    : undefined;
+  const offsetIndex: OffsetIndex | undefined = paged ? { page_locations: [] } : undefined;
+  let ascending = true;
+  let descending = true;
+  let prevMin: unknown;
+  let prevMax: unknown;
+
+  const dataPageOffset = BigInt(writer.offset);
+  let start = 0;
+  for (const end of ends) {
+    const pageOffset = writer.offset;
+    let nulls = 0;
+    let min: unknown;
+    let max: unknown;
+    levels.reset();
+    if (defs) {
+      for (let i = start; i < end; i++) if (defs[i] === 0) nulls++;
+      writeHybrid(levels, defs, start, end, 1);
+    }
+    scratch.reset();
+    let raw: Uint8Array;
+    if (offs) {
+      raw = strings.buf.subarray(offs[start]!, offs[end]!);
+    } else if (dictionary) {
+      const codes = dictionary.codes;
+      const present = new Int32Array(end - start - nulls);
+      let m = 0;
+      let most = 0;
+      for (let i = start; i < end; i++) {
+        const code = codes[i]!;
+        if (code < 0) continue;
+        present[m++] = code;
+        if (code > most) most = code;
+      }
+      const bitWidth = Math.ceil(Math.log2(most + 1));
+      scratch.byte(bitWidth);
+      writeHybrid(scratch, present, 0, m, bitWidth);
+    } else if (kind === 'boolean') {
+      const bits = new Int32Array(end - start - nulls);
+      let m = 0;
+      for (let i = start; i < end; i++) {
+        const v = data[i];
+        if (v !== null && v !== undefined) bits[m++] = v ? 1 : 0;
+      }
+      if (encoding === 'RLE') {
+        levelsScratch.reset();
+        writeHybrid(levelsScratch, bits, 0, m, 1);
+        scratch.u32(levelsScratch.len);
+        scratch.ensure(levelsScratch.len);
+        scratch.buf.set(levelsScratch.buf.subarray(0, levelsScratch.len), scratch.len);
+        scratch.len += levelsScratch.len;
+      } else {
+        // PLAIN booleans: bit-packed, least significant bit first
+        scratch.ensure((m + 7) >> 3);
+        for (let k = 0; k < m; k += 8) {
+          let b = 0;
+          for (let j = 0; j < 8 && k + j < m; j++) b |= bits[k + j]! << j;
+          scratch.buf[scratch.len++] = b;
+        }
+      }
+    } else {
+      for (let i = start; i < end; i++) {
+        const v = data[i];
+        if (v === null || v === undefined) continue;
+        plainValue(scratch, kind, v);
+      }
+    }
+    raw ??= scratch.buf.subarray(0, scratch.len);
+    if (columnIndex) {
+      // page bounds: one pass over the page's values (booleans: false < true)
+      for (let i = start; i < end; i++) {
+        const v = data[i];
+        if (v === null || v === undefined) continue;
+        if (min === undefined) {
+          min = max = v;
+          continue;
+        }
+        if (less(v, min, high)) min = v;
+        else if (less(max, v, high)) max = v;
+      }
+    }
+    const body = compress ? compress(raw) : raw;
+    const headerStart = writer.offset;
+    writePageHeader(writer, {
+      type: 'DATA_PAGE_V2',
+      uncompressed_page_size: levels.len + raw.length,
+      compressed_page_size: levels.len + body.length,
+      data_page_header_v2: {
+        num_values: end - start,
+        num_nulls: nulls,
+        num_rows: end - start,
+        encoding,
+        definition_levels_byte_length: levels.len,
+        repetition_levels_byte_length: 0,
+        is_compressed: true,
+      },
+    });
+    uncompressed += writer.offset - headerStart + levels.len + raw.length;
+    if (levels.len > 0) writer.appendBytes(levels.buf.subarray(0, levels.len));
+    writer.appendBytes(body);
+
+    if (columnIndex) {
+      const nullPage = nulls === end - start;
+      const minBytes = unconvertMinMax(min as MinMax | undefined, element, false, c.truncate);
+      const maxBytes = unconvertMinMax(max as MinMax | undefined, element, true, c.truncate);
+      if (!nullPage && (!minBytes || !maxBytes)) {
+        // bounds are required for a page with values: without them no column index
+        columnIndex = undefined;
+      } else {
+        columnIndex.null_pages.push(nullPage);
+        columnIndex.min_values.push(minBytes ?? new Uint8Array());
+        columnIndex.max_values.push(maxBytes ?? new Uint8Array());
+        columnIndex.null_counts?.push(BigInt(nulls));
+        if (prevMin !== undefined && min !== undefined) {
+          const o = compareAny(prevMin, min);
+          if (o > 0) ascending = false;
+          if (o < 0) descending = false;
+        }
+        if (prevMax !== undefined && max !== undefined) {
+          const o = compareAny(prevMax, max);
+          if (o > 0) ascending = false;
+          if (o < 0) descending = false;
+        }
+        prevMin = min;
+        prevMax = max;
+      }
+    }
+    offsetIndex?.page_locations.push({ offset: BigInt(pageOffset), compressed_page_size: writer.offset - pageOffset, first_row_index: BigInt(start) });
+    start = end;
+  }
+  // a chunk of long texts may have grown the buffer far: not kept past 32 MiB
+  if (strings.buf.length > 32 << 20) strings.shrink();
+  if (columnIndex) columnIndex.boundary_order = ascending ? 'ASCENDING' : descending ? 'DESCENDING' : 'UNORDERED';
+
+  return {
+    chunk: {
+      meta_data: {
+        type,
+        encodings,
+        path_in_schema: [c.name],
+        codec: c.codec,
+        num_values: BigInt(n),
+        total_compressed_size: BigInt(writer.offset - offsetStart),
+        total_uncompressed_size: BigInt(uncompressed),
+        data_page_offset: dataPageOffset,
+        dictionary_page_offset: dictionaryPageOffset,
+      },
+      file_offset: BigInt(offsetStart),
+    },
+    ...(columnIndex ? { columnIndex } : {}),
+    ...(offsetIndex ? { offsetIndex } : {}),
+  };
+}
+
+const levelsScratch = new Scratch();
