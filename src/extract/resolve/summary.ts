@@ -7,7 +7,7 @@
 // parameters by name):
 //   fn/method/trait fn:   { r: return type, s: 'ref'|'mut'|'value' (self parameter) }
 //   struct/union/variant: { f: [[field, type], …] (public fields only), v: 1 when also a value (tuple/unit) }
-//   type alias/assoc type:{ a: type }
+//   type alias/assoc type:{ a: type, b: [bound, …] (a trait's `type X: Bound;`) }
 //   trait:                { st: [supertrait, …] }
 //   impl:                 { self: type, trait?: type }
 //   const/static:         { t: type }
@@ -24,6 +24,8 @@ export interface TypeInfo {
   f?: [string, string][];
   v?: 1;
   a?: string;
+  /** A trait's associated type's bounds (`type SerializeMap: SerializeMap<…>;`). */
+  b?: string[];
   st?: string[];
   self?: string;
   trait?: string;
@@ -72,14 +74,29 @@ export function decodeTypeInfo(s: string | null): TypeInfo | null {
 }
 
 /**
+ * parseType's answers by text, shared by the crates a thread resolves (the
+ * same dependency summaries' texts are read for each crate depending on
+ * them). Safe because a TypeRef is never changed once made; cleared at
+ * PARSED_TYPES_CAP entries, so memory stays bounded.
+ */
+const parsedTypes = new Map<string, TypeRef>();
+const PARSED_TYPES_CAP = 65_536;
+
+/**
  * A type text (as written by typeText) back to a TypeRef. Accepts paths with
  * `<…>` arguments and `Name = T` bindings, `&`, `&mut`, `*`, `[T]`, tuples,
  * `dyn A + B`, `<T as Tr>::N`, `fn(A) -> R`; anything else is `other`.
  */
 export function parseType(text: string): TypeRef {
-  const p = new TypeParser(text);
-  const t = p.type();
-  return p.done() ? t : { k: 'other', text };
+  let t = parsedTypes.get(text);
+  if (t === undefined) {
+    const p = new TypeParser(text);
+    t = p.type();
+    if (!p.done()) t = { k: 'other', text };
+    if (parsedTypes.size >= PARSED_TYPES_CAP) parsedTypes.clear();
+    parsedTypes.set(text, t);
+  }
+  return t;
 }
 
 class TypeParser {
