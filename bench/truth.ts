@@ -25,6 +25,8 @@
 //   --check N         ask the real `def`/`callers` on N sampled paths to check the emulation (default 12)
 //   --real-queries    answer every `def` and `callers` with the real queries (slow: ~0.2 s each today)
 //   --workers N       ingest worker threads (default 2)
+//   --held-out a,b    also measure these registry crates that are not in the list (a held-out check:
+//                     report their figures, never tune on them); their oracle is built on first use
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
@@ -34,7 +36,7 @@ import { crateModel, oracleCalls, type CrateModel, type OracleCall } from './tru
 import { checkCalls, checkPaths, matchItems, type CallContext, type CallMiss, type ItemMiss, type Matching, type PathMiss } from './truth/compare.ts';
 import { loadDigest } from './truth/digest.ts';
 import { CallersIndex, checkQueries, DefIndex, emulated, ingestGraph, realAnswers, recording, type Answers, type MEdge, type MNode } from './truth/mimir.ts';
-import { buildOracle, measuredCrates, nightlyToolchain, oraclePaths, type CrateDir } from './truth/oracle.ts';
+import { buildOracle, measuredCrates, nightlyToolchain, oraclePaths, registryCrates, type CrateDir } from './truth/oracle.ts';
 import { callTable, kindTable, summarize, summaryTable, toJson, type CrateFigures } from './truth/report.ts';
 import { docModel, type DocCrate } from './truth/rustdoc.ts';
 import type { MirBody } from './truth/mir.ts';
@@ -76,6 +78,13 @@ function norm(s: string): string {
 }
 
 const { crates: all, absent } = await measuredCrates(path.join(repoRoot, 'scripts', 'install-debian-crates.sh'));
+const heldOutNames = (flag('--held-out')?.split(',').map(norm).filter((s) => s !== '') ?? []).filter((n) => !all.some((c) => norm(c.name) === n));
+const heldOut = (await registryCrates(heldOutNames)).crates;
+if (heldOut.length < heldOutNames.length) {
+  console.error(`bench:truth: --held-out names crates not in the registry: ${heldOutNames.filter((n) => !heldOut.some((c) => norm(c.name) === n)).join(', ')}`);
+  process.exit(2);
+}
+all.push(...heldOut);
 if (all.length === 0) {
   console.log('bench:truth skipped: no crate of scripts/install-debian-crates.sh under /usr/share/cargo/registry (run the script as root first)');
   process.exit(0);
@@ -95,7 +104,7 @@ if (unknown.length > 0) {
   console.error(`bench:truth: --crates names no measured crate: ${unknown.join(', ')} (measured: ${all.map((c) => c.name).join(', ')})`);
   process.exit(2);
 }
-const selected = only ? all.filter((c) => only.includes(norm(c.name))) : all;
+const selected = only ? all.filter((c) => only.includes(norm(c.name)) || heldOut.includes(c)) : all;
 const world: CrateDir[] = [];
 const pkgOf = new Map<CrateDir, { krate: string; deps: string[] }>();
 for (const c of all) {
@@ -213,7 +222,7 @@ if (!keep) await rm(lakeDir, { recursive: true, force: true });
 
 // 6. print
 const meta = {
-  toolchain, cache, measured: selected.map((c) => c.dirName), world: world.map((c) => c.dirName), absent, failed,
+  toolchain, cache, measured: selected.map((c) => c.dirName), heldOut: heldOut.map((c) => c.dirName), world: world.map((c) => c.dirName), absent, failed,
   seconds: { oracle: oracleSeconds, load: loadSeconds, ingest: graph.ingestSeconds, compare: compareSeconds },
   answers: answersBy,
   queryCheck: check,
@@ -227,6 +236,7 @@ if (json) {
     + `oracle ${oracleSeconds.toFixed(1)} s, load ${loadSeconds.toFixed(1)} s, ingest ${graph.ingestSeconds.toFixed(1)} s, compare ${compareSeconds.toFixed(1)} s`);
   if (failed.length > 0) console.log(`oracle failed (skipped): ${failed.map((f) => `${f.crate}: ${f.error}`).join('\n  ')}`);
   if (absent.length > 0) console.log(`not in the registry: ${absent.join(', ')}`);
+  if (heldOut.length > 0) console.log(`held out (--held-out: measured, not in the list, never tuned on): ${heldOut.map((c) => c.dirName).join(', ')}`);
   console.log('\nitems W/M = recall of written / macro-generated items; prec = precision; def = `def` right and unique on rustdoc paths and pub-use paths;');
   console.log('calls ok = in-crate written call sites with the right target; wrong = wrong / (right + wrong); callers = share of call sites `callers` lists\n');
   console.log(summaryTable(figures.map(summarize)));

@@ -57,11 +57,16 @@ export interface OracleStatus {
 export async function measuredCrates(installScript: string, registry = REGISTRY): Promise<{ crates: CrateDir[]; absent: string[] }> {
   const text = await readFile(installScript, 'utf8');
   const wanted = [...new Set([...text.matchAll(/\blibrust-([a-z0-9-]+?)-dev\b/g)].map((m) => m[1]!))];
+  return registryCrates(wanted, registry);
+}
+
+/** The newest registry folder of each named crate (names as Debian spells them: `-` for `_`, lower case); the names found in none. */
+export async function registryCrates(wanted: readonly string[], registry = REGISTRY): Promise<{ crates: CrateDir[]; absent: string[] }> {
   let entries: string[] = [];
   try {
     entries = await readdir(registry);
   } catch {
-    return { crates: [], absent: wanted };
+    return { crates: [], absent: [...wanted] };
   }
   const byName = new Map<string, CrateDir>();
   for (const e of entries) {

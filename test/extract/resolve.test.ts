@@ -334,3 +334,15 @@ test('patterns: `&pat` binds through the reference (the tuple a closure returns 
   assert.equal(callTo(g, 'calls::by_ref_pattern', 536, refs).dst, node(g, refs).id);
   assert.equal(callTo(g, 'calls::by_ref_pattern', 537, owned).dst, node(g, owned).id);
 });
+
+test('method calls into dependencies: a dependency trait\'s `Self::X` result on a bounded receiver has the bounds of its `type X: Bound;` (type_info b)', async () => {
+  const dep = await extract('dep');
+  assert.equal(node(dep, 'dep::Writer::Map').typeInfo, '{"a":"_","b":["dep::MapWriter"]}');
+  const depSummary = summaryOf('dep@1.0.0', 'r', dep);
+  const ext = await extract('ext', [depSummary]);
+  const g = await extract('user', [depSummary, summaryOf('ext@1.0.0', 'r', ext)]);
+  for (const [line, m] of [[48, 'entry'], [49, 'end']] as const) {
+    const e = callTo(g, 'user::write_all', line, `dep::MapWriter::${m}`);
+    assert.deepEqual([e.dst, e.dispatch, e.dstKrate], [node(dep, `dep::MapWriter::${m}`).id, 'dynamic', 'dep@1.0.0']);
+  }
+});

@@ -25,7 +25,7 @@ import { verifyState, formatVerifyReport } from '../../src/log/state/verify.ts';
 import { createStateTables, rebuildState } from '../../src/log/state/rebuild.ts';
 import { maintainState } from '../../src/log/state/maintain.ts';
 import { StateView } from '../../src/log/state/view.ts';
-import { StateDelta } from '../../src/log/state/delta.ts';
+import { StateDelta, pathRanges } from '../../src/log/state/delta.ts';
 import { history } from '../../src/query/index.ts';
 import { repoRoot, scratch } from '../helpers.ts';
 import { node } from '../query/sample.ts';
@@ -174,4 +174,16 @@ test('code_paths: a lake without it answers history from the log; building it is
   } finally {
     log.close();
   }
+});
+
+test('code_paths: a delta looks its pairs up by one qpath range per first path segment (a single path by equality)', () => {
+  const show2 = (xs: unknown[]): string => JSON.stringify(xs);
+  assert.equal(
+    show2(pathRanges(['beta::x', 'alpha', 'alpha::z', 'alpha::b', 'gamma::only'])),
+    show2([
+      { op: 'and', args: [{ op: 'ge', col: 'qpath', value: 'alpha' }, { op: 'le', col: 'qpath', value: 'alpha::z' }] },
+      { op: 'eq', col: 'qpath', value: 'beta::x' },
+      { op: 'eq', col: 'qpath', value: 'gamma::only' },
+    ]),
+  );
 });

@@ -36,6 +36,11 @@ export class Exports {
         } else if (item.signature.startsWith('type ')) {
           info.a = '_';
         }
+        if (def.parent?.kind === 'trait' && item.signature.startsWith('type ')) {
+          // `type X: Bound;` — what a dependant's `T::X` value can be called with
+          const bounds = item.bounds?.find((g) => g.name === item.name)?.bounds ?? [];
+          if (bounds.length > 0) info.b = bounds.map((t) => render(t));
+        }
         break;
       case 'struct':
       case 'union':

@@ -608,7 +608,11 @@ export class Infer {
         subst = matchArgs(this.lowering.lowerCanonical(parent.typeInfo.self), recv);
       }
       if (parent?.kind === 'trait' && recv) (subst ??= new Map()).set('Self', recv);
-      return this.lowering.lowerCanonical(r, subst);
+      const ret = this.lowering.lowerCanonical(r, subst);
+      if (parent?.kind === 'trait' && recv && (stripRefs(recv).k === 'param' || stripRefs(recv).k === 'dyn')) {
+        return this.depProjections(ret, { crate: res.dep.crate, node: parent });
+      }
+      return ret;
     }
     return UNKNOWN(`return type of ${res.ext}`);
   }
@@ -1158,6 +1162,31 @@ export class Infer {
         return t.args.length > 0 ? { ...t, args: t.args.map((a) => this.projections(a, trait)) } : t;
       }
       case 'ref': return { ...t, of: this.projections(t.of, trait) };
+      default: return t;
+    }
+  }
+
+  /**
+   * `projections` for a dependency's trait: each `Self::X` whose associated
+   * type the trait bounds (type_info `b`: serde's `type SerializeMap:
+   * SerializeMap<…>;`) becomes a parameter bounded by those traits.
+   */
+  private depProjections(t: Ty, trait: Extract<Res, { dep: unknown }>['dep']): Ty {
+    switch (t.k) {
+      case 'adt': {
+        const ext = 'ext' in t.res ? t.res.ext : null;
+        const m = ext !== null ? /^Self::([A-Za-z_][A-Za-z0-9_]*)$/.exec(ext) : null;
+        if (m) {
+          const name = `${trait.node.qpath}::${m[1]}`;
+          if (!this.assocBounds.has(name)) {
+            const decl = trait.crate.childrenOf(trait.node).find((c) => c.name === m[1] && c.kind === 'trait_item');
+            this.assocBounds.set(name, (decl?.typeInfo?.b ?? []).map((b) => this.lowering.lowerCanonical(b)));
+          }
+          return this.assocBounds.get(name)!.length > 0 ? { k: 'param', name } : t;
+        }
+        return t.args.length > 0 ? { ...t, args: t.args.map((a) => this.depProjections(a, trait)) } : t;
+      }
+      case 'ref': return { ...t, of: this.depProjections(t.of, trait) };
       default: return t;
     }
   }

@@ -7,7 +7,7 @@
 // parameters by name):
 //   fn/method/trait fn:   { r: return type, s: 'ref'|'mut'|'value' (self parameter) }
 //   struct/union/variant: { f: [[field, type], …] (public fields only), v: 1 when also a value (tuple/unit) }
-//   type alias/assoc type:{ a: type }
+//   type alias/assoc type:{ a: type, b: [bound, …] (a trait's `type X: Bound;`) }
 //   trait:                { st: [supertrait, …] }
 //   impl:                 { self: type, trait?: type }
 //   const/static:         { t: type }
@@ -24,6 +24,8 @@ export interface TypeInfo {
   f?: [string, string][];
   v?: 1;
   a?: string;
+  /** A trait's associated type's bounds (`type SerializeMap: SerializeMap<…>;`). */
+  b?: string[];
   st?: string[];
   self?: string;
   trait?: string;

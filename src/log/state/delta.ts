@@ -77,7 +77,9 @@ export function pathRanges(qpaths: string[]): Expr[] {
       if (compareStrings(q, r.hi) > 0) r.hi = q;
     }
   }
-  return [...byRoot.values()].map((r) => (r.lo === r.hi ? eq('qpath', r.lo) : and(ge('qpath', r.lo), le('qpath', r.hi))));
+  // in the table's order
+  const ranges = [...byRoot.values()].sort((a, b) => compareStrings(a.lo, b.lo));
+  return ranges.map((r) => (r.lo === r.hi ? eq('qpath', r.lo) : and(ge('qpath', r.lo), le('qpath', r.hi))));
 }
 
 /** Compare two values of a sort column: nulls first, strings by UTF-8 bytes. */
