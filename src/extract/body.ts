@@ -497,7 +497,15 @@ function elements(list: Node, head: Node | null = null): (Node | null)[] {
 
 /** A call's first argument. */
 function firstArg(call: Node): Node | null {
-  return call.childForFieldName('arguments')?.namedChildren.find((c) => c !== null && !c.type.endsWith('comment') && c.type !== 'attribute_item') ?? null;
+  const args = call.childForFieldName('arguments');
+  if (!args) return null;
+  // child by child: most calls' first named child is it (`namedChildren` made a node object for every argument)
+  for (let i = 0; ; i++) {
+    const c = args.namedChild(i);
+    if (!c) return null;
+    const type = c.type;
+    if (!type.endsWith('comment') && type !== 'attribute_item') return c;
+  }
 }
 
 /** A block's tail expression (its last child when not a statement), if any. */

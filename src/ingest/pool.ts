@@ -8,7 +8,9 @@
 // after; the worker keeps it until `forget` (DepSummaries calls it when no job
 // of the run will take it again), so a worker holds at most the summaries the
 // run still needs. Result batches cross as dictionaries where values repeat.
+// Creating a pool sets V8's tier-up budget for the process (see `tierUpLater`).
 import { readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { extractCrate, loadRust, type CrateGraph, type DepCrate, type ExtractInput, type RustParser } from '../extract/index.ts';
 import { summaryOf } from './deps.ts';
@@ -195,6 +197,31 @@ export interface ForgetMessage {
  */
 const AHEAD = 2;
 
+/**
+ * V8's interrupt budget (bytecode run before a function is considered for
+ * optimization) while extracting: the same value bin/mimir.js sets for every
+ * command, so a library caller (bench:ingest, tests) extracts as `mimir
+ * ingest` does. With V8's default (66 KiB) the resolver's and the macro
+ * matcher's large polymorphic functions were optimized early, deoptimized on
+ * the next object shape ("wrong map") and compiled again, up to ~20 times
+ * each: TurboFan on V8's background threads was ~17 s of the ~45 s of CPU
+ * of bench:ingest's corpus; with this budget ~8 s, and the graph is the same.
+ */
+export const EXTRACT_INTERRUPT_BUDGET = 1_048_576;
+
+let tieredUp = false;
+
+/**
+ * Set EXTRACT_INTERRUPT_BUDGET once per process, before the first worker
+ * starts (the flag is process-wide: it applies to every isolate, and to
+ * functions whose budget is set after it).
+ */
+function tierUpLater(): void {
+  if (tieredUp) return;
+  tieredUp = true;
+  setFlagsFromString(`--interrupt-budget=${EXTRACT_INTERRUPT_BUDGET}`);
+}
+
 /** Default limit on one crate's extraction in a worker (then the worker is replaced and the crate reported). */
 export const DEFAULT_EXTRACT_TIMEOUT_MS = 120_000;
 
@@ -226,6 +253,7 @@ export class ExtractPool {
    * (`workers: 0`) have no limit.
    */
   constructor(readonly workers: number, private readonly timeoutMs = DEFAULT_EXTRACT_TIMEOUT_MS) {
+    tierUpLater();
     for (let i = 0; i < workers; i++) this.slots.push(this.spawn());
   }
 

@@ -74,14 +74,29 @@ export function decodeTypeInfo(s: string | null): TypeInfo | null {
 }
 
 /**
+ * parseType's answers by text, shared by the crates a thread resolves (the
+ * same dependency summaries' texts are read for each crate depending on
+ * them). Safe because a TypeRef is never changed once made; cleared at
+ * PARSED_TYPES_CAP entries, so memory stays bounded.
+ */
+const parsedTypes = new Map<string, TypeRef>();
+const PARSED_TYPES_CAP = 65_536;
+
+/**
  * A type text (as written by typeText) back to a TypeRef. Accepts paths with
  * `<…>` arguments and `Name = T` bindings, `&`, `&mut`, `*`, `[T]`, tuples,
  * `dyn A + B`, `<T as Tr>::N`, `fn(A) -> R`; anything else is `other`.
  */
 export function parseType(text: string): TypeRef {
-  const p = new TypeParser(text);
-  const t = p.type();
-  return p.done() ? t : { k: 'other', text };
+  let t = parsedTypes.get(text);
+  if (t === undefined) {
+    const p = new TypeParser(text);
+    t = p.type();
+    if (!p.done()) t = { k: 'other', text };
+    if (parsedTypes.size >= PARSED_TYPES_CAP) parsedTypes.clear();
+    parsedTypes.set(text, t);
+  }
+  return t;
 }
 
 class TypeParser {

@@ -84,8 +84,18 @@ export class TypeLowering {
 
   /** A canonical type text a dependency stored, with its paths looked up in the loaded crates. */
   lowerCanonical(text: string, generics: Map<string, Ty> | null = null): Ty {
-    return this.fromCanonical(parseType(text), generics);
+    if (generics !== null) return this.fromCanonical(parseType(text), generics);
+    // without generics a pure function of the text and the loaded crates (a Ty is never changed once made)
+    let ty = this.canonical.get(text);
+    if (ty === undefined) {
+      ty = this.fromCanonical(parseType(text), null);
+      this.canonical.set(text, ty);
+    }
+    return ty;
   }
+
+  /** lowerCanonical's answers without generics, by text (one crate's resolution: bounded by its dependencies' texts). */
+  private readonly canonical = new Map<string, Ty>();
 
   private fromCanonical(t: TypeRef, generics: Map<string, Ty> | null): Ty {
     switch (t.k) {
