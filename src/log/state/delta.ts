@@ -332,45 +332,6 @@ function concatColumn(parts: readonly { columns: Value[][] }[], j: number, n: nu
   return out;
 }
 
-/**
- * Parts (columns of the table's schema, `n` rows in all) as one batch in the
- * table's sort order: what sortedColumns gives for their concatenation, with
- * only the sort columns joined (to be ordered) and every column gathered from
- * the parts in the new order, one copy per column.
- */
-function sortedParts(t: StateTable, parts: readonly { columns: Value[][]; n: number }[], n: number): Batch {
-  const fields = stateSchema(t).fields;
-  const at = new Map(fields.map((f, j) => [f.name, j]));
-  const keys = SORT_COLUMNS[t].map((c) => {
-    const j = at.get(c);
-    return j === undefined ? new Array<Value>(n).fill(null) : concatColumn(parts, j, n);
-  });
-  const order = sortOrder(keys, n);
-  // where each row of the new order comes from: its part and its row in it
-  const partOf = new Int32Array(n);
-  const rowOf = new Int32Array(n);
-  for (let p = 0, k = 0; p < parts.length; p++) {
-    for (let r = 0; r < parts[p]!.n; r++, k++) {
-      partOf[k] = p;
-      rowOf[k] = r;
-    }
-  }
-  const srcPart = new Int32Array(n);
-  const srcRow = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const g = order[i]!;
-    srcPart[i] = partOf[g]!;
-    srcRow[i] = rowOf[g]!;
-  }
-  const columns = fields.map((_f, j) => {
-    const cols = parts.map((p) => p.columns[j]!);
-    const out = new Array<Value>(n);
-    for (let i = 0; i < n; i++) out[i] = cols[srcPart[i]!]![srcRow[i]!]!;
-    return out;
-  });
-  return { fields, numRows: n, columns };
-}
-
 /** A table's buffered rows: parts given as columns (in order), then rows given one by one. */
 interface Buffered {
   parts: { columns: Value[][]; n: number }[];
@@ -587,7 +548,8 @@ export class StateDelta {
     if (b.parts.length === 0) batch = sortedBatch(t, b.rows);
     else {
       const parts = b.rows.length > 0 ? [...b.parts, { columns: rowColumns(t, b.rows), n: b.rows.length }] : b.parts;
-      batch = parts.length === 1 ? sortedColumns(t, parts[0]!.columns, n) : sortedParts(t, parts, n);
+      const raw = parts.length === 1 ? parts[0]!.columns : parts[0]!.columns.map((_c, j) => concatColumn(parts, j, n));
+      batch = sortedColumns(t, raw, n);
     }
     const written = await (await this.table(t)).writeDataFiles([batch]);
     this.files.get(t)!.push(...written);
