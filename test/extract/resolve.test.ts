@@ -346,3 +346,24 @@ test('method calls into dependencies: a dependency trait\'s `Self::X` result on 
     assert.deepEqual([e.dst, e.dispatch, e.dstKrate], [node(dep, `dep::MapWriter::${m}`).id, 'dynamic', 'dep@1.0.0']);
   }
 });
+
+test('method calls: std\'s iterator adapters on a crate type implementing Iterator yield its Item', async () => {
+  const g = await extract('calls');
+  const area = node(g, 'calls::Square::area').id;
+  assert.equal(callTo(g, 'calls::by_user_iterator', 553, 'calls::Square::area').dst, area);
+  assert.equal(callTo(g, 'calls::by_user_iterator', 555, 'calls::Square::area').dst, area);
+});
+
+test('path calls: among several From/FromIterator impls, the argument\'s type with references stripped, or the item it iterates', async () => {
+  const g = await extract('calls');
+  const at = (from: string, line: number, q: string) => assert.equal(callTo(g, from, line, q).dst, node(g, q).id);
+  at('<calls::Blob as std::iter::FromIterator<&u8>>::from_iter', 582, '<calls::Blob as std::iter::FromIterator<u8>>::from_iter');
+  at('calls::by_from', 587, '<calls::Blob as std::convert::From<&[u8]>>::from');
+  at('calls::by_from', 588, '<calls::Blob as std::convert::From<std::vec::Vec<u8>>>::from');
+});
+
+test('method calls: Extend<(K, V)> of a generic type takes an iterator of (T, ()), Extend<(&K, &V)> does not', async () => {
+  const g = await extract('calls');
+  const q = '<calls::Map2 as std::iter::Extend<(K, V)>>::extend';
+  assert.equal(callTo(g, 'calls::by_generic_extend', 603, q).dst, node(g, q).id);
+});

@@ -277,10 +277,17 @@ export class Infer {
     if (!info || !trait || trait.args.length === 0) return res;
     const siblings = this.impls.implsOfTy(info.self).filter((i) => i.trait && sameItem(i.trait.res, trait.res) && i.members.has(res.def.name));
     if (siblings.length < 2) return res;
-    const arg = ref.a0 ? this.typeOf(ref.a0, ref.at ?? Infinity, env, 0) : UNKNOWN('no argument');
+    let arg = ref.a0 ? this.typeOf(ref.a0, ref.at ?? Infinity, env, 0) : UNKNOWN('no argument');
+    // `FromIterator<A>::from_iter(iter)`: the item the argument iterates
+    if (arg.k !== 'unknown' && resPath(trait.res).split('::').pop() === 'FromIterator') arg = this.itemOf(arg);
     if (arg.k === 'unknown') return null;
     const want = renderTy(arg);
     let hit = siblings.find((i) => renderTy(i.trait!.args[0]!) === want);
+    if (!hit) {
+      // references are not tracked exactly (`&self[..]`): the one impl equal with references stripped
+      const bare = siblings.filter((i) => renderTy(stripRefs(i.trait!.args[0]!)) === renderTy(stripRefs(arg)));
+      if (bare.length === 1) hit = bare[0];
+    }
     if (!hit && arg.k === 'prim' && INTEGERS.has(arg.name)) {
       const ints = siblings.filter((i) => { const a = i.trait!.args[0]; return a?.k === 'prim' && INTEGERS.has(a.name); });
       if (ints.length === 1) hit = ints[0];
@@ -662,6 +669,11 @@ export class Infer {
     for (const t of this.derefSteps(recv)) {
       const r = stdMethod(this.iterLike(t, env) ?? t, e.name, args);
       if (r) return r;
+      // a type of the crate (or a dependency) implementing Iterator: std's adapters over its Item
+      // (regex's `self.find_iter(t).enumerate()` on its Matches)
+      const item = t.k === 'adt' && !('ext' in t.res) ? this.assocOfTraitImpl(t, ['Iterator'], 'Item') : null;
+      const viaItem = item ? stdMethod(stdTy(ITER, [item]), e.name, args) : null;
+      if (viaItem) return viaItem;
     }
     return null;
   }
@@ -1056,7 +1068,7 @@ export class Infer {
     if (got.k === 'unknown' || got.k === 'param') return true;
     const item = this.itemOf(got);
     if (item.k === 'unknown' || item.k === 'param') return true;
-    return renderTy(stripRefs(want)) === renderTy(stripRefs(item));
+    return shapeFits(stripRefs(want), stripRefs(item));
   }
 
   /** A dependency impl's trait arguments (canonical text) against the call's argument: unknown = fits. */
@@ -1359,6 +1371,26 @@ function matchArgs(pattern: Ty, concrete: Ty): Map<string, Ty> {
   };
   go(stripRefs(pattern), concrete);
   return out;
+}
+
+/**
+ * Can a value of type `got` be an `want` (an impl's trait argument, its
+ * parameters free)? Structural, references kept: a parameter of the impl
+ * takes anything, a parameter or unknown of the caller anything but a
+ * reference (`(K, V)` takes `(T, ())`; `(&K, &V)` does not take `(K, V)`).
+ */
+function shapeFits(want: Ty, got: Ty): boolean {
+  if (want.k === 'param' || got.k === 'unknown') return true;
+  if (got.k === 'param') return want.k !== 'ref' && want.k !== 'ptr';
+  switch (want.k) {
+    case 'ref': return got.k === 'ref' && shapeFits(want.of, got.of);
+    case 'ptr': return got.k === 'ptr' && shapeFits(want.of, got.of);
+    case 'slice': return got.k === 'slice' && shapeFits(want.of, got.of);
+    case 'tuple': return got.k === 'tuple' && got.of.length === want.of.length && want.of.every((w, i) => shapeFits(w, got.of[i]!));
+    case 'adt': return got.k === 'adt' && resPath(got.res) === resPath(want.res) && want.args.every((w, i) => !got.args[i] || shapeFits(w, got.args[i]!));
+    case 'prim': return got.k === 'prim' && got.name === want.name;
+    default: return renderTy(want) === renderTy(got);
+  }
 }
 
 function pickFn(defs: Def[] | undefined): Def | null {

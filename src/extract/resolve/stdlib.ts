@@ -208,6 +208,7 @@ export function stdMethod(recv: Ty, name: string, args: StdCallArgs): Ty | null 
       case 'bytes': return iter({ k: 'prim', name: 'u8' });
       case 'lines': case 'split': case 'split_whitespace': case 'rsplit': case 'splitn': case 'rsplitn': case 'split_terminator': return iter(STR);
       case 'as_bytes': return { k: 'ref', mut: false, of: { k: 'slice', of: { k: 'prim', name: 'u8' } } };
+      case 'into_bytes': return stdTy('std::vec::Vec', [{ k: 'prim', name: 'u8' }]);
       case 'strip_prefix': case 'strip_suffix': case 'get': return opt(STR);
       case 'find': case 'rfind': return opt(USIZE);
       case 'split_once': case 'rsplit_once': return opt({ k: 'tuple', of: [STR, STR] });

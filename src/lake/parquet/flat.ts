@@ -235,6 +235,9 @@ function dictionaryOf(c: FlatColumn): { dict: unknown[]; codes: Int32Array } | u
   let dictSize = 0;
   let totalSize = 0;
   let nonNull = 0;
+  // runs of one value (constant and sorted columns) skip the lookup
+  let last: unknown = undefined;
+  let lastCode = -1;
   for (let i = 0; i < n; i++) {
     const v = data[i];
     if (v === null || v === undefined) {
@@ -244,6 +247,10 @@ function dictionaryOf(c: FlatColumn): { dict: unknown[]; codes: Int32Array } | u
     nonNull++;
     const size = kind === 'string' ? (v as string).length : kind === 'int32' ? 4 : 8;
     totalSize += size;
+    if (v === last) {
+      codes[i] = lastCode;
+      continue;
+    }
     let code = index.get(v);
     if (code === undefined) {
       code = dict.length;
@@ -252,6 +259,8 @@ function dictionaryOf(c: FlatColumn): { dict: unknown[]; codes: Int32Array } | u
       dictSize += size;
     }
     codes[i] = code;
+    last = v;
+    lastCode = code;
   }
   const bitWidth = Math.ceil(Math.log2(dict.length));
   const indexSize = Math.ceil((nonNull * bitWidth) / 8);

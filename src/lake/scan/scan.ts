@@ -80,9 +80,11 @@ export class TableScan {
 
   async *batches(): AsyncGenerator<Batch> {
     if (this.filter.op === 'false') return;
-    const t0 = performance.now();
+    // timed only when traced: the global `performance` loads node's perf_hooks (~10 modules) at first use
+    const trace = process.env.MIMIR_TRACE_SCANS === '1';
+    const t0 = trace ? performance.now() : 0;
     const planned = await this.planFiles();
-    const tPlan = performance.now() - t0;
+    const tPlan = trace ? performance.now() - t0 : 0;
     const only = this.onlyFiles;
     const tasks = only ? planned.filter((t) => only(t.file.filePath)) : planned;
     const ctx = {
@@ -100,7 +102,7 @@ export class TableScan {
       const source = { file: t.file.filePath, sequenceNumber: t.dataSequenceNumber };
       for await (const b of readTask(ctx, t)) yield { ...b, source };
     }
-    if (process.env.MIMIR_TRACE_SCANS === '1') process.stderr.write(`scan ${this.metadata.location.split('/').slice(-1)[0]} ${JSON.stringify(this.filter, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).slice(0, 160)} plan ${tPlan.toFixed(1)} ms total ${(performance.now() - t0).toFixed(1)} ms ${JSON.stringify(this.metrics)}\n`);
+    if (trace) process.stderr.write(`scan ${this.metadata.location.split('/').slice(-1)[0]} ${JSON.stringify(this.filter, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).slice(0, 160)} plan ${tPlan.toFixed(1)} ms total ${(performance.now() - t0).toFixed(1)} ms ${JSON.stringify(this.metrics)}\n`);
   }
 
   /** Rows as objects keyed by column name. */

@@ -11,7 +11,10 @@ import type { Batch, DataFile, NestedField, PartitionSpec, Schema, Value } from 
 import type { DataFileWriteOptions } from '../parquet/write.ts';
 
 /** The Parquet encoder (and hyparquet-writer), loaded on the first write: a process that only reads never loads it. */
-const encodeDataFile: typeof import('../parquet/write.ts').encodeDataFile = async (...args) => (await import('../parquet/write.ts')).encodeDataFile(...args);
+let parquet: typeof import('../parquet/write.ts') | undefined;
+// once loaded, called without a turn of the event loop in between
+const encodeDataFile: typeof import('../parquet/write.ts').encodeDataFile = (...args) =>
+  parquet ? parquet.encodeDataFile(...args) : import('../parquet/write.ts').then((m) => (parquet = m).encodeDataFile(...args));
 import { partitionPath, partitionValues } from '../spec/partition.ts';
 import { partitionKey } from '../scan/plan.ts';
 import { crashPoint } from '../testing/crash.ts';

@@ -193,13 +193,30 @@ export function sortOrder(keys: Value[][], n: number): Int32Array {
   const at = start.slice();
   for (let i = 0; i < n; i++) order[at[rank[i]!]!++] = i;
   if (keys.length === 1) return order;
-  // rows sharing a first value: by the other columns, then input order
+  // rows sharing a first value: by the other columns, then input order; a column of strings
+  // without a code unit at or above U+D800 (and nulls) compares natively (= UTF-8 byte order)
   const rest = keys.slice(1);
   const m = rest.length;
+  const nativeCol = rest.map((k) => {
+    for (let i = 0; i < n; i++) {
+      const v = k[i];
+      if (v === null) continue;
+      if (typeof v !== 'string' || HIGH_UNITS.test(v)) return false;
+    }
+    return true;
+  });
   const cmp = (i: number, j: number): number => {
     for (let c = 0; c < m; c++) {
       const k = rest[c]!;
-      const d = compareValues(k[i]!, k[j]!);
+      const a = k[i]!;
+      const b = k[j]!;
+      if (a === b) continue;
+      if (nativeCol[c]) {
+        if (a === null) return -1;
+        if (b === null) return 1;
+        return a < b ? -1 : 1;
+      }
+      const d = compareValues(a, b);
       if (d !== 0) return d;
     }
     return i - j;
@@ -313,6 +330,45 @@ function concatColumn(parts: readonly { columns: Value[][] }[], j: number, n: nu
   }
   out.length = k;
   return out;
+}
+
+/**
+ * Parts (columns of the table's schema, `n` rows in all) as one batch in the
+ * table's sort order: what sortedColumns gives for their concatenation, with
+ * only the sort columns joined (to be ordered) and every column gathered from
+ * the parts in the new order, one copy per column.
+ */
+function sortedParts(t: StateTable, parts: readonly { columns: Value[][]; n: number }[], n: number): Batch {
+  const fields = stateSchema(t).fields;
+  const at = new Map(fields.map((f, j) => [f.name, j]));
+  const keys = SORT_COLUMNS[t].map((c) => {
+    const j = at.get(c);
+    return j === undefined ? new Array<Value>(n).fill(null) : concatColumn(parts, j, n);
+  });
+  const order = sortOrder(keys, n);
+  // where each row of the new order comes from: its part and its row in it
+  const partOf = new Int32Array(n);
+  const rowOf = new Int32Array(n);
+  for (let p = 0, k = 0; p < parts.length; p++) {
+    for (let r = 0; r < parts[p]!.n; r++, k++) {
+      partOf[k] = p;
+      rowOf[k] = r;
+    }
+  }
+  const srcPart = new Int32Array(n);
+  const srcRow = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const g = order[i]!;
+    srcPart[i] = partOf[g]!;
+    srcRow[i] = rowOf[g]!;
+  }
+  const columns = fields.map((_f, j) => {
+    const cols = parts.map((p) => p.columns[j]!);
+    const out = new Array<Value>(n);
+    for (let i = 0; i < n; i++) out[i] = cols[srcPart[i]!]![srcRow[i]!]!;
+    return out;
+  });
+  return { fields, numRows: n, columns };
 }
 
 /** A table's buffered rows: parts given as columns (in order), then rows given one by one. */
@@ -531,8 +587,7 @@ export class StateDelta {
     if (b.parts.length === 0) batch = sortedBatch(t, b.rows);
     else {
       const parts = b.rows.length > 0 ? [...b.parts, { columns: rowColumns(t, b.rows), n: b.rows.length }] : b.parts;
-      const raw = parts.length === 1 ? parts[0]!.columns : parts[0]!.columns.map((_c, j) => concatColumn(parts, j, n));
-      batch = sortedColumns(t, raw, n);
+      batch = parts.length === 1 ? sortedColumns(t, parts[0]!.columns, n) : sortedParts(t, parts, n);
     }
     const written = await (await this.table(t)).writeDataFiles([batch]);
     this.files.get(t)!.push(...written);
