@@ -199,13 +199,16 @@ const AHEAD = 2;
 
 /**
  * V8's interrupt budget (bytecode run before a function is considered for
- * optimization) while extracting: the same value bin/mimir.js sets for every
- * command, so a library caller (bench:ingest, tests) extracts as `mimir
- * ingest` does. With V8's default (66 KiB) the resolver's and the macro
- * matcher's large polymorphic functions were optimized early, deoptimized on
- * the next object shape ("wrong map") and compiled again, up to ~20 times
- * each: TurboFan on V8's background threads was ~17 s of the ~45 s of CPU
- * of bench:ingest's corpus; with this budget ~8 s, and the graph is the same.
+ * optimization) while extracting, for `mimir ingest` and library callers
+ * (bench:ingest, tests) alike: the value bin/mimir.js sets for questions run
+ * through the CLI bundle (commands run from dist/'s modules, ingest among
+ * them, do not get that one). With V8's default (66 KiB) the resolver's and
+ * the macro matcher's large polymorphic functions were optimized early,
+ * deoptimized on the next object shape ("wrong map") and compiled again, up
+ * to ~20 times each: TurboFan on V8's background threads was ~17-25 s of the
+ * ~45-65 s of CPU of bench:ingest's corpus (loaded box); ~7-9 s with this
+ * budget (270 KiB: ~15 s, 540 KiB: ~9-10 s), the workers' own CPU about the
+ * same, and the graph identical.
  */
 export const EXTRACT_INTERRUPT_BUDGET = 1_048_576;
 

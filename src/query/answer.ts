@@ -16,7 +16,7 @@ import { find, nameMatcher } from './find.ts';
 import { history, type HistoryEvent } from './history.ts';
 import { readAt, type AsOf, type EdgeHit, type NodeHit, type ReadAt } from './read.ts';
 import { callees, refs, type EdgeKind } from './refs.ts';
-import { checkNodeKind, checkScope, inScope, isTestPlace, placer, UnknownNameError, type Placed, type Scope } from './scope.ts';
+import { checkNodeKind, checkScope, inScope, isTestPlace, krateWhere, placer, UnknownNameError, type Placed, type Scope } from './scope.ts';
 import { fuzzyScore, didYouMean } from './suggest.ts';
 import { allNames, everHad, suggestPaths, unresolvedNamed } from './unknown.ts';
 import { hasGlob } from './read.ts';
@@ -149,9 +149,9 @@ export async function answerFind(log: EventLog, name: string, opts: FindAnswerOp
   checkNodeKind(opts.kind);
   return at(log, opts, async (r) => {
     await checkScope(r.log, r.generation, opts);
-    // repo and a target crate's full name push down; a crate name (any version, with its targets) is narrowed here
-    const krate = opts.krate?.includes('/') ? opts.krate : undefined;
-    const res = await find(r.log, name, { kind: opts.kind, repo: opts.repo, krate, exact: opts.exact, from: opts.from });
+    // repo and the crate push down (the crate as ranges of its spellings: krateWhere); passes() narrows exactly
+    const krateFilter = opts.krate === undefined ? undefined : krateWhere(opts.krate);
+    const res = await find(r.log, name, { kind: opts.kind, repo: opts.repo, krateWhere: krateFilter, exact: opts.exact, from: opts.from });
     const place = await placeAll(r, res.hits, opts.abs);
     let hits = res.hits.map(place).filter((h) => passes(opts, h, h.path, h.qpath));
     if (isFuzzy(name, opts.exact)) {

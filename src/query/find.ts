@@ -16,6 +16,12 @@ export interface FindOptions extends QueryOptions {
   kind?: string;
   repo?: string;
   krate?: string;
+  /**
+   * A filter on `krate` pushed into the lookups (answer.ts: the crate as
+   * ranges of its spellings, scope.ts krateWhere); a superset, not tested
+   * again here: the caller narrows the hits.
+   */
+  krateWhere?: Expr;
   exact?: boolean;
 }
 
@@ -43,6 +49,8 @@ export async function find(log: EventLog, name: string, opts: FindOptions = {}):
   const m = nameMatcher(name, opts.exact);
   return readAt(log, opts.asOf, async (r) => {
     const scope = scopeFilter(opts);
+    // krate is on every row (never emptied by a remove): safe in the fold's scope too
+    if (opts.krateWhere !== undefined) scope.push(opts.krateWhere);
     const parts = [...scope];
     if (opts.kind !== undefined) parts.push(eq('kind', opts.kind));
     if (r.view) {

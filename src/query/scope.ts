@@ -8,7 +8,7 @@
 // Read-only; the names come from the state tables (code_files) or, on a lake
 // without them, a fold of the file events of the lake.
 import * as path from 'node:path';
-import { and, eq, ge, inList, lt } from '../lake/expr/expr.ts';
+import { and, eq, ge, inList, lt, or, type Expr } from '../lake/expr/expr.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
 import { UNIVERSE_REPO, targetKindOf } from '../log/schema.ts';
 import { StateView } from '../log/state/view.ts';
@@ -101,22 +101,44 @@ export async function liveCrates(log: EventLog, generation: bigint, where?: { re
   return [...seen.values()];
 }
 
+/** At most this many spellings (`-`/`_` at each separator) make a krate filter; more and none is pushed down. */
+const MAX_SPELLINGS = 8;
+
 /**
- * The live (repo, krate) pairs whose krate is spelled `wanted` (`name@version`:
- * it and its `/kind/target` crates; `name`: every `name@…`), and in `repo`
- * when given: a range lookup on code_files (sorted by repo, krate), so its cost
- * is that crate's rows, whatever the universe's size. A superset (callers test
- * krateMatches); empty without state tables or when spelled otherwise (`-` for
- * `_`): the caller then reads every crate.
+ * A filter on column `krate` that holds for every krate `krateMatches(wanted,
+ * krate)` accepts (a superset: callers test krateMatches on the rows): for
+ * `name@version`, that krate and its `/kind/target` crates — `= x` or `[x/,
+ * x0)` ('0' follows '/'), so `x-copy1` is not in it; for `name`, `= name` or
+ * every `name@…` (`[name@, nameA)`: 'A' follows '@') — for each spelling of
+ * `-` and `_`. Undefined when the name has more separators than
+ * MAX_SPELLINGS covers (then nothing is pushed down).
+ */
+export function krateWhere(wanted: string): Expr | undefined {
+  let spellings = [''];
+  for (const ch of wanted) {
+    spellings = ch === '-' || ch === '_' ? spellings.flatMap((s) => [`${s}-`, `${s}_`]) : spellings.map((s) => s + ch);
+    if (spellings.length > MAX_SPELLINGS) return undefined;
+  }
+  const parts: Expr[] = [];
+  for (const x of spellings) {
+    const [lo, hi] = wanted.includes('@') ? [`${x}/`, `${x}0`] : [`${x}@`, `${x}A`];
+    parts.push(eq('krate', x), and(ge('krate', lo), lt('krate', hi)));
+  }
+  return or(...parts);
+}
+
+/**
+ * The live (repo, krate) pairs whose krate `wanted` names (krateWhere), and
+ * in `repo` when given: a lookup of those ranges on code_files (sorted by
+ * repo, krate), so its cost is that crate's rows, whatever the universe's
+ * size. A superset (callers test krateMatches); empty without state tables or
+ * with too many spellings: the caller then reads every crate.
  */
 async function cratesSpelled(log: EventLog, generation: bigint, wanted: string, repo: string | undefined): Promise<{ repo: string; krate: string }[]> {
   const view = await StateView.open(log, generation);
-  if (!view) return [];
-  // '0' follows '/', 'A' follows '@': [x, x + '0') holds x and x/…; [x@, xA) every x@…
-  const [lo, hi] = wanted.includes('@') ? [wanted, `${wanted}0`] : [`${wanted}@`, `${wanted}A`];
-  const parts = [ge('krate', lo), lt('krate', hi)];
-  if (repo !== undefined) parts.push(eq('repo', repo));
-  const rows = await view.rows('code_files', and(...parts), ['repo', 'krate']);
+  const where = krateWhere(wanted);
+  if (!view || !where) return [];
+  const rows = await view.rows('code_files', repo === undefined ? where : and(where, eq('repo', repo)), ['repo', 'krate']);
   return rows.filter((r) => typeof r.repo === 'string' && typeof r.krate === 'string').map((r) => ({ repo: r.repo as string, krate: r.krate as string }));
 }
 

@@ -361,3 +361,9 @@ test('path calls: among several From/FromIterator impls, the argument\'s type wi
   at('calls::by_from', 587, '<calls::Blob as std::convert::From<&[u8]>>::from');
   at('calls::by_from', 588, '<calls::Blob as std::convert::From<std::vec::Vec<u8>>>::from');
 });
+
+test('method calls: Extend<(K, V)> of a generic type takes an iterator of (T, ()), Extend<(&K, &V)> does not', async () => {
+  const g = await extract('calls');
+  const q = '<calls::Map2 as std::iter::Extend<(K, V)>>::extend';
+  assert.equal(callTo(g, 'calls::by_generic_extend', 603, q).dst, node(g, q).id);
+});

@@ -54,7 +54,11 @@ test('gc: expires and removes unreferenced files but keeps what a pinned handle 
   await compact(log, { targetFileRows: 1000 });
   await log.append('node', [row('app', 'app@0.1.0', 'late')]);
   const g1 = await gc(log, { retainMs: 0 });
-  assert.match(formatGcReport(g1), /^gc: expired \d+ snapshot\(s\) in 15 table\(s\)/);
+  // every table of the lake is visited (the event and state tables, the sources), none twice
+  const all = log.lake.catalog.listAllTables().map((id) => [...id.namespace, id.name].join('.')).sort();
+  assert.ok(all.length >= 15, `expected the lake's tables, found ${all.length}`);
+  assert.deepEqual(g1.tables.map((t) => t.table).sort(), all);
+  assert.match(formatGcReport(g1), new RegExp(`^gc: expired \\d+ snapshot\\(s\\) in ${all.length} table\\(s\\)`));
   const node = g1.tables.find((t) => t.table === 'mimir.code_node_events')!;
   assert.ok(node.protected.length >= 1, 'the pinned snapshot was not protected');
   // the pinned handle reads exactly what it read, from files that still exist

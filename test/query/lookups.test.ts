@@ -9,6 +9,7 @@ import { StateView } from '../../src/log/state/view.ts';
 import type { Expr } from '../../src/lake/expr/expr.ts';
 import { callees, callers, def } from '../../src/query/index.ts';
 import { answerFind } from '../../src/query/answer.ts';
+import { krateMatches, krateWhere } from '../../src/query/scope.ts';
 import { REGEX, sampleLake, type Sample } from './sample.ts';
 import { scratch } from '../helpers.ts';
 import { UNIVERSE_REPO } from '../../src/log/schema.ts';
@@ -74,4 +75,45 @@ test('lookups: find --krate NAME@VERSION checks the crate by a range of code_fil
   // a crate spelled with '_' for '-' or a version-less name still resolves (by the full list when the range misses)
   assert.equal((await answerFind(s.log, 'Regex*', { krate: 'regex' })).hits.length, 1);
   await assert.rejects(() => answerFind(s.log, 'Regex*', { krate: 'regex@9.9.9' }), /no such crate "regex@9.9.9"/);
+});
+
+/** An expression on string columns, evaluated on one row (eq, ge, lt, and, or: what krateWhere builds). */
+function holdsOn(e: Expr, row: Record<string, string>): boolean {
+  switch (e.op) {
+    case 'and':
+      return e.args.every((a) => holdsOn(a, row));
+    case 'or':
+      return e.args.some((a) => holdsOn(a, row));
+    case 'eq':
+      return row[String(e.col)] === e.value;
+    case 'ge':
+      return row[String(e.col)]! >= (e.value as string);
+    case 'lt':
+      return row[String(e.col)]! < (e.value as string);
+    default:
+      throw new Error(`unexpected op ${e.op}`);
+  }
+}
+
+test('lookups: krateWhere holds for every krate --krate names (each spelling of - and _, target crates) and not for other versions or copies', () => {
+  const krates = ['regex@1.7.1', 'regex@1.7.1/test/words', 'regex@1.7.1-copy1', 'regex@1.7.10', 'regex@1.7.0', 'regex', 'regex-syntax@0.6.28', 'regex_syntax@0.6.28', 'regex-syntax@0.6.28-copy2', 'regexp@1.0.0', 'rege@1.0.0'];
+  for (const wanted of ['regex@1.7.1', 'regex', 'regex-syntax', 'regex_syntax@0.6.28', 'regex@1.7.1/test/words', 'regex-syntax@0.6.28-copy2']) {
+    const where = krateWhere(wanted)!;
+    for (const krate of krates) {
+      if (krateMatches(wanted, krate)) assert.ok(holdsOn(where, { krate }), `${wanted} names ${krate}: the filter must hold`);
+    }
+    const held = krates.filter((krate) => holdsOn(where, { krate }));
+    assert.deepEqual(held, krates.filter((krate) => krateMatches(wanted, krate)), `${wanted}: no other krate in the filter`);
+  }
+  // too many separators to spell out: nothing pushed down (the caller reads every crate)
+  assert.equal(krateWhere('a-b-c-d-e@1.0.0'), undefined);
+});
+
+test('lookups: find --krate NAME@VERSION pushes the crate into the code_nodes lookup (other versions\' rows of a name are not placed)', async () => {
+  const l = await lookups(async () => assert.equal((await answerFind(s.log, 'Regex*', { krate: REGEX })).hits.length, 1));
+  const nodes = l.filter(([t]) => t === 'code_nodes');
+  assert.ok(nodes.length > 0);
+  for (const [, f] of nodes) assert.ok(cols(f).includes('krate') && cols(f).includes('name'), `the code_nodes lookup names the crate: ${JSON.stringify(nodes)}`);
+  // spelled with '_' for '-' or without a version: the same hit
+  assert.equal((await answerFind(s.log, 'Regex*', { krate: 'regex' })).hits.length, 1);
 });

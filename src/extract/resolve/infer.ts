@@ -1068,7 +1068,7 @@ export class Infer {
     if (got.k === 'unknown' || got.k === 'param') return true;
     const item = this.itemOf(got);
     if (item.k === 'unknown' || item.k === 'param') return true;
-    return renderTy(stripRefs(want)) === renderTy(stripRefs(item));
+    return shapeFits(stripRefs(want), stripRefs(item));
   }
 
   /** A dependency impl's trait arguments (canonical text) against the call's argument: unknown = fits. */
@@ -1371,6 +1371,26 @@ function matchArgs(pattern: Ty, concrete: Ty): Map<string, Ty> {
   };
   go(stripRefs(pattern), concrete);
   return out;
+}
+
+/**
+ * Can a value of type `got` be an `want` (an impl's trait argument, its
+ * parameters free)? Structural, references kept: a parameter of the impl
+ * takes anything, a parameter or unknown of the caller anything but a
+ * reference (`(K, V)` takes `(T, ())`; `(&K, &V)` does not take `(K, V)`).
+ */
+function shapeFits(want: Ty, got: Ty): boolean {
+  if (want.k === 'param' || got.k === 'unknown') return true;
+  if (got.k === 'param') return want.k !== 'ref' && want.k !== 'ptr';
+  switch (want.k) {
+    case 'ref': return got.k === 'ref' && shapeFits(want.of, got.of);
+    case 'ptr': return got.k === 'ptr' && shapeFits(want.of, got.of);
+    case 'slice': return got.k === 'slice' && shapeFits(want.of, got.of);
+    case 'tuple': return got.k === 'tuple' && got.of.length === want.of.length && want.of.every((w, i) => shapeFits(w, got.of[i]!));
+    case 'adt': return got.k === 'adt' && resPath(got.res) === resPath(want.res) && want.args.every((w, i) => !got.args[i] || shapeFits(w, got.args[i]!));
+    case 'prim': return got.k === 'prim' && got.name === want.name;
+    default: return renderTy(want) === renderTy(got);
+  }
 }
 
 function pickFn(defs: Def[] | undefined): Def | null {
