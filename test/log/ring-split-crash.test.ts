@@ -13,7 +13,7 @@ const CHILD = path.join(repoRoot, 'test/log/ring-split-child.ts');
 
 const run = runTsx;
 
-test('split: a crash at each step converges on rerun', { timeout: 300_000 }, async () => {
+test('split: a crash at each step converges on rerun', { timeout: 600_000 }, async () => {
   const s = scratch('mimir-split-crash-');
   try {
     // enumerate the points a split and an unsplit pass through
