@@ -354,7 +354,9 @@ function print(size: string, from: From, f: Figures, server?: ServerFigures): vo
   log(`${size} ${from === 'state' ? 'state tables (after)' : 'log fold (before)'}: cold CLI p50 ${ms(f.coldP50)} p99 ${ms(f.coldP99)} (CPU p50 ${ms(f.coldCpuP50)} p99 ${ms(f.coldCpuP99)}) peak RSS ${f.coldRssMb.toFixed(0)} MB; in-process p50 ${ms(f.warmP50)} p99 ${ms(f.warmP99)}`);
   for (const q of f.perQuestion) log(`    ${q.label.padEnd(38)} cold p50 ${ms(q.cold).padStart(8)} (CPU ${ms(q.coldCpu).padStart(8)})   in-process p50 ${ms(q.warm).padStart(8)}   files ${String(q.files).padStart(4)}  row groups ${String(q.rowGroups).padStart(5)}`);
   if (!server) return;
-  const st = (r: LoadResult): string => `${r.requests} req in ${r.seconds.toFixed(0)} s, p50 ${ms(r.p50)} p99 ${ms(r.p99)} max ${ms(r.max)}, statuses ${JSON.stringify(r.statuses)}`;
+  // server latencies are a few ms: a tenth of a ms, so a 10x/1x ratio of them is not whole-ms rounding
+  const ms1 = (x: number): string => `${x.toFixed(1)} ms`;
+  const st = (r: LoadResult): string => `${r.requests} req in ${r.seconds.toFixed(0)} s, p50 ${ms1(r.p50)} p99 ${ms1(r.p99)} max ${ms(r.max)}, statuses ${JSON.stringify(r.statuses)}`;
   log(`    server, ${clients} clients, cached answers: ${st(server.cached)}; peak RSS ${server.cachedRssMb.toFixed(0)} MB`);
   log(`    server, ${clients} clients, no cache:       ${st(server.uncached)}; peak RSS ${server.uncachedRssMb.toFixed(0)} MB`);
 }
