@@ -313,6 +313,8 @@ export class SqlCatalog {
   private readonly hasType: boolean;
   /** Whether the `mimir_` tables exist (false for a foreign catalog opened read-only). */
   private readonly hasMimir: boolean;
+  /** pointerGeneration's statement, prepared on first use (the db lives as long as this catalog). */
+  private generationStmt: Database.Statement | undefined;
   /** Whether `mimir_commit_keys` exists (absent in a read-only catalog of the first layout). */
   private readonly hasKeys: boolean;
   /** Whether `mimir_generations` has the foreign-commit column (older files opened read-only may lack it). */
@@ -748,7 +750,9 @@ export class SqlCatalog {
   /** The current generation (0 for a new catalog, and for a foreign one without Mimir's tables). */
   pointerGeneration(): bigint {
     if (!this.hasMimir) return 0n;
-    const row = this.db.prepare(`SELECT generation FROM ${T.catalog} WHERE catalog_name = ?`).get(this.name) as
+    // prepared once: a server checks the generation on every request (its prepare was ~10% of a cached answer's CPU)
+    this.generationStmt ??= this.db.prepare(`SELECT generation FROM ${T.catalog} WHERE catalog_name = ?`);
+    const row = this.generationStmt.get(this.name) as
       | { generation: bigint }
       | undefined;
     return row === undefined ? 0n : big(row.generation);
