@@ -388,3 +388,13 @@ test('method calls into dependencies: fields and methods through a dependency\'s
   const wait = node(g, 'user::Slot::wait').id;
   assert.deepEqual(callsAt(g, 'user::through_deref', 73).map((e) => [e.dstPath, e.dst]), [['user::Slot::wait', wait], ['user::Slot::wait', wait]]);
 });
+
+test('method calls: a trait impl for exactly the receiver\'s type over a blanket impl of the same trait for &G; a bound\'s Id = T binding', async () => {
+  const g = await extract('calls');
+  const source = node(g, 'calls::Edge2::source').id;
+  const edges = node(g, "<&calls::Graph2 as calls::IntoEdges2>::edges2").id;
+  assert.equal(callTo(g, 'calls::weighted', 711, 'calls::Edge2::source').dst, source);
+  assert.deepEqual(callsAt(g, 'calls::Graph2::sources', 696).map((e) => e.dst), [edges]);
+  assert.equal(callTo(g, 'calls::Graph2::sources', 697, 'calls::Edge2::source').dst, source);
+  assert.equal(callTo(g, 'calls::Graph2::sources', 699, 'calls::Edge2::source').dst, source);
+});

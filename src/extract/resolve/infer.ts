@@ -982,6 +982,8 @@ export class Infer {
     const traits: Method[] = [];
     /** The trait each of `traits` comes from. */
     const traitRes = new Map<Method, Res>();
+    /** Those of `traits` from blanket impls. */
+    const blanket = new Set<Method>();
     for (const info of this.impls.implsOfTy(base)) {
       let hit = pickFn(info.members.get(name));
       // the trait's default method, inherited by an impl that does not define it (BufMut::put_u8 on BytesMut)
@@ -1020,6 +1022,7 @@ export class Infer {
       const res: Res = { def: hit };
       const m: Method = { res, ret: this.returnType(res, null, target), dispatch: 'static' };
       traits.push(m);
+      blanket.add(m);
       if (info.trait) traitRes.set(m, info.trait.res);
     }
     for (const impl of this.impls.depImplsOfTy(base)) {
@@ -1040,6 +1043,16 @@ export class Infer {
       if (impl.trait) traitRes.set(m, impl.trait);
     }
     if (inherent[0]) return inherent[0];
+    // an impl of a trait for exactly this type and a blanket impl of the same trait whose bounds seem met cannot
+    // both apply (coherence): the blanket's bound check is the lenient one (petgraph's `impl IntoNeighbors for
+    // &'a List` against `impl<'a, G: IntoNeighbors> IntoNeighbors for &'a G`)
+    if (blanket.size > 0) {
+      const concrete = new Set(traits.filter((m) => !blanket.has(m)).map((m) => resKey(traitRes.get(m)!)));
+      for (let i = traits.length - 1; i >= 0; i--) {
+        const t = traitRes.get(traits[i]!);
+        if (blanket.has(traits[i]!) && t && concrete.has(resKey(t))) traits.splice(i, 1);
+      }
+    }
     if (traits.length <= 1) return traits[0] ?? null;
     // several traits give the method: the ones in scope (rustc's rule); several impls of one trait that
     // only the argument's type tells apart, and it does not: no guess
@@ -1243,7 +1256,8 @@ export class Infer {
     for (const b of bounds) {
       if (b.k !== 'adt') continue;
       const hit = this.traitItem(b, name, env);
-      if (hit) return { res: hit, ret: this.returnType(hit, null, self), dispatch: 'dynamic' };
+      // `Edge: IntoWeightedEdge<E, NodeId = Ix>`: the bound's bindings are the result's `Self::NodeId`
+      if (hit) return { res: hit, ret: withBindings(this.returnType(hit, null, self), b.assoc), dispatch: 'dynamic' };
     }
     return null;
   }
@@ -1432,6 +1446,22 @@ function sameItem(a: Res, b: Res): boolean {
   if ('def' in a) return 'def' in b && a.def === b.def;
   if ('dep' in a) return 'dep' in b && a.dep.node === b.dep.node;
   return 'ext' in b && resPath(a) === resPath(b);
+}
+
+/** `t` with each `Self::X` a bound binds (`Trait<X = T>`) replaced by T. */
+function withBindings(t: Ty, assoc: readonly { name: string; ty: Ty }[] | undefined): Ty {
+  if (!assoc || assoc.length === 0) return t;
+  switch (t.k) {
+    case 'adt': {
+      const m = 'ext' in t.res && t.args.length === 0 ? /^Self::([A-Za-z_][A-Za-z0-9_]*)$/.exec(t.res.ext) : null;
+      const bound = m ? assoc.find((a) => a.name === m[1]) : undefined;
+      if (bound) return bound.ty;
+      return t.args.length > 0 ? { ...t, args: t.args.map((a) => withBindings(a, assoc)) } : t;
+    }
+    case 'ref': return { ...t, of: withBindings(t.of, assoc) };
+    case 'tuple': return { k: 'tuple', of: t.of.map((x) => withBindings(x, assoc)) };
+    default: return t;
+  }
 }
 
 function describe(t: Ty): string {
