@@ -16,7 +16,7 @@
 import type { Binding, Expr, Ref, TypeRef } from '../types.ts';
 import type { Def } from './defs.ts';
 import { depNs, type DepItem } from './deps.ts';
-import type { Impls } from './impls.ts';
+import type { DepImpl, Impls } from './impls.ts';
 import type { Names, PathCtx, Res } from './names.ts';
 import { DEREF_TO_ARG, stdKey } from './std.ts';
 import { ITER, keyOf as keyOfTy, stdClosureParam, stdItem, stdMethod, stdTy, type StdCallArgs } from './stdlib.ts';
@@ -131,9 +131,20 @@ export class Infer {
     for (const impl of this.impls.depImplsOfTy(self)) {
       if (!impl.trait || !sameItem(impl.trait, trait.res)) continue;
       const a = impl.item.crate.childrenOf(impl.node).find((c) => c.name === name);
-      if (a?.typeInfo?.a) return this.lowering.lowerCanonical(a.typeInfo.a);
+      if (a?.typeInfo?.a) return this.depAssoc(impl, a.typeInfo.a, self);
     }
     return null;
+  }
+
+  /**
+   * A dependency impl's associated type (canonical text) for the concrete
+   * type `t`: the impl's parameters matched against `t`'s arguments
+   * (crossbeam's `impl<T> Deref for CachePadded<T> { type Target = T; }`).
+   */
+  private depAssoc(impl: DepImpl, text: string, t: Ty): Ty {
+    const selfText = impl.node.typeInfo?.self;
+    const subst = selfText ? matchArgs(this.lowering.lowerCanonical(selfText), t) : null;
+    return subst && subst.size > 0 ? this.lowering.lowerCanonical(text, subst) : this.lowering.lowerCanonical(text);
   }
 
   /** The environment of a body item (fn, method, trait item, const). */
@@ -561,6 +572,10 @@ export class Infer {
       const owner = stdKey(res.ext.split('::').slice(0, -1).join('::'));
       if (owner && (last === 'new' || last === 'from') && DEREF_TO_ARG.has(owner)) return stdAdt(res.ext.split('::').slice(0, -1).join('::'), [arg()]);
       if (owner && ['new', 'with_capacity', 'default', 'from', 'new_in'].includes(last)) return stdAdt(res.ext.split('::').slice(0, -1).join('::'), [UNKNOWN('type argument')]);
+      // `Arc::clone(&a)`: the pointer itself; `max(a, b)`/`min`: the arguments' type; `mem::replace(&mut d, v)`, `mem::take(&mut d)`: d's
+      if (owner && last === 'clone' && DEREF_TO_ARG.has(owner)) return stripRef(arg());
+      if (res.ext === 'std::cmp::max' || res.ext === 'std::cmp::min') return arg();
+      if (res.ext === 'std::mem::replace' || res.ext === 'std::mem::take') return stripRef(arg());
       return UNKNOWN(`return type of ${res.ext}`);
     }
     const ownerSelf = segs.length >= 2 && segs[0] === 'Self' ? env.selfTy : null;
@@ -666,6 +681,12 @@ export class Infer {
       },
       arg0: () => (e.a0 ? this.typeOf(e.a0, Infinity, env, depth + 1) : UNKNOWN('argument')),
     };
+    // raw pointers (derefSteps goes through them): `ptr.as_ref()`
+    const ptr = stripRef(recv);
+    if (ptr.k === 'ptr') {
+      const r = stdMethod(ptr, e.name, args);
+      if (r) return r;
+    }
     for (const t of this.derefSteps(recv)) {
       const r = stdMethod(this.iterLike(t, env) ?? t, e.name, args);
       if (r) return r;
@@ -836,10 +857,12 @@ export class Infer {
     for (const impl of this.impls.depImplsOfTy(t)) {
       if (!impl.trait || !isOne(impl.trait)) continue;
       const a = impl.item.crate.childrenOf(impl.node).find((c) => c.name === name);
-      if (a?.typeInfo?.a) return this.lowering.lowerCanonical(a.typeInfo.a);
+      if (a?.typeInfo?.a) return this.depAssoc(impl, a.typeInfo.a, t);
     }
     return null;
   }
+
+
 
   // --- method lookup -------------------------------------------------------
 
@@ -1312,6 +1335,13 @@ function sameChain(implRefs: ('ref' | 'mut')[], selfParam: string | null, want: 
   if (selfParam === null) return false;
   const have = selfParam === 'value' ? implRefs : [selfParam === 'mut' ? 'mut' as const : 'ref' as const, ...implRefs];
   return have.length === want.length && have.every((r, i) => r === want[i]);
+}
+
+/** `t` without its references (raw pointers kept). */
+function stripRef(t: Ty): Ty {
+  let cur = t;
+  while (cur.k === 'ref') cur = cur.of;
+  return cur;
 }
 
 function stripRefs(t: Ty): Ty {
