@@ -634,7 +634,9 @@ export class EventLog {
       if (src) yield* src.scan({ filter, columns }).batches();
       return;
     }
-    const ring = await this.tableAt(ringTableName(kind), g);
+    // a filter that holds no ring row (`repo` pinned to repos other than @universe: a repo's item, its
+    // history) leaves the ring table unread: its manifests (one per universe add) are never opened
+    const ring = filter && excludesRepo(filter, UNIVERSE_REPO) ? undefined : await this.tableAt(ringTableName(kind), g);
     if (ring) yield* ring.scan({ filter, columns }).batches();
     if (src) {
       const notRing = ne(COL_REPO, UNIVERSE_REPO);
@@ -722,5 +724,27 @@ async function* withoutRuns(batches: AsyncIterable<Batch>, exclude: ReadonlySet<
       columns: keepCols.map((i) => (all ? b.columns[i]! : rows.map((r) => b.columns[i]![r]!))),
       ...(b.source ? { source: b.source } : {}),
     };
+  }
+}
+
+/**
+ * Does `e` reject every row whose `col` is `value`? (By the shape of the
+ * expression alone: `col = x`, `col IN (…)` without `value`, an `and` with
+ * such an arm, an `or` whose every arm is such; anything else: no.)
+ */
+export function excludesRepo(e: Expr, value: string, col: string = COL_REPO): boolean {
+  switch (e.op) {
+    case 'false':
+      return true;
+    case 'eq':
+      return e.col === col && e.value !== value;
+    case 'in':
+      return e.col === col && !e.values.includes(value);
+    case 'and':
+      return e.args.some((a) => excludesRepo(a, value, col));
+    case 'or':
+      return e.args.length > 0 && e.args.every((a) => excludesRepo(a, value, col));
+    default:
+      return false;
   }
 }

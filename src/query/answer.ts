@@ -198,8 +198,9 @@ const lastName = (path: string): string => path.slice(path.lastIndexOf('::') + (
 export async function answerDef(log: EventLog, path: string, opts: AnswerOptions = {}): Promise<DefAnswer> {
   return at(log, opts, async (r) => {
     await checkScope(r.log, r.generation, opts);
-    const res = await def(r.log, path, { from: opts.from });
-    if (res.hits.length === 0) await refuseUnknown(r, path, opts);
+    // the scope narrows what def reads (def.ts DefScope); passes() narrows exactly, as before
+    const res = await def(r.log, path, { from: opts.from, repo: opts.repo, krate: opts.krate });
+    if (res.hits.length === 0 && res.outside !== true) await refuseUnknown(r, path, opts);
     const place = await placeAll(r, res.hits, opts.abs);
     const hits = res.hits.map(place).filter((h) => passes(opts, h, h.path, h.qpath));
     return { question: 'def', version: ANSWER_VERSIONS.def, generation: r.generation, match: res.match, total: hits.length, hits: await withContext(r, limited(hits, opts.limit), opts.context) };
@@ -216,7 +217,8 @@ export interface RefsAnswerOptions extends AnswerOptions {
 export async function answerRefs(log: EventLog, path: string, opts: RefsAnswerOptions = {}, question: 'refs' | 'callers' = 'refs'): Promise<RefsAnswer> {
   return at(log, opts, async (r) => {
     await checkScope(r.log, r.generation, opts);
-    const res = await refs(r.log, path, { edgeKind: opts.edgeKind, from: opts.from });
+    // the scope narrows the edge lookups (refs.ts EdgeScopeOptions); passes() narrows exactly, as before
+    const res = await refs(r.log, path, { edgeKind: opts.edgeKind, from: opts.from, repo: opts.repo, krate: opts.krate });
     const version = ANSWER_VERSIONS[question];
     if (opts.unresolved === true) {
       const loose = await unresolvedNamed(r, path, opts.edgeKind);
@@ -240,7 +242,7 @@ export async function answerRefs(log: EventLog, path: string, opts: RefsAnswerOp
 export async function answerCallees(log: EventLog, path: string, opts: AnswerOptions = {}): Promise<CalleesAnswer> {
   return at(log, opts, async (r) => {
     await checkScope(r.log, r.generation, opts);
-    const res = await callees(r.log, path, { from: opts.from });
+    const res = await callees(r.log, path, { from: opts.from, repo: opts.repo, krate: opts.krate });
     if (res.targets.length === 0) await refuseUnknown(r, path, opts);
     const place = await placeAll(r, [...res.targets, ...res.callees, ...res.callees.flatMap((h) => (h.to ? [h.to] : []))], opts.abs);
     const targets = res.targets.map(place);

@@ -10,45 +10,57 @@
 // pushes the last segment down as `name`. Answered from the state tables
 // (query/state.ts: code_keys by path, code_nodes by name) when the lake has
 // them at the generation asked, else by folding the log. Read-only.
-import { eq } from '../lake/expr/expr.ts';
+import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
+import type { StateView } from '../log/state/view.ts';
 import { byPlace, candidateIds, foldIds, nodeHit, readAt, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
-import { nodesAtPath, nodesNamed, stateNodeHit } from './state.ts';
+import { inScope } from './scope.ts';
+import { NODE_HIT_COLUMNS, nodesNamed, nodesOf, stateNodeHit } from './state.ts';
 
 export interface DefResult {
   generation: bigint;
   /** How the hits matched: the exact qpath, its last segments, or nothing. */
   match: 'exact' | 'suffix' | 'none';
   hits: NodeHit[];
+  /** With a scope: the rules chose items outside it too (left out of `hits`). */
+  outside?: boolean;
 }
 
-export async function def(log: EventLog, path: string, opts: QueryOptions = {}): Promise<DefResult> {
+/**
+ * `--repo` / `--krate` of def (scope.ts inScope): the rules choose among
+ * every crate's items as without it (the same answer, narrowed), but from
+ * the state tables only the chosen items in scope are read — the other
+ * versions of a crate share its paths (10 of them in a 10x universe).
+ */
+export interface DefScope {
+  repo?: string;
+  krate?: string;
+}
+
+export async function def(log: EventLog, path: string, opts: QueryOptions & DefScope = {}): Promise<DefResult> {
   checkPath(path, 'def');
-  return readAt(log, opts.asOf, (r) => resolvePath(r, path), opts.from);
+  const scope = opts.repo === undefined && opts.krate === undefined ? undefined : { repo: opts.repo, krate: opts.krate };
+  return readAt(log, opts.asOf, (r) => resolvePath(r, path, scope), opts.from);
 }
 
 export function checkPath(path: string, what: string): void {
   if (path.trim() === '') throw new Error(`${what}: expected a PATH such as regex::Regex::new, found an empty string`);
 }
 
-/** The live nodes a path names at the read generation (see the module comment). */
-export async function resolvePath(r: ReadAt, path: string): Promise<DefResult> {
+/** The live nodes a path names at the read generation (see the module comment), those in `scope` when given. */
+export async function resolvePath(r: ReadAt, path: string, scope?: DefScope): Promise<DefResult> {
   const segs = path.split('::').filter((s) => s !== '');
   const last = segs[segs.length - 1];
   if (last === undefined) return done(r, 'none', []);
   const v = r.view;
   if (v) {
-    // code_keys holds every public path and qpath of a live node: one lookup for both
-    const keyed = await nodesAtPath(v, path);
-    const published = keyed.filter((row) => hasPublicPath(row, path));
-    if (published.length > 0) return done(r, 'exact', published);
-    const exact = keyed.filter((row) => row.qpath === path);
-    if (exact.length > 0) return done(r, 'exact', exact);
+    const at = await definedAt(v, path, scope);
+    if (at) return { ...done(r, 'exact', at.rows), ...(scope ? { outside: at.outside } : {}) }; // rows already in scope
   } else {
     const published = await liveWhere(r, eq('name', last), (row) => hasPublicPath(row, path), ['public_paths']);
-    if (published.length > 0) return done(r, 'exact', published);
+    if (published.length > 0) return done(r, 'exact', published, scope);
     const exact = await liveWhere(r, eq('qpath', path), (row) => row.qpath === path, ['qpath']);
-    if (exact.length > 0) return done(r, 'exact', exact);
+    if (exact.length > 0) return done(r, 'exact', exact, scope);
   }
   const inPool = (row: Row): boolean => typeof row.qpath === 'string' && (row.qpath === last || row.qpath.endsWith(`::${last}`));
   const pool = v ? await nodesNamed(v, last, inPool) : await liveWhere(r, eq('name', last), inPool, ['qpath']);
@@ -60,11 +72,39 @@ export async function resolvePath(r: ReadAt, path: string): Promise<DefResult> {
       if (k === 1 && segs.length > 2) break; // `a::b::c` never degrades to `a::…::c`
       const tail = `::${segs.slice(segs.length - k).join('::')}`;
       const hits = pool.filter((row) => qp(row).startsWith(head) && qp(row).endsWith(tail));
-      if (hits.length > 0) return done(r, 'suffix', hits);
+      if (hits.length > 0) return done(r, 'suffix', hits, scope);
     }
   }
   const suffix = pool.filter((row) => qp(row).endsWith(`::${path}`) || qp(row) === path);
-  return done(r, suffix.length > 0 ? 'suffix' : 'none', suffix);
+  return done(r, suffix.length > 0 ? 'suffix' : 'none', suffix, scope);
+}
+
+/**
+ * From the state tables: the live nodes whose public paths include `path`,
+ * else those whose qpath it is — one code_keys lookup (its `qpath` and
+ * `public` rows) for both; undefined when no live node has the path either
+ * way. With a scope, the nodes of the key rows in scope are read, and the
+ * others only when the choice between the two rules depends on them (no
+ * `public` key row, none in scope publishes it: do the others?); `outside`:
+ * key rows out of scope were left out.
+ */
+async function definedAt(view: StateView, path: string, scope: DefScope | undefined): Promise<{ rows: Row[]; outside: boolean } | undefined> {
+  const keys = await view.keys(and(eq('key', path), inList('via', ['qpath', 'public'])), ['id', 'name', 'via', 'repo', 'krate']);
+  if (keys.length === 0) return undefined;
+  const keep = (k: Row): boolean => scope === undefined || (typeof k.repo === 'string' && typeof k.krate === 'string' && inScope(scope, k.repo, k.krate));
+  const mine = keys.filter(keep);
+  const rows = await nodesOf(view, mine, [...NODE_HIT_COLUMNS, 'public_paths']);
+  const published = rows.filter((row) => hasPublicPath(row, path));
+  // a `public` key row is a node publishing the path (a public path equal to the qpath has only its `qpath` row)
+  let anyPublished = published.length > 0 || keys.some((k) => k.via === 'public');
+  if (!anyPublished && mine.length < keys.length) {
+    const others = await nodesOf(view, keys.filter((k) => !keep(k)), ['id', 'name', 'public_paths']);
+    anyPublished = others.some((row) => hasPublicPath(row, path));
+  }
+  const chosen = anyPublished ? published : rows.filter((row) => row.qpath === path);
+  // every key row's node is live (one commit writes both); were one not, the suffix rules follow, as they would without key rows
+  if (chosen.length === 0 && mine.length === keys.length) return undefined;
+  return { rows: chosen, outside: mine.length < keys.length };
 }
 
 /** Is `path` one of the row's public paths (`\n`-joined in `public_paths`)? */
@@ -80,7 +120,12 @@ async function liveWhere(r: ReadAt, filter: ReturnType<typeof eq>, test: (row: R
   return [...state.values()].filter(test);
 }
 
-function done(r: ReadAt, match: DefResult['match'], rows: Row[]): DefResult {
+function done(r: ReadAt, match: DefResult['match'], rows: Row[], scope?: DefScope): DefResult {
+  if (scope !== undefined) {
+    // the fold and the suffix rules choose across every crate; the scope narrows their choice
+    const kept = rows.filter((row) => inScope(scope, row.repo as string, row.krate as string));
+    return { ...done(r, match, kept), outside: kept.length < rows.length };
+  }
   const hits = rows.map(r.view ? stateNodeHit : nodeHit).sort(byPlace((h) => h.qpath ?? ''));
   return { generation: r.generation, match, hits };
 }

@@ -14,6 +14,8 @@
 import { eq, inList, or, type Expr } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { dstName } from '../log/state/schema.ts';
+import { COL_REPO } from '../log/schema.ts';
+import { inScope, krateWhere } from './scope.ts';
 import { resolvePath, checkPath } from './def.ts';
 import { callsFrom, edgesInto, NODE_HIT_COLUMNS, stateNodeHit } from './state.ts';
 import { allOf, byPlace, candidateIds, edgeHit, foldIds, nodeHit, readAt, type EdgeHit, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
@@ -26,6 +28,20 @@ export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'im
 export interface RefsOptions extends QueryOptions {
   /** Only edges of this kind (callers = `calls`). */
   edgeKind?: EdgeKind;
+}
+
+/**
+ * The question's `--repo` / `--krate` (scope.ts inScope), pushed into the
+ * edge lookups: refs/callers keep the edges whose (repo, krate) — the
+ * referencing site's — is in scope, callees the edges of the targets in
+ * scope (an edge lives in its source's crate). The targets are resolved
+ * whatever the scope (def's rules across every crate, as without it), and
+ * refs/callers of a path with no live target are not narrowed (the caller
+ * tells "no such item" from "none here" by the edges found).
+ */
+export interface EdgeScopeOptions {
+  repo?: string;
+  krate?: string;
 }
 
 /** An edge into the item, with the node it comes from (null when that node is not live). */
@@ -53,7 +69,7 @@ export interface CalleesResult {
   callees: CalleeHit[];
 }
 
-export async function refs(log: EventLog, path: string, opts: RefsOptions = {}): Promise<RefsResult> {
+export async function refs(log: EventLog, path: string, opts: RefsOptions & EdgeScopeOptions = {}): Promise<RefsResult> {
   checkPath(path, 'refs');
   return readAt(log, opts.asOf, async (r) => {
     const target = await resolvePath(r, path);
@@ -64,8 +80,10 @@ export async function refs(log: EventLog, path: string, opts: RefsOptions = {}):
     const arms: Expr[] = [inList('dst_path', [...paths])];
     if (ids.size > 0) arms.push(inList('dst', [...ids]), inList('dst_krate', [...krates]));
     const into = arms.length === 1 ? arms[0]! : or(...arms);
+    const scope = target.hits.length > 0 ? edgeScope(opts) : { where: [], test: () => true };
     const test = (row: Row): boolean => {
       if (opts.edgeKind !== undefined && row.edge_kind !== opts.edgeKind) return false;
+      if (!scope.test(row)) return false;
       if (typeof row.dst === 'string' && ids.has(row.dst)) return true;
       if (typeof row.dst_path !== 'string') return false;
       if (paths.has(row.dst_path)) return true;
@@ -73,8 +91,8 @@ export async function refs(log: EventLog, path: string, opts: RefsOptions = {}):
       return qpaths.some((q) => q.krate === row.dst_krate && pathNames(p, q.qpath));
     };
     const edges = r.view
-      ? (await edgesInto(r.view, paths, opts.edgeKind)).filter(test).map(edgeHit)
-      : await liveEdges(r, allOf(opts.edgeKind ? [into, eq('edge_kind', opts.edgeKind)] : [into]), test);
+      ? (await edgesInto(r.view, paths, opts.edgeKind, scope.where)).filter(test).map(edgeHit)
+      : await liveEdges(r, allOf([into, ...(opts.edgeKind ? [eq('edge_kind', opts.edgeKind)] : []), ...scope.where]), test);
     const from = await nodesById(r, edges.map((e) => e.src));
     const hits = edges.map((e): RefHit => ({ ...e, from: e.src ? (from.get(e.src) ?? null) : null }));
     hits.sort(byPlace((h) => h.file ?? ''));
@@ -83,26 +101,43 @@ export async function refs(log: EventLog, path: string, opts: RefsOptions = {}):
 }
 
 /** Call sites of the item: refs of kind `calls`, each with the calling node. */
-export function callers(log: EventLog, path: string, opts: QueryOptions = {}): Promise<RefsResult> {
+export function callers(log: EventLog, path: string, opts: QueryOptions & EdgeScopeOptions = {}): Promise<RefsResult> {
   return refs(log, path, { ...opts, edgeKind: 'calls' });
 }
 
 /** Calls made by the item: edges of kind `calls` from its node(s), each with the called node when resolved. */
-export async function callees(log: EventLog, path: string, opts: QueryOptions = {}): Promise<CalleesResult> {
+export async function callees(log: EventLog, path: string, opts: QueryOptions & EdgeScopeOptions = {}): Promise<CalleesResult> {
   checkPath(path, 'callees');
   return readAt(log, opts.asOf, async (r) => {
     const target = await resolvePath(r, path);
-    const ids = new Set(target.hits.map((h) => h.id));
-    if (ids.size === 0) return { generation: r.generation, match: target.match, targets: [], callees: [] };
-    const test = (row: Row): boolean => row.edge_kind === 'calls' && typeof row.src === 'string' && ids.has(row.src);
+    if (target.hits.length === 0) return { generation: r.generation, match: target.match, targets: [], callees: [] };
+    const scope = edgeScope(opts);
+    // the calls of the targets in scope only (their edges are in their crates)
+    const ids = new Set(target.hits.filter((h) => scope.test(h)).map((h) => h.id));
+    if (ids.size === 0) return { generation: r.generation, match: target.match, targets: target.hits, callees: [] };
+    const test = (row: Row): boolean => row.edge_kind === 'calls' && typeof row.src === 'string' && ids.has(row.src) && scope.test(row);
     const edges = r.view
       ? (await callsFrom(r.view, [...ids])).filter(test).map(edgeHit)
-      : await liveEdges(r, allOf([inList('src', [...ids]), eq('edge_kind', 'calls')]), test);
+      : await liveEdges(r, allOf([inList('src', [...ids]), eq('edge_kind', 'calls'), ...scope.where]), test);
     const to = await calledNodes(r, edges);
     const hits = edges.map((e): CalleeHit => ({ ...e, to: e.dst ? (to.get(e.dst) ?? null) : null }));
     hits.sort(byPlace((h) => h.file ?? ''));
     return { generation: r.generation, match: target.match, targets: target.hits, callees: hits };
   }, opts.from);
+}
+
+/**
+ * The scope as filters pushed into edge lookups (`repo =`, the krate's
+ * spellings as ranges: krateWhere; every edge row has both, a remove too)
+ * and the exact test (inScope) on a row or hit with `repo` and `krate`.
+ */
+function edgeScope(opts: EdgeScopeOptions): { where: Expr[]; test: (row: { repo?: unknown; krate?: unknown }) => boolean } {
+  if (opts.repo === undefined && opts.krate === undefined) return { where: [], test: () => true };
+  const where: Expr[] = [];
+  if (opts.repo !== undefined) where.push(eq(COL_REPO, opts.repo));
+  const k = opts.krate === undefined ? undefined : krateWhere(opts.krate);
+  if (k !== undefined) where.push(k);
+  return { where, test: (row) => typeof row.repo === 'string' && typeof row.krate === 'string' && inScope(opts, row.repo, row.krate) };
 }
 
 /**

@@ -36,19 +36,13 @@ export function stateNodeHit(row: Row): NodeHit {
   };
 }
 
-/** Live nodes whose qpath (or a public path) is exactly `path`. */
-export async function nodesAtPath(view: StateView, path: string): Promise<Row[]> {
-  const keys = await view.keys(and(eq('key', path), inList('via', ['qpath', 'public'])), ['id', 'name']);
-  return nodesOf(view, keys, [...NODE_HIT_COLUMNS, 'public_paths']);
-}
-
 /** Live nodes named `name` that pass `test`. */
 export async function nodesNamed(view: StateView, name: string, test: (row: Row) => boolean): Promise<Row[]> {
   return (await view.nodes(eq('name', name), NODE_HIT_COLUMNS)).filter(test);
 }
 
 /** The code_nodes rows of code_keys rows (by the name and id they carry: no second code_keys lookup). */
-async function nodesOf(view: StateView, keys: Row[], columns = NODE_HIT_COLUMNS): Promise<Row[]> {
+export async function nodesOf(view: StateView, keys: Row[], columns = NODE_HIT_COLUMNS): Promise<Row[]> {
   if (keys.length === 0) return [];
   const ids = [...new Set(keys.map((k) => k.id as string))];
   const byId = await view.nodesOfKeys(keys, columns);
@@ -114,12 +108,13 @@ function holds(e: Expr, r: Row): boolean {
   return true;
 }
 
-/** Live edges whose target is looked up by one of `paths` (by the name of the target), of `edgeKind` if given. */
-export async function edgesInto(view: StateView, paths: Iterable<string>, edgeKind: string | undefined): Promise<Row[]> {
+/** Live edges whose target is looked up by one of `paths` (by the name of the target), of `edgeKind` if given, within `scope` (filters on the edge's repo/krate). */
+export async function edgesInto(view: StateView, paths: Iterable<string>, edgeKind: string | undefined, scope: Expr[] = []): Promise<Row[]> {
   const names = [...new Set([...paths].map((p) => dstName(p)).filter((n): n is string => n !== null))];
   if (names.length === 0) return [];
   const parts: Expr[] = [inList('dst_name', names)];
   if (edgeKind !== undefined) parts.push(eq('edge_kind', edgeKind));
+  parts.push(...scope);
   return view.edgesIn(parts.length === 1 ? parts[0] : and(...parts), EDGE_HIT_COLUMNS);
 }
 

@@ -367,3 +367,34 @@ test('method calls: Extend<(K, V)> of a generic type takes an iterator of (T, ()
   const q = '<calls::Map2 as std::iter::Extend<(K, V)>>::extend';
   assert.equal(callTo(g, 'calls::by_generic_extend', 603, q).dst, node(g, q).id);
 });
+
+test('method calls: std lock guards deref to the value; Arc::clone, mem::replace, get_unchecked and a raw pointer\'s as_ref keep the pointee', async () => {
+  const g = await extract('calls');
+  const notify = node(g, 'calls::Waiters::notify').id;
+  const count = node(g, 'calls::Waiters::count').id;
+  assert.equal(callTo(g, 'calls::Hub::wake', 630, 'calls::Waiters::notify').dst, notify);
+  assert.equal(callTo(g, 'calls::Hub::wake', 631, 'calls::Waiters::count').dst, count);
+  assert.equal(callTo(g, 'calls::Hub::wake', 631, 'calls::Waiters::notify').dst, notify);
+  const counts = callsAt(g, 'calls::Hub::pointers', 637).filter((e) => e.dstPath === 'calls::Waiters::count');
+  assert.deepEqual(counts.map((e) => e.dst), [count, count, count]);
+  assert.equal(callTo(g, 'calls::Hub::unchecked', 641, 'calls::Waiters::count').dst, count); // a slice's get_unchecked
+});
+
+test('method calls into dependencies: fields and methods through a dependency\'s Deref impl of its generic wrapper (Target = T)', async () => {
+  const dep = await extract('dep');
+  const depSummary = summaryOf('dep@1.0.0', 'r', dep);
+  const ext = await extract('ext', [depSummary]);
+  const g = await extract('user', [depSummary, summaryOf('ext@1.0.0', 'r', ext)]);
+  const wait = node(g, 'user::Slot::wait').id;
+  assert.deepEqual(callsAt(g, 'user::through_deref', 73).map((e) => [e.dstPath, e.dst]), [['user::Slot::wait', wait], ['user::Slot::wait', wait]]);
+});
+
+test('method calls: a trait impl for exactly the receiver\'s type over a blanket impl of the same trait for &G; a bound\'s Id = T binding', async () => {
+  const g = await extract('calls');
+  const source = node(g, 'calls::Edge2::source').id;
+  const edges = node(g, "<&calls::Graph2 as calls::IntoEdges2>::edges2").id;
+  assert.equal(callTo(g, 'calls::weighted', 711, 'calls::Edge2::source').dst, source);
+  assert.deepEqual(callsAt(g, 'calls::Graph2::sources', 696).map((e) => e.dst), [edges]);
+  assert.equal(callTo(g, 'calls::Graph2::sources', 697, 'calls::Edge2::source').dst, source);
+  assert.equal(callTo(g, 'calls::Graph2::sources', 699, 'calls::Edge2::source').dst, source);
+});

@@ -2,9 +2,10 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { EventLog, PinnedError } from '../../src/log/event-log.ts';
+import { EventLog, PinnedError, excludesRepo } from '../../src/log/event-log.ts';
+import * as fs from 'node:fs';
 import { Lake } from '../../src/lake/lake.ts';
-import { eq } from '../../src/lake/expr/expr.ts';
+import { and, eq, inList, or } from '../../src/lake/expr/expr.ts';
 import {
   CODE_NODE_EVENTS,
   PROP_RING,
@@ -66,6 +67,34 @@ test('log: split lake routes ring rows to the ring table and repo rows to the so
   assert.deepEqual((await src.scan().toArray()).map((r) => r.id), ['a1']);
   assert.equal((await log.rows('node')).length, 2);
   log.close();
+});
+
+test('log: a split read whose filter pins repo to other repos never opens the ring table', async () => {
+  const log = await EventLog.open(root());
+  await log.append('node', [node(UNIVERSE_REPO, 'serde@1.0.0', 'u1'), node('app', 'app@0.1.0', 'a1'), node('lib', 'lib@0.1.0', 'l1')]);
+  // the ring's manifest list gone: any read of the ring table fails, so an answer proves it was not read
+  const ring = await log.lake.loadTable(ident(ringTableName('node')));
+  fs.rmSync(new URL(ring.metadata.snapshots.at(-1)!.manifestList).pathname.replace(/^\/\/?/, '/'), { force: true });
+  const ids = async (filter: Parameters<typeof excludesRepo>[0]) => (await log.rows('node', { filter })).map((x) => x.id).sort();
+  assert.deepEqual(await ids(eq('repo', 'app')), ['a1']);
+  assert.deepEqual(await ids(inList('repo', ['app', 'lib'])), ['a1', 'l1']);
+  assert.deepEqual(await ids(and(inList('repo', ['app']), eq('id', 'a1'))), ['a1']);
+  assert.deepEqual(await ids(or(eq('repo', 'app'), eq('repo', 'lib'))), ['a1', 'l1']);
+  // a filter that may hold a ring row reads it (and here fails on the missing manifest list)
+  await assert.rejects(log.rows('node', { filter: inList('repo', ['app', UNIVERSE_REPO]) }));
+  await assert.rejects(log.rows('node', { filter: or(eq('repo', 'app'), eq('id', 'u1')) }));
+  log.close();
+});
+
+test('log: excludesRepo reads the shape of a filter', () => {
+  assert.equal(excludesRepo(eq('repo', 'app'), UNIVERSE_REPO), true);
+  assert.equal(excludesRepo(eq('repo', UNIVERSE_REPO), UNIVERSE_REPO), false);
+  assert.equal(excludesRepo(inList('repo', ['a', 'b']), UNIVERSE_REPO), true);
+  assert.equal(excludesRepo(inList('repo', ['a', UNIVERSE_REPO]), UNIVERSE_REPO), false);
+  assert.equal(excludesRepo(and(eq('id', 'x'), inList('repo', ['a'])), UNIVERSE_REPO), true);
+  assert.equal(excludesRepo(or(eq('repo', 'a'), eq('id', 'x')), UNIVERSE_REPO), false);
+  assert.equal(excludesRepo(eq('krate', 'app'), UNIVERSE_REPO), false);
+  assert.equal(excludesRepo({ op: 'not', arg: eq('repo', UNIVERSE_REPO) }, UNIVERSE_REPO), false);
 });
 
 test('log: unified lake keeps ring rows in the source table', async () => {

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { StateView } from '../../src/log/state/view.ts';
 import type { Expr } from '../../src/lake/expr/expr.ts';
 import { callees, callers, def } from '../../src/query/index.ts';
-import { answerFind } from '../../src/query/answer.ts';
-import { krateMatches, krateWhere } from '../../src/query/scope.ts';
-import { REGEX, sampleLake, type Sample } from './sample.ts';
+import { answerCallees, answerDef, answerFind, answerRefs } from '../../src/query/answer.ts';
+import { inScope, krateMatches, krateWhere } from '../../src/query/scope.ts';
+import { A_MAIN, REGEX, U_NEW, U_REGEX, edge, node, sampleLake, type Sample } from './sample.ts';
 import { scratch } from '../helpers.ts';
 import { UNIVERSE_REPO } from '../../src/log/schema.ts';
 
@@ -116,4 +116,58 @@ test('lookups: find --krate NAME@VERSION pushes the crate into the code_nodes lo
   for (const [, f] of nodes) assert.ok(cols(f).includes('krate') && cols(f).includes('name'), `the code_nodes lookup names the crate: ${JSON.stringify(nodes)}`);
   // spelled with '_' for '-' or without a version: the same hit
   assert.equal((await answerFind(s.log, 'Regex*', { krate: 'regex' })).hits.length, 1);
+});
+
+test('lookups: --repo/--krate of def, refs, callers and callees narrow the lookups and give the unscoped answer narrowed', async () => {
+  const copy = `${REGEX}-copy1`;
+  const t = await sampleLake(`${work.dir}/scoped`);
+  try {
+    // a second version of the crate sharing every path (a 10x universe's copies), called from alpha too
+    await t.log.append('node', [
+      node(UNIVERSE_REPO, copy, 'c-regex-struct', 'regex::regex::string::Regex', { kind: 'struct', file: 'src/regex/string.rs', line: 100 }),
+      { ...node(UNIVERSE_REPO, copy, 'c-regex-new', 'regex::regex::string::Regex::new', { kind: 'method', file: 'src/regex/string.rs', line: 180, parent: 'c-regex-struct' }), public_paths: 'regex::Regex::new' },
+      { ...node(UNIVERSE_REPO, REGEX, U_NEW, 'regex::regex::string::Regex::new', { op: 'change', kind: 'method', file: 'src/regex/string.rs', line: 180, parent: U_REGEX }), public_paths: 'regex::Regex::new' },
+    ]);
+    await t.log.append('edge', [
+      edge(UNIVERSE_REPO, copy, 'c-contains', 'c-regex-struct', 'c-regex-new', 'regex::regex::string::Regex::new', 'contains', 'src/regex/string.rs', 180),
+      edge(UNIVERSE_REPO, copy, 'c-call', 'c-regex-new', 'c-regex-struct', 'regex::regex::string::Regex', 'calls', 'src/regex/string.rs', 181),
+      edge(UNIVERSE_REPO, REGEX, 'u-call', U_NEW, U_REGEX, 'regex::regex::string::Regex', 'calls', 'src/regex/string.rs', 181),
+      edge('alpha', 'alpha@0.1.0', 'a-call-copy', A_MAIN, 'c-regex-new', 'regex::regex::string::Regex::new', 'calls', 'src/main.rs', 6, { dstKrate: copy }),
+    ]);
+    const paths = ['regex::Regex::new', 'regex::regex::string::Regex::new', 'regex::regex::string::Regex', 'Regex::new', 'alpha::main'];
+    const scopes = [{ krate: REGEX }, { krate: 'regex' }, { krate: copy }, { repo: 'alpha' }, { repo: UNIVERSE_REPO }, { krate: 'alpha@0.1.0' }, { repo: 'beta', krate: 'beta' }];
+    const keep = (sc: { repo?: string; krate?: string }) => (h: { repo: string; krate: string }) => inScope(sc, h.repo, h.krate);
+    const ids = (xs: { id: string }[]) => xs.map((x) => x.id).sort();
+    let narrowed = 0;
+    for (const p of paths) {
+      const all = { def: await answerDef(t.log, p), refs: await answerRefs(t.log, p), callers: await answerRefs(t.log, p, { edgeKind: 'calls' }, 'callers'), callees: await answerCallees(t.log, p) };
+      for (const sc of scopes) {
+        const what = `${p} ${JSON.stringify(sc)}`;
+        const d = await answerDef(t.log, p, sc);
+        assert.deepEqual(ids(d.hits), ids(all.def.hits.filter(keep(sc))), `def ${what}`);
+        assert.equal(d.match, all.def.match, `def ${what}`);
+        const r = await answerRefs(t.log, p, sc);
+        assert.deepEqual(ids(r.refs), ids(all.refs.refs.filter(keep(sc))), `refs ${what}`);
+        const c = await answerRefs(t.log, p, { ...sc, edgeKind: 'calls' }, 'callers');
+        assert.deepEqual(ids(c.refs), ids(all.callers.refs.filter(keep(sc))), `callers ${what}`);
+        const e = await answerCallees(t.log, p, sc);
+        assert.deepEqual(ids(e.callees), ids(all.callees.callees.filter(keep(sc))), `callees ${what}`);
+        assert.deepEqual(ids(e.targets), ids(all.callees.targets), `callees' targets are not narrowed: ${what}`);
+        narrowed += all.refs.refs.length - r.refs.length + all.def.hits.length - d.hits.length;
+      }
+    }
+    assert.ok(narrowed > 0, 'some scope left hits out');
+    // what is read: the other version's node and edges are not looked up
+    const values = (e: Expr | undefined): unknown[] => (e === undefined ? [] : e.op === 'and' || e.op === 'or' ? e.args.flatMap(values) : e.op === 'in' ? e.values : e.op === 'eq' ? [e.value] : []);
+    const d = await lookups(async () => assert.equal((await answerDef(t.log, 'regex::Regex::new', { krate: REGEX })).hits.length, 1));
+    for (const [table, f] of d.filter(([x]) => x === 'code_nodes')) assert.ok(!values(f).includes('c-regex-new'), `${table}: ${JSON.stringify(f)}`);
+    const e = await lookups(async () => assert.equal((await answerCallees(t.log, 'regex::Regex::new', { krate: REGEX })).callees.length, 1));
+    const out = e.filter(([x]) => x === 'code_edges_out');
+    assert.equal(out.length, 1);
+    assert.deepEqual(values(out[0]![1]).filter((v) => typeof v === 'string' && v.includes('regex')), [U_NEW], JSON.stringify(out));
+    const c = await lookups(async () => assert.equal((await answerRefs(t.log, 'regex::Regex::new', { repo: 'alpha', edgeKind: 'calls' }, 'callers')).refs.length, 2));
+    for (const [, f] of c.filter(([x]) => x === 'code_edges_in')) assert.ok(cols(f).includes('repo'), JSON.stringify(f));
+  } finally {
+    t.log.close();
+  }
 });

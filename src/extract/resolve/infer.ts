@@ -16,7 +16,7 @@
 import type { Binding, Expr, Ref, TypeRef } from '../types.ts';
 import type { Def } from './defs.ts';
 import { depNs, type DepItem } from './deps.ts';
-import type { Impls } from './impls.ts';
+import type { DepImpl, Impls } from './impls.ts';
 import type { Names, PathCtx, Res } from './names.ts';
 import { DEREF_TO_ARG, stdKey } from './std.ts';
 import { ITER, keyOf as keyOfTy, stdClosureParam, stdItem, stdMethod, stdTy, type StdCallArgs } from './stdlib.ts';
@@ -131,9 +131,20 @@ export class Infer {
     for (const impl of this.impls.depImplsOfTy(self)) {
       if (!impl.trait || !sameItem(impl.trait, trait.res)) continue;
       const a = impl.item.crate.childrenOf(impl.node).find((c) => c.name === name);
-      if (a?.typeInfo?.a) return this.lowering.lowerCanonical(a.typeInfo.a);
+      if (a?.typeInfo?.a) return this.depAssoc(impl, a.typeInfo.a, self);
     }
     return null;
+  }
+
+  /**
+   * A dependency impl's associated type (canonical text) for the concrete
+   * type `t`: the impl's parameters matched against `t`'s arguments
+   * (crossbeam's `impl<T> Deref for CachePadded<T> { type Target = T; }`).
+   */
+  private depAssoc(impl: DepImpl, text: string, t: Ty): Ty {
+    const selfText = impl.node.typeInfo?.self;
+    const subst = selfText ? matchArgs(this.lowering.lowerCanonical(selfText), t) : null;
+    return subst && subst.size > 0 ? this.lowering.lowerCanonical(text, subst) : this.lowering.lowerCanonical(text);
   }
 
   /** The environment of a body item (fn, method, trait item, const). */
@@ -561,6 +572,10 @@ export class Infer {
       const owner = stdKey(res.ext.split('::').slice(0, -1).join('::'));
       if (owner && (last === 'new' || last === 'from') && DEREF_TO_ARG.has(owner)) return stdAdt(res.ext.split('::').slice(0, -1).join('::'), [arg()]);
       if (owner && ['new', 'with_capacity', 'default', 'from', 'new_in'].includes(last)) return stdAdt(res.ext.split('::').slice(0, -1).join('::'), [UNKNOWN('type argument')]);
+      // `Arc::clone(&a)`: the pointer itself; `max(a, b)`/`min`: the arguments' type; `mem::replace(&mut d, v)`, `mem::take(&mut d)`: d's
+      if (owner && last === 'clone' && DEREF_TO_ARG.has(owner)) return stripRef(arg());
+      if (res.ext === 'std::cmp::max' || res.ext === 'std::cmp::min') return arg();
+      if (res.ext === 'std::mem::replace' || res.ext === 'std::mem::take') return stripRef(arg());
       return UNKNOWN(`return type of ${res.ext}`);
     }
     const ownerSelf = segs.length >= 2 && segs[0] === 'Self' ? env.selfTy : null;
@@ -666,6 +681,12 @@ export class Infer {
       },
       arg0: () => (e.a0 ? this.typeOf(e.a0, Infinity, env, depth + 1) : UNKNOWN('argument')),
     };
+    // raw pointers (derefSteps goes through them): `ptr.as_ref()`
+    const ptr = stripRef(recv);
+    if (ptr.k === 'ptr') {
+      const r = stdMethod(ptr, e.name, args);
+      if (r) return r;
+    }
     for (const t of this.derefSteps(recv)) {
       const r = stdMethod(this.iterLike(t, env) ?? t, e.name, args);
       if (r) return r;
@@ -836,10 +857,12 @@ export class Infer {
     for (const impl of this.impls.depImplsOfTy(t)) {
       if (!impl.trait || !isOne(impl.trait)) continue;
       const a = impl.item.crate.childrenOf(impl.node).find((c) => c.name === name);
-      if (a?.typeInfo?.a) return this.lowering.lowerCanonical(a.typeInfo.a);
+      if (a?.typeInfo?.a) return this.depAssoc(impl, a.typeInfo.a, t);
     }
     return null;
   }
+
+
 
   // --- method lookup -------------------------------------------------------
 
@@ -959,6 +982,8 @@ export class Infer {
     const traits: Method[] = [];
     /** The trait each of `traits` comes from. */
     const traitRes = new Map<Method, Res>();
+    /** Those of `traits` from blanket impls. */
+    const blanket = new Set<Method>();
     for (const info of this.impls.implsOfTy(base)) {
       let hit = pickFn(info.members.get(name));
       // the trait's default method, inherited by an impl that does not define it (BufMut::put_u8 on BytesMut)
@@ -997,6 +1022,7 @@ export class Infer {
       const res: Res = { def: hit };
       const m: Method = { res, ret: this.returnType(res, null, target), dispatch: 'static' };
       traits.push(m);
+      blanket.add(m);
       if (info.trait) traitRes.set(m, info.trait.res);
     }
     for (const impl of this.impls.depImplsOfTy(base)) {
@@ -1017,6 +1043,16 @@ export class Infer {
       if (impl.trait) traitRes.set(m, impl.trait);
     }
     if (inherent[0]) return inherent[0];
+    // an impl of a trait for exactly this type and a blanket impl of the same trait whose bounds seem met cannot
+    // both apply (coherence): the blanket's bound check is the lenient one (petgraph's `impl IntoNeighbors for
+    // &'a List` against `impl<'a, G: IntoNeighbors> IntoNeighbors for &'a G`)
+    if (blanket.size > 0) {
+      const concrete = new Set(traits.filter((m) => !blanket.has(m)).map((m) => resKey(traitRes.get(m)!)));
+      for (let i = traits.length - 1; i >= 0; i--) {
+        const t = traitRes.get(traits[i]!);
+        if (blanket.has(traits[i]!) && t && concrete.has(resKey(t))) traits.splice(i, 1);
+      }
+    }
     if (traits.length <= 1) return traits[0] ?? null;
     // several traits give the method: the ones in scope (rustc's rule); several impls of one trait that
     // only the argument's type tells apart, and it does not: no guess
@@ -1220,7 +1256,8 @@ export class Infer {
     for (const b of bounds) {
       if (b.k !== 'adt') continue;
       const hit = this.traitItem(b, name, env);
-      if (hit) return { res: hit, ret: this.returnType(hit, null, self), dispatch: 'dynamic' };
+      // `Edge: IntoWeightedEdge<E, NodeId = Ix>`: the bound's bindings are the result's `Self::NodeId`
+      if (hit) return { res: hit, ret: withBindings(this.returnType(hit, null, self), b.assoc), dispatch: 'dynamic' };
     }
     return null;
   }
@@ -1314,6 +1351,13 @@ function sameChain(implRefs: ('ref' | 'mut')[], selfParam: string | null, want: 
   return have.length === want.length && have.every((r, i) => r === want[i]);
 }
 
+/** `t` without its references (raw pointers kept). */
+function stripRef(t: Ty): Ty {
+  let cur = t;
+  while (cur.k === 'ref') cur = cur.of;
+  return cur;
+}
+
 function stripRefs(t: Ty): Ty {
   let cur = t;
   while (cur.k === 'ref' || cur.k === 'ptr') cur = cur.of;
@@ -1402,6 +1446,22 @@ function sameItem(a: Res, b: Res): boolean {
   if ('def' in a) return 'def' in b && a.def === b.def;
   if ('dep' in a) return 'dep' in b && a.dep.node === b.dep.node;
   return 'ext' in b && resPath(a) === resPath(b);
+}
+
+/** `t` with each `Self::X` a bound binds (`Trait<X = T>`) replaced by T. */
+function withBindings(t: Ty, assoc: readonly { name: string; ty: Ty }[] | undefined): Ty {
+  if (!assoc || assoc.length === 0) return t;
+  switch (t.k) {
+    case 'adt': {
+      const m = 'ext' in t.res && t.args.length === 0 ? /^Self::([A-Za-z_][A-Za-z0-9_]*)$/.exec(t.res.ext) : null;
+      const bound = m ? assoc.find((a) => a.name === m[1]) : undefined;
+      if (bound) return bound.ty;
+      return t.args.length > 0 ? { ...t, args: t.args.map((a) => withBindings(a, assoc)) } : t;
+    }
+    case 'ref': return { ...t, of: withBindings(t.of, assoc) };
+    case 'tuple': return { k: 'tuple', of: t.of.map((x) => withBindings(x, assoc)) };
+    default: return t;
+  }
 }
 
 function describe(t: Ty): string {

@@ -140,6 +140,7 @@ export function stdMethod(recv: Ty, name: string, args: StdCallArgs): Ty | null 
       case 'pop_front': case 'pop_back': case 'front_mut': case 'back_mut': case 'binary_search':
         return name === 'binary_search' ? res(USIZE, USIZE) : opt(elem);
       case 'remove': case 'swap_remove': return k === 'VecDeque' ? opt(elem) : elem;
+      case 'get_unchecked': case 'get_unchecked_mut': return { k: 'ref', mut: name.endsWith('_mut'), of: elem };
       case 'iter': case 'iter_mut': case 'into_iter': case 'drain': return iter(elem);
       case 'as_slice': case 'as_mut_slice': return { k: 'slice', of: elem };
       case 'to_vec': return stdTy('std::vec::Vec', [elem]);
@@ -154,6 +155,27 @@ export function stdMethod(recv: Ty, name: string, args: StdCallArgs): Ty | null 
     // guards that deref to the cell's value
     if (name === 'borrow') return stdTy('std::cell::Ref', [a0]);
     if (name === 'borrow_mut') return stdTy('std::cell::RefMut', [a0]);
+  }
+  if (k === 'Mutex' || k === 'RwLock') {
+    // locks: a Result (poisoning) of a guard that derefs to the value (`self.inner.lock().unwrap().notify()`)
+    const guard = (g: string) => res(stdTy(`std::sync::${g}`, [a0]));
+    switch (name) {
+      case 'lock': case 'try_lock': return k === 'Mutex' ? guard('MutexGuard') : null;
+      case 'read': case 'try_read': return k === 'RwLock' ? guard('RwLockReadGuard') : null;
+      case 'write': case 'try_write': return k === 'RwLock' ? guard('RwLockWriteGuard') : null;
+      case 'into_inner': return res(a0);
+      case 'get_mut': return res({ k: 'ref', mut: true, of: a0 });
+      default: return null;
+    }
+  }
+  if (recv.k === 'ptr') {
+    // raw pointers: `as_ref`/`as_mut` give an Option of a reference to the pointee; arithmetic keeps the pointer
+    switch (name) {
+      case 'as_ref': case 'as_mut': return opt({ k: 'ref', mut: name === 'as_mut', of: recv.of });
+      case 'add': case 'sub': case 'offset': case 'wrapping_add': case 'wrapping_sub': case 'wrapping_offset': return recv;
+      case 'read': case 'read_volatile': case 'read_unaligned': return recv.of;
+      default: return null;
+    }
   }
   if (k === 'HashMap' || k === 'BTreeMap') {
     switch (name) {
