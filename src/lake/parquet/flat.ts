@@ -39,8 +39,10 @@ export interface FlatColumn {
   codec: CompressionCodec;
   compress: ((input: Uint8Array) => Uint8Array) | undefined;
   pageBytes: number;
-  /** Whether a dictionary is worth trying (strings: decided by the caller's sample and size cap). */
+  /** Whether a dictionary is worth trying (strings: decided by the caller's sample). */
   tryDictionary: boolean;
+  /** Strings: no dictionary when its distinct values take more than this (UTF-16 length + 4 a value). */
+  dictionaryCap?: number;
   columnIndex: boolean;
   truncate: number;
 }
@@ -49,18 +51,20 @@ export interface FlatColumn {
 const SAMPLE_REJECTION = 0.9;
 const HIGH_UNIT = 0xd800;
 const utf8 = new TextEncoder();
+/** Strings of at least this many UTF-16 units are written by Buffer#write (shorter ones: a char loop is cheaper than the call). */
+const NATIVE_UTF8 = 32;
 
-/** A growable byte buffer reused across pages. */
+/** A growable byte buffer reused across pages (a Buffer: long strings are written by its native UTF-8 encoder). */
 class Scratch {
-  buf = new Uint8Array(1 << 16);
-  view = new DataView(this.buf.buffer);
+  buf = Buffer.allocUnsafeSlow(1 << 16);
+  view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length);
   len = 0;
   reset(): void {
     this.len = 0;
   }
   shrink(): void {
-    this.buf = new Uint8Array(1 << 16);
-    this.view = new DataView(this.buf.buffer);
+    this.buf = Buffer.allocUnsafeSlow(1 << 16);
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length);
     this.len = 0;
   }
   ensure(extra: number): void {
@@ -68,10 +72,10 @@ class Scratch {
     if (need <= this.buf.length) return;
     let size = this.buf.length * 2;
     while (size < need) size *= 2;
-    const b = new Uint8Array(size);
+    const b = Buffer.allocUnsafeSlow(size);
     b.set(this.buf.subarray(0, this.len));
     this.buf = b;
-    this.view = new DataView(b.buffer);
+    this.view = new DataView(b.buffer, b.byteOffset, b.length);
   }
   byte(v: number): void {
     this.ensure(1);
@@ -103,6 +107,17 @@ class Scratch {
   /** A PLAIN byte array: 4-byte length, then the UTF-8 bytes. Returns whether a code unit >= U+D800 was met. */
   str(s: string): boolean {
     const n = s.length;
+    if (n >= NATIVE_UTF8) {
+      // long values: the native encoder (same bytes as TextEncoder: lone surrogates as U+FFFD), ~10x a char loop
+      this.ensure(4 + 3 * n);
+      const at = this.len + 4;
+      const written = this.buf.write(s, at);
+      this.view.setUint32(this.len, written, true);
+      this.len = at + written;
+      if (written === n) return false;
+      for (let k = 0; k < n; k++) if (s.charCodeAt(k) >= HIGH_UNIT) return true;
+      return false;
+    }
     this.ensure(4 + n);
     const at = this.len + 4;
     const buf = this.buf;
@@ -182,12 +197,6 @@ function writeHybrid(out: Scratch, values: Int32Array | Uint8Array, start: numbe
   if (groups > 0) flushGroups();
 }
 
-/** Order of two non-null values of a column (strings in UTF-8 byte order when `high`). */
-function less(a: unknown, b: unknown, high: boolean): boolean {
-  if (high && typeof a === 'string') return compareStrings(a, b as string) < 0;
-  return (a as number) < (b as number);
-}
-
 function compareAny(a: unknown, b: unknown): number {
   if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
   return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
@@ -229,6 +238,7 @@ function dictionaryOf(c: FlatColumn): { dict: unknown[]; codes: Int32Array } | u
     }
     if (!total || distinct / total > SAMPLE_REJECTION) return undefined;
   }
+  const cap = kind === 'string' ? c.dictionaryCap ?? Infinity : Infinity;
   const index = new Map<unknown, number>();
   const dict: unknown[] = [];
   const codes = new Int32Array(n);
@@ -257,6 +267,7 @@ function dictionaryOf(c: FlatColumn): { dict: unknown[]; codes: Int32Array } | u
       dict.push(v);
       index.set(v, code);
       dictSize += size;
+      if (dictSize + dict.length * prefix > cap) return undefined;
     }
     codes[i] = code;
     last = v;
@@ -429,15 +440,26 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
     raw ??= scratch.buf.subarray(0, scratch.len);
     if (columnIndex) {
       // page bounds: one pass over the page's values (booleans: false < true)
-      for (let i = start; i < end; i++) {
+      // (one loop per case: `<` is exact for numbers, bigints, booleans and strings without a code unit >= U+D800)
+      let i = start;
+      for (; i < end && min === undefined; i++) {
         const v = data[i];
-        if (v === null || v === undefined) continue;
-        if (min === undefined) {
-          min = max = v;
-          continue;
+        if (v !== null && v !== undefined) min = max = v;
+      }
+      if (high) {
+        for (; i < end; i++) {
+          const v = data[i];
+          if (v === null || v === undefined) continue;
+          if (compareStrings(v as string, min as string) < 0) min = v;
+          else if (compareStrings(max as string, v as string) < 0) max = v;
         }
-        if (less(v, min, high)) min = v;
-        else if (less(max, v, high)) max = v;
+      } else {
+        for (; i < end; i++) {
+          const v = data[i];
+          if (v === null || v === undefined) continue;
+          if ((v as number) < (min as number)) min = v;
+          else if ((max as number) < (v as number)) max = v;
+        }
       }
     }
     const body = compress ? compress(raw) : raw;
