@@ -22,9 +22,15 @@ export interface ServeProcess {
   stop: () => Promise<void>;
 }
 
-/** Start `mimir serve --lake LAKE --port 0 --json ARGS` and wait until it listens. */
-export async function startServeProcess(lakeDir: string, args: string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [path.join(root, 'bin', 'mimir.js'), 'serve', '--lake', lakeDir, '--port', '0', '--json', ...args], {
+/**
+ * Start `mimir serve --lake LAKE --port 0 --json ARGS` and wait until it
+ * listens; `taskset` (a path) and `cpus` (a list such as "0") pin it to those
+ * cores (taskset execs node, so the pid is the server's).
+ */
+export async function startServeProcess(lakeDir: string, args: string[] = [], pin?: { taskset: string; cpus: string }): Promise<ServeProcess> {
+  const argv = [path.join(root, 'bin', 'mimir.js'), 'serve', '--lake', lakeDir, '--port', '0', '--json', ...args];
+  const [cmd, cmdArgs] = pin ? [pin.taskset, ['-c', pin.cpus, process.execPath, ...argv]] : [process.execPath, argv];
+  const child = spawn(cmd, cmdArgs, {
     env: { ...process.env, MIMIR_DEBUG: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

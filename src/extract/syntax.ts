@@ -184,7 +184,7 @@ export class Syntax {
       .map((c) => this.typeOf(c.type === 'parameter' ? c.childForFieldName('type') : c));
   }
 
-  /** Type parameters with bounds, from `type_parameters` and a `where` clause (simple `T: …` predicates only). */
+  /** Type parameters with bounds, from `type_parameters` and a `where` clause (`T: …` and `T::X: …` predicates only). */
   genericParams(node: Node): GenericParam[] {
     const out: GenericParam[] = [];
     const tp = node.childForFieldName('type_parameters');
@@ -206,7 +206,8 @@ export class Syntax {
       if (!pred || pred.type !== 'where_predicate') continue;
       const left = pred.childForFieldName('left');
       const b = pred.childForFieldName('bounds');
-      if (!left || !b || left.type !== 'type_identifier') continue;
+      // `T: …`, and `T::X: …` (a projection's bounds, kept under that name: `where G::NodeId: GraphIndex`)
+      if (!left || !b || (left.type !== 'type_identifier' && !(left.type === 'scoped_type_identifier' && /^[A-Za-z_]\w*::[A-Za-z_]\w*$/.test(this.text(left))))) continue;
       const name = this.text(left);
       const bounds = this.boundsOf(b);
       const known = out.find((g) => g.name === name);

@@ -388,3 +388,24 @@ test('method calls into dependencies: fields and methods through a dependency\'s
   const wait = node(g, 'user::Slot::wait').id;
   assert.deepEqual(callsAt(g, 'user::through_deref', 73).map((e) => [e.dstPath, e.dst]), [['user::Slot::wait', wait], ['user::Slot::wait', wait]]);
 });
+
+test('method calls: a trait impl for exactly the receiver\'s type over a blanket impl of the same trait for &G; a bound\'s Id = T binding', async () => {
+  const g = await extract('calls');
+  const source = node(g, 'calls::Edge2::source').id;
+  const edges = node(g, "<&calls::Graph2 as calls::IntoEdges2>::edges2").id;
+  assert.equal(callTo(g, 'calls::weighted', 711, 'calls::Edge2::source').dst, source);
+  assert.deepEqual(callsAt(g, 'calls::Graph2::sources', 696).map((e) => e.dst), [edges]);
+  assert.equal(callTo(g, 'calls::Graph2::sources', 697, 'calls::Edge2::source').dst, source);
+  assert.equal(callTo(g, 'calls::Graph2::sources', 699, 'calls::Edge2::source').dst, source);
+});
+
+test('method calls: items of a bounded parameter\'s associated type (`type Edges: Iterator<Item = Self::EdgeRef>`, EdgeRef of a supertrait), where G::Id: Idx, G::Edges as a type', async () => {
+  const g = await extract('calls');
+  const target = node(g, 'calls::EdgeRefT::target').id;
+  const index = node(g, 'calls::Idx::index').id;
+  for (const [from, line] of [['calls::walk', 742], ['calls::walk', 744], ['calls::walk2', 751]] as const) {
+    const t = callTo(g, from, line, 'calls::EdgeRefT::target');
+    assert.deepEqual([t.dst, t.dispatch], [target, 'dynamic'], `${from}:${line}`);
+    assert.equal(callTo(g, from, line, 'calls::Idx::index').dst, index, `${from}:${line}`);
+  }
+});

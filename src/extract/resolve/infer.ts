@@ -466,7 +466,7 @@ export class Infer {
       if (init.k === 'unknown') t = init;
       else if (via === 'value') t = init;
       else if (via === 'some') t = payload(init);
-      else if (via === 'iter') t = this.itemOf(init);
+      else if (via === 'iter') t = this.itemOf(init, env);
       else t = b.closure ? this.closureParam(init, b.closure, env) : UNKNOWN('closure');
       for (const p of b.proj ?? []) {
         if (t.k === 'unknown') break;
@@ -687,7 +687,7 @@ export class Infer {
       const r = stdMethod(ptr, e.name, args);
       if (r) return r;
     }
-    for (const t of this.derefSteps(recv)) {
+    for (const t of this.derefSteps(recv, env)) {
       const r = stdMethod(this.iterLike(t, env) ?? t, e.name, args);
       if (r) return r;
       // a type of the crate (or a dependency) implementing Iterator: std's adapters over its Item
@@ -707,7 +707,7 @@ export class Infer {
    */
   private iterLike(t: Ty, env: BodyEnv): Ty | null {
     const s = stripRefs(t);
-    const bounds = s.k === 'param' ? env.bounds.get(s.name) ?? [] : s.k === 'dyn' ? s.bounds : null;
+    const bounds = s.k === 'param' ? env.bounds.get(s.name) ?? this.assocBounds.get(s.name) ?? [] : s.k === 'dyn' ? s.bounds : null;
     if (!bounds) return null;
     const seen = new Set<object | string>();
     const visit = (b: Ty): Ty | null => {
@@ -774,8 +774,8 @@ export class Infer {
 
   /** The parameter type of a closure passed to a method of `recv`. */
   private closureParam(recv: Ty, c: NonNullable<Binding['closure']>, env: BodyEnv): Ty {
-    for (const t of this.derefSteps(recv)) {
-      const r = stdClosureParam(t, c.method, c.arg, c.param);
+    for (const t of this.derefSteps(recv, env)) {
+      const r = stdClosureParam(t.k === 'param' ? this.iterLike(t, env) ?? t : t, c.method, c.arg, c.param);
       if (r) return r;
       const item = this.userItem(t);
       if (item && ['map', 'for_each', 'filter_map', 'flat_map', 'any', 'all', 'position'].includes(c.method) && c.param === 0) return item;
@@ -819,10 +819,13 @@ export class Infer {
   }
 
   /** What `for x in t` binds: std collections and iterators, else an `Iterator`/`IntoIterator` impl's `Item`. */
-  private itemOf(t: Ty): Ty {
-    for (const s of this.derefSteps(t)) {
+  private itemOf(t: Ty, env: BodyEnv | null = null): Ty {
+    for (const s of this.derefSteps(t, env)) {
       const r = stdItem(s) ?? this.userItem(s);
       if (r) return r;
+      // a parameter (or a projection `G::Edges`) bounded by `Iterator<Item = X>`
+      const it = env && s.k === 'param' ? this.iterLike(s, env) : null;
+      if (it) return stdItem(it) ?? UNKNOWN('item');
     }
     return UNKNOWN(`item of iterating ${describe(t)}`);
   }
@@ -982,6 +985,8 @@ export class Infer {
     const traits: Method[] = [];
     /** The trait each of `traits` comes from. */
     const traitRes = new Map<Method, Res>();
+    /** Those of `traits` from blanket impls. */
+    const blanket = new Set<Method>();
     for (const info of this.impls.implsOfTy(base)) {
       let hit = pickFn(info.members.get(name));
       // the trait's default method, inherited by an impl that does not define it (BufMut::put_u8 on BytesMut)
@@ -1020,6 +1025,7 @@ export class Infer {
       const res: Res = { def: hit };
       const m: Method = { res, ret: this.returnType(res, null, target), dispatch: 'static' };
       traits.push(m);
+      blanket.add(m);
       if (info.trait) traitRes.set(m, info.trait.res);
     }
     for (const impl of this.impls.depImplsOfTy(base)) {
@@ -1040,6 +1046,16 @@ export class Infer {
       if (impl.trait) traitRes.set(m, impl.trait);
     }
     if (inherent[0]) return inherent[0];
+    // an impl of a trait for exactly this type and a blanket impl of the same trait whose bounds seem met cannot
+    // both apply (coherence): the blanket's bound check is the lenient one (petgraph's `impl IntoNeighbors for
+    // &'a List` against `impl<'a, G: IntoNeighbors> IntoNeighbors for &'a G`)
+    if (blanket.size > 0) {
+      const concrete = new Set(traits.filter((m) => !blanket.has(m)).map((m) => resKey(traitRes.get(m)!)));
+      for (let i = traits.length - 1; i >= 0; i--) {
+        const t = traitRes.get(traits[i]!);
+        if (blanket.has(traits[i]!) && t && concrete.has(resKey(t))) traits.splice(i, 1);
+      }
+    }
     if (traits.length <= 1) return traits[0] ?? null;
     // several traits give the method: the ones in scope (rustc's rule); several impls of one trait that
     // only the argument's type tells apart, and it does not: no guess
@@ -1111,9 +1127,10 @@ export class Infer {
   private lenient(recv: Ty, name: string, env: BodyEnv, arg: (() => Ty) | null): Method | null {
     const byRef = recv.k === 'ref';
     let first = true;
-    for (const t of this.derefSteps(recv)) {
+    for (const t of this.derefSteps(recv, env)) {
       if (t.k === 'param') {
-        const m = this.inBounds(env.bounds.get(t.name) ?? this.assocBounds.get(t.name) ?? [], name, env, t) ?? this.viaBlanket(t, name, env);
+        const m = this.inBounds(env.bounds.get(t.name) ?? this.assocBounds.get(t.name) ?? [], name, env, t)
+          ?? this.inBounds(this.whereBounds(t.name, env), name, env, t) ?? this.viaBlanket(t, name, env);
         if (m) return m;
         continue;
       }
@@ -1186,15 +1203,24 @@ export class Infer {
         const ext = 'ext' in t.res ? t.res.ext : null;
         const m = ext !== null ? /^Self::([A-Za-z_][A-Za-z0-9_]*)$/.exec(ext) : null;
         if (m) {
-          const name = `${trait.qpath}::${m[1]}`;
+          // declared by the trait or one of its supertraits (`trait IntoEdges: IntoEdgeReferences`, `EdgeRef` of the latter)
+          const declared = this.declaring(trait, m[1]!);
+          const owner = declared ?? trait;
+          const name = `${owner.qpath}::${m[1]}`;
           if (!this.assocBounds.has(name)) {
-            const decl = trait.children.find((c) => c.name === m[1] && c.ns === 'type')?.item.bounds?.find((b) => b.name === m[1]);
-            const ctx: PathCtx = { self: null, generics: trait.item.generics, locals: [] };
-            this.assocBounds.set(name, (decl?.bounds ?? []).map((b) => this.lowering.lower(b, trait.scope, ctx, null)));
+            this.assocBounds.set(name, []);
+            const decl = owner.children.find((c) => c.name === m[1] && c.ns === 'type')?.item.bounds?.find((b) => b.name === m[1]);
+            const ctx: PathCtx = { self: null, generics: owner.item.generics, locals: [] };
+            // (`type Edges: Iterator<Item = Self::EdgeRef>`: the binding is a projection too)
+            this.assocBounds.set(name, (decl?.bounds ?? []).map((b) => this.projections(this.lowering.lower(b, owner.scope, ctx, null), owner)));
           }
-          return (this.assocBounds.get(name)!.length > 0) ? { k: 'param', name } : t;
+          // (declared without bounds: still a parameter, which the body's `where G::Id: Idx` may bound)
+          return (declared || this.assocBounds.get(name)!.length > 0) ? { k: 'param', name } : t;
         }
-        return t.args.length > 0 ? { ...t, args: t.args.map((a) => this.projections(a, trait)) } : t;
+        if (t.args.length === 0 && !t.assoc) return t;
+        const out: Ty = { ...t, args: t.args.map((a) => this.projections(a, trait)) };
+        if (t.assoc) out.assoc = t.assoc.map((a) => ({ name: a.name, ty: this.projections(a.ty, trait) }));
+        return out;
       }
       case 'ref': return { ...t, of: this.projections(t.of, trait) };
       default: return t;
@@ -1226,6 +1252,41 @@ export class Infer {
     }
   }
 
+  /** `P::X` (a path type left as text) with P a bounded type parameter of the body: the projection parameter, else null. */
+  private boundProjection(t: Ty, env: BodyEnv): (Ty & { k: 'param' }) | null {
+    if (t.k !== 'adt' || !('ext' in t.res) || t.res.krate !== null || t.args.length > 0) return null;
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)$/.exec(t.res.ext);
+    const bounds = m ? env.bounds.get(m[1]!) : undefined;
+    return bounds ? this.projectionOf(bounds, m![2]!) : null;
+  }
+
+  /**
+   * The where-clause bounds of a projection parameter (`trait::NodeId`) written
+   * on `G::NodeId` in the body's generics (`where G::NodeId: GraphIndex`).
+   */
+  private whereBounds(param: string, env: BodyEnv): Ty[] {
+    const x = param.split('::').pop()!;
+    if (x === param) return [];
+    const out: Ty[] = [];
+    for (const [name, list] of env.bounds) if (name.endsWith(`::${x}`) && name.split('::').length === 2) out.push(...list);
+    return out;
+  }
+
+  /** The trait among `trait` and its supertraits (this crate's) that declares the associated type `x`, or null. */
+  private declaring(trait: Def, x: string, depth = 0): Def | null {
+    if (trait.children.some((c) => c.name === x && c.ns === 'type')) return trait;
+    if (depth >= 6) return null;
+    const ctx: PathCtx = { self: { def: trait }, generics: trait.item.generics, locals: [] };
+    for (const st of trait.item.supertraits ?? []) {
+      const t = this.lowering.lower(st, trait.scope, ctx, null);
+      if (t.k === 'adt' && 'def' in t.res && t.res.def.kind === 'trait') {
+        const hit = this.declaring(t.res.def, x, depth + 1);
+        if (hit) return hit;
+      }
+    }
+    return null;
+  }
+
   /** `T::X` for T bounded by `bounds`: the projection parameter of the first bound's trait (this crate's) declaring `type X: …`. */
   private projectionOf(bounds: readonly Ty[], x: string): (Ty & { k: 'param' }) | null {
     for (const b of bounds) {
@@ -1243,7 +1304,8 @@ export class Infer {
     for (const b of bounds) {
       if (b.k !== 'adt') continue;
       const hit = this.traitItem(b, name, env);
-      if (hit) return { res: hit, ret: this.returnType(hit, null, self), dispatch: 'dynamic' };
+      // `Edge: IntoWeightedEdge<E, NodeId = Ix>`: the bound's bindings are the result's `Self::NodeId`
+      if (hit) return { res: hit, ret: withBindings(this.returnType(hit, null, self), b.assoc), dispatch: 'dynamic' };
     }
     return null;
   }
@@ -1301,9 +1363,11 @@ export class Infer {
   }
 
   /** The autoderef steps of a type: itself without references, then what it derefs to. */
-  private derefSteps(t: Ty): Ty[] {
+  private derefSteps(t: Ty, env: BodyEnv | null = null): Ty[] {
     const out: Ty[] = [];
     let cur: Ty | null = stripRefs(t);
+    // `G::Edges` with G a bounded parameter of the body: the projection its bounds' trait declares
+    if (env) cur = this.boundProjection(cur, env) ?? cur;
     for (let i = 0; cur && i < MAX_DEREF; i++) {
       out.push(cur);
       cur = this.derefOnce(cur);
@@ -1432,6 +1496,22 @@ function sameItem(a: Res, b: Res): boolean {
   if ('def' in a) return 'def' in b && a.def === b.def;
   if ('dep' in a) return 'dep' in b && a.dep.node === b.dep.node;
   return 'ext' in b && resPath(a) === resPath(b);
+}
+
+/** `t` with each `Self::X` a bound binds (`Trait<X = T>`) replaced by T. */
+function withBindings(t: Ty, assoc: readonly { name: string; ty: Ty }[] | undefined): Ty {
+  if (!assoc || assoc.length === 0) return t;
+  switch (t.k) {
+    case 'adt': {
+      const m = 'ext' in t.res && t.args.length === 0 ? /^Self::([A-Za-z_][A-Za-z0-9_]*)$/.exec(t.res.ext) : null;
+      const bound = m ? assoc.find((a) => a.name === m[1]) : undefined;
+      if (bound) return bound.ty;
+      return t.args.length > 0 ? { ...t, args: t.args.map((a) => withBindings(a, assoc)) } : t;
+    }
+    case 'ref': return { ...t, of: withBindings(t.of, assoc) };
+    case 'tuple': return { k: 'tuple', of: t.of.map((x) => withBindings(x, assoc)) };
+    default: return t;
+  }
 }
 
 function describe(t: Ty): string {

@@ -31,6 +31,8 @@ interface EmscriptenModule {
   _malloc(n: number): number;
   _free(p: number): void;
   _ZSTD_createDCtx(): number;
+  _ZSTD_createCCtx(): number;
+  _ZSTD_compress_usingDict(cctx: number, dst: number, dstCapacity: number, src: number, srcSize: number, dict: number, dictSize: number, level: number): number;
   _ZSTD_decompress_usingDict(dctx: number, dst: number, dstCapacity: number, src: number, srcSize: number, dict: number, dictSize: number): number;
   _ZSTD_isError(code: number): number;
 }
@@ -66,17 +68,53 @@ function ready(what: string): void {
 }
 
 /**
- * One compression context for the thread, made on first use and kept: zstd's
- * one-shot `compress` makes and frees a context each call, which costs about
- * as much as compressing an 8 KiB page. The frames are the same bytes.
+ * One compression context for the thread, made on first use and kept, and
+ * kept input/output buffers in the wasm memory (as the sized decompression
+ * below): zstd's one-shot `compress` makes and frees a context each call,
+ * which costs about as much as compressing an 8 KiB page, and the package's
+ * `compressUsingDict` mallocs and frees three buffers per call. Here: one
+ * copy in, one call, one copy out. The frames are the same bytes.
  */
-let cctx: number | undefined;
-const NO_DICT = new Uint8Array(0);
+let cctx = 0;
+let cInPtr = 0;
+let cInCap = 0;
+let cOutPtr = 0;
+let cOutCap = 0;
+
+/** zstd's ZSTD_COMPRESSBOUND: the largest frame one-shot compression of `n` bytes can make. */
+function compressBound(n: number): number {
+  return n + (n >>> 8) + (n < 128 << 10 ? ((128 << 10) - n) >>> 11 : 0);
+}
 
 export function zstdCompress(data: Uint8Array, level = 3): Uint8Array {
   ready('zstd compress');
-  cctx ??= wasm.createCCtx();
-  return wasm.compressUsingDict(cctx, data, NO_DICT, level);
+  const m = M!;
+  if (cctx === 0) cctx = m._ZSTD_createCCtx();
+  if (cctx === 0) throw new Error(`zstd compress: no compression context could be made (wasm memory exhausted?); ${data.length} bytes not compressed`);
+  const bound = compressBound(data.length);
+  if (data.length > cInCap || cInPtr === 0) {
+    if (cInPtr) m._free(cInPtr);
+    cInCap = bufferSize(cInCap, data.length);
+    cInPtr = m._malloc(cInCap);
+  }
+  if (bound > cOutCap || cOutPtr === 0) {
+    if (cOutPtr) m._free(cOutPtr);
+    cOutCap = bufferSize(cOutCap, bound);
+    cOutPtr = m._malloc(cOutCap);
+  }
+  if (cInPtr === 0 || cOutPtr === 0) {
+    cInCap = cOutCap = 0;
+    throw new Error(`zstd compress: no ${data.length}-byte buffer in the wasm memory (exhausted?); not compressed`);
+  }
+  m.HEAPU8.set(data, cInPtr);
+  const n = m._ZSTD_compress_usingDict(cctx, cOutPtr, cOutCap, cInPtr, data.length, 0, 0, level);
+  if (m._ZSTD_isError(n) !== 0) throw new Error(`zstd compress: failed with code ${n} on ${data.length} bytes at level ${level}; not compressed`);
+  return m.HEAPU8.slice(cOutPtr, cOutPtr + n);
+}
+
+/** A kept buffer's new size for `n` bytes: at least doubling (by at most 8 MiB a step), never under 64 KiB. */
+function bufferSize(cap: number, n: number): number {
+  return Math.max(n, Math.min(cap * 2, cap + (8 << 20)), 64 << 10);
 }
 
 /**
@@ -121,15 +159,14 @@ function sizedDecompress(data: Uint8Array, size: number): Uint8Array | undefined
   const m = M!;
   if (dctx === 0) dctx = m._ZSTD_createDCtx();
   if (dctx === 0) return undefined;
-  const need = (cap: number, n: number): number => Math.max(n, Math.min(cap * 2, cap + (8 << 20)), 64 << 10);
   if (data.length > inCap) {
     if (inPtr) m._free(inPtr);
-    inCap = need(inCap, data.length);
+    inCap = bufferSize(inCap, data.length);
     inPtr = m._malloc(inCap);
   }
   if (size > outCap) {
     if (outPtr) m._free(outPtr);
-    outCap = need(outCap, size);
+    outCap = bufferSize(outCap, size);
     outPtr = m._malloc(outCap);
   }
   if (inPtr === 0 || outPtr === 0) {

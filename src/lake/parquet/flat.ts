@@ -39,8 +39,10 @@ export interface FlatColumn {
   codec: CompressionCodec;
   compress: ((input: Uint8Array) => Uint8Array) | undefined;
   pageBytes: number;
-  /** Whether a dictionary is worth trying (strings: decided by the caller's sample and size cap). */
+  /** Whether a dictionary is worth trying (strings: decided by the caller's sample). */
   tryDictionary: boolean;
+  /** Strings: no dictionary when its distinct values take more than this (UTF-16 length + 4 a value). */
+  dictionaryCap?: number;
   columnIndex: boolean;
   truncate: number;
 }
@@ -49,18 +51,20 @@ export interface FlatColumn {
 const SAMPLE_REJECTION = 0.9;
 const HIGH_UNIT = 0xd800;
 const utf8 = new TextEncoder();
+/** Strings of at least this many UTF-16 units are written by Buffer#write (shorter ones: a char loop is cheaper than the call). */
+const NATIVE_UTF8 = 32;
 
-/** A growable byte buffer reused across pages. */
+/** A growable byte buffer reused across pages (a Buffer: long strings are written by its native UTF-8 encoder). */
 class Scratch {
-  buf = new Uint8Array(1 << 16);
-  view = new DataView(this.buf.buffer);
+  buf = Buffer.allocUnsafeSlow(1 << 16);
+  view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length);
   len = 0;
   reset(): void {
     this.len = 0;
   }
   shrink(): void {
-    this.buf = new Uint8Array(1 << 16);
-    this.view = new DataView(this.buf.buffer);
+    this.buf = Buffer.allocUnsafeSlow(1 << 16);
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length);
     this.len = 0;
   }
   ensure(extra: number): void {
@@ -68,10 +72,10 @@ class Scratch {
     if (need <= this.buf.length) return;
     let size = this.buf.length * 2;
     while (size < need) size *= 2;
-    const b = new Uint8Array(size);
+    const b = Buffer.allocUnsafeSlow(size);
     b.set(this.buf.subarray(0, this.len));
     this.buf = b;
-    this.view = new DataView(b.buffer);
+    this.view = new DataView(b.buffer, b.byteOffset, b.length);
   }
   byte(v: number): void {
     this.ensure(1);
@@ -103,6 +107,17 @@ class Scratch {
   /** A PLAIN byte array: 4-byte length, then the UTF-8 bytes. Returns whether a code unit >= U+D800 was met. */
   str(s: string): boolean {
     const n = s.length;
+    if (n >= NATIVE_UTF8) {
+      // long values: the native encoder (same bytes as TextEncoder: lone surrogates as U+FFFD), ~10x a char loop
+      this.ensure(4 + 3 * n);
+      const at = this.len + 4;
+      const written = this.buf.write(s, at);
+      this.view.setUint32(this.len, written, true);
+      this.len = at + written;
+      if (written === n) return false;
+      for (let k = 0; k < n; k++) if (s.charCodeAt(k) >= HIGH_UNIT) return true;
+      return false;
+    }
     this.ensure(4 + n);
     const at = this.len + 4;
     const buf = this.buf;
@@ -182,12 +197,6 @@ function writeHybrid(out: Scratch, values: Int32Array | Uint8Array, start: numbe
   if (groups > 0) flushGroups();
 }
 
-/** Order of two non-null values of a column (strings in UTF-8 byte order when `high`). */
-function less(a: unknown, b: unknown, high: boolean): boolean {
-  if (high && typeof a === 'string') return compareStrings(a, b as string) < 0;
-  return (a as number) < (b as number);
-}
-
 function compareAny(a: unknown, b: unknown): number {
   if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
   return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
@@ -229,6 +238,7 @@ function dictionaryOf(c: FlatColumn): { dict: unknown[]; codes: Int32Array } | u
     }
     if (!total || distinct / total > SAMPLE_REJECTION) return undefined;
   }
+  const cap = kind === 'string' ? c.dictionaryCap ?? Infinity : Infinity;
   const index = new Map<unknown, number>();
   const dict: unknown[] = [];
   const codes = new Int32Array(n);
@@ -257,6 +267,7 @@ function dictionaryOf(c: FlatColumn): { dict: unknown[]; codes: Int32Array } | u
       dict.push(v);
       index.set(v, code);
       dictSize += size;
+      if (dictSize + dict.length * prefix > cap) return undefined;
     }
     codes[i] = code;
     last = v;
@@ -300,24 +311,11 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
   // pages are ranges of it
   let offs: Int32Array | undefined;
   if (kind === 'string' && !dictionary) {
-    strings.reset();
-    offs = new Int32Array(n + 1);
-    for (let i = 0; i < n; i++) {
-      offs[i] = strings.len;
-      const v = data[i];
-      if (v !== null && v !== undefined && strings.str(v as string)) high = true;
-    }
-    offs[n] = strings.len;
+    offs = plainStrings(data, n);
+    high = stringsHigh;
   }
   // definition levels of an optional column: 1 present, 0 null
-  let defs: Uint8Array | undefined;
-  if (optional) {
-    defs = new Uint8Array(n);
-    for (let i = 0; i < n; i++) {
-      const v = data[i];
-      if (v !== null && v !== undefined) defs[i] = 1;
-    }
-  }
+  const defs = optional ? definitionLevels(data, n) : undefined;
   if (dictionary) {
     scratch.reset();
     for (const v of dictionary.dict) if (plainValue(scratch, kind, v)) high = true;
@@ -339,23 +337,7 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
   encodings.push(encoding);
 
   // page boundaries: by estimated bytes (dictionary codes count 4), a page of at least one value
-  const ends: number[] = [];
-  {
-    let acc = 0;
-    let start = 0;
-    const codes = dictionary?.codes;
-    for (let i = 0; i < n; i++) {
-      const v = data[i];
-      const size = v === null || v === undefined ? 0 : codes ? 4 : offs ? offs[i + 1]! - offs[i]! - 4 : estimate(kind, v);
-      acc += size;
-      if (acc >= c.pageBytes && i > start) {
-        ends.push(i);
-        start = i;
-        acc = size;
-      }
-    }
-    if (start < n || n === 0) ends.push(n);
-  }
+  const ends = pageEnds(data, n, c.pageBytes, dictionary?.codes, offs, kind);
   const paged = ends.length > 1;
   let columnIndex: ColumnIndex | undefined = c.columnIndex && paged
     ? { null_pages: [], min_values: [], max_values: [], boundary_order: 'UNORDERED', null_counts: [] }
@@ -375,70 +357,26 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
     let max: unknown;
     levels.reset();
     if (defs) {
-      for (let i = start; i < end; i++) if (defs[i] === 0) nulls++;
+      nulls = countNulls(defs, start, end);
       writeHybrid(levels, defs, start, end, 1);
     }
     scratch.reset();
     let raw: Uint8Array;
-    if (offs) {
-      raw = strings.buf.subarray(offs[start]!, offs[end]!);
-    } else if (dictionary) {
-      const codes = dictionary.codes;
-      const present = new Int32Array(end - start - nulls);
-      let m = 0;
-      let most = 0;
-      for (let i = start; i < end; i++) {
-        const code = codes[i]!;
-        if (code < 0) continue;
-        present[m++] = code;
-        if (code > most) most = code;
-      }
-      const bitWidth = Math.ceil(Math.log2(most + 1));
-      scratch.byte(bitWidth);
-      writeHybrid(scratch, present, 0, m, bitWidth);
-    } else if (kind === 'boolean') {
-      const bits = new Int32Array(end - start - nulls);
-      let m = 0;
-      for (let i = start; i < end; i++) {
-        const v = data[i];
-        if (v !== null && v !== undefined) bits[m++] = v ? 1 : 0;
-      }
-      if (encoding === 'RLE') {
-        levelsScratch.reset();
-        writeHybrid(levelsScratch, bits, 0, m, 1);
-        scratch.u32(levelsScratch.len);
-        scratch.ensure(levelsScratch.len);
-        scratch.buf.set(levelsScratch.buf.subarray(0, levelsScratch.len), scratch.len);
-        scratch.len += levelsScratch.len;
-      } else {
-        // PLAIN booleans: bit-packed, least significant bit first
-        scratch.ensure((m + 7) >> 3);
-        for (let k = 0; k < m; k += 8) {
-          let b = 0;
-          for (let j = 0; j < 8 && k + j < m; j++) b |= bits[k + j]! << j;
-          scratch.buf[scratch.len++] = b;
-        }
-      }
-    } else {
-      for (let i = start; i < end; i++) {
-        const v = data[i];
-        if (v === null || v === undefined) continue;
-        plainValue(scratch, kind, v);
-      }
+    if (offs) raw = strings.buf.subarray(offs[start]!, offs[end]!);
+    else {
+      if (dictionary) dictionaryCodesPage(dictionary.codes, start, end, nulls);
+      else if (kind === 'boolean') booleanPage(data, start, end, nulls, encoding === 'RLE');
+      else if (kind === 'string') plainStringsPage(data, start, end);
+      else if (kind === 'int32') plainInt32Page(data, start, end);
+      else plainInt64Page(data, start, end);
+      raw = scratch.buf.subarray(0, scratch.len);
     }
-    raw ??= scratch.buf.subarray(0, scratch.len);
     if (columnIndex) {
       // page bounds: one pass over the page's values (booleans: false < true)
-      for (let i = start; i < end; i++) {
-        const v = data[i];
-        if (v === null || v === undefined) continue;
-        if (min === undefined) {
-          min = max = v;
-          continue;
-        }
-        if (less(v, min, high)) min = v;
-        else if (less(max, v, high)) max = v;
-      }
+      if (high) utf8Bounds(data, start, end);
+      else nativeBounds(data, start, end);
+      min = boundMin;
+      max = boundMax;
     }
     const body = compress ? compress(raw) : raw;
     const headerStart = writer.offset;
@@ -514,3 +452,163 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
 }
 
 const levelsScratch = new Scratch();
+
+// ---- the parts of writeFlatColumn: small functions, each with its own type
+// feedback (one kind of value a loop), so the JIT compiles each once, cheaply
+
+/** The row's value of a string column PLAIN into `strings`, every value once (value i's record at offs[i]); sets stringsHigh. */
+let stringsHigh = false;
+function plainStrings(data: readonly unknown[], n: number): Int32Array {
+  strings.reset();
+  const offs = new Int32Array(n + 1);
+  let high = false;
+  for (let i = 0; i < n; i++) {
+    offs[i] = strings.len;
+    const v = data[i];
+    if (v !== null && v !== undefined && strings.str(v as string)) high = true;
+  }
+  offs[n] = strings.len;
+  stringsHigh = high;
+  return offs;
+}
+
+/** Definition levels of an optional column: 1 present, 0 null. */
+function definitionLevels(data: readonly unknown[], n: number): Uint8Array {
+  const defs = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) defs[i] = 1;
+  }
+  return defs;
+}
+
+function countNulls(defs: Uint8Array, start: number, end: number): number {
+  let nulls = 0;
+  for (let i = start; i < end; i++) if (defs[i] === 0) nulls++;
+  return nulls;
+}
+
+/** Page boundaries: by estimated bytes (dictionary codes count 4), a page of at least one value. */
+function pageEnds(data: readonly unknown[], n: number, pageBytes: number, codes: Int32Array | undefined, offs: Int32Array | undefined, kind: FlatKind): number[] {
+  const ends: number[] = [];
+  let acc = 0;
+  let start = 0;
+  for (let i = 0; i < n; i++) {
+    const v = data[i];
+    const size = v === null || v === undefined ? 0 : codes ? 4 : offs ? offs[i + 1]! - offs[i]! - 4 : estimate(kind, v);
+    acc += size;
+    if (acc >= pageBytes && i > start) {
+      ends.push(i);
+      start = i;
+      acc = size;
+    }
+  }
+  if (start < n || n === 0) ends.push(n);
+  return ends;
+}
+
+/** A dictionary-coded page's values into `scratch`: bit width, then the present codes RLE/bit-packed. */
+function dictionaryCodesPage(codes: Int32Array, start: number, end: number, nulls: number): void {
+  const present = new Int32Array(end - start - nulls);
+  let m = 0;
+  let most = 0;
+  for (let i = start; i < end; i++) {
+    const code = codes[i]!;
+    if (code < 0) continue;
+    present[m++] = code;
+    if (code > most) most = code;
+  }
+  const bitWidth = Math.ceil(Math.log2(most + 1));
+  scratch.byte(bitWidth);
+  writeHybrid(scratch, present, 0, m, bitWidth);
+}
+
+/** A boolean page's values into `scratch`: RLE (length-prefixed) or PLAIN bit-packed. */
+function booleanPage(data: readonly unknown[], start: number, end: number, nulls: number, rle: boolean): void {
+  const bits = new Int32Array(end - start - nulls);
+  let m = 0;
+  for (let i = start; i < end; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) bits[m++] = v ? 1 : 0;
+  }
+  if (rle) {
+    levelsScratch.reset();
+    writeHybrid(levelsScratch, bits, 0, m, 1);
+    scratch.u32(levelsScratch.len);
+    scratch.ensure(levelsScratch.len);
+    scratch.buf.set(levelsScratch.buf.subarray(0, levelsScratch.len), scratch.len);
+    scratch.len += levelsScratch.len;
+  } else {
+    // PLAIN booleans: bit-packed, least significant bit first
+    scratch.ensure((m + 7) >> 3);
+    for (let k = 0; k < m; k += 8) {
+      let b = 0;
+      for (let j = 0; j < 8 && k + j < m; j++) b |= bits[k + j]! << j;
+      scratch.buf[scratch.len++] = b;
+    }
+  }
+}
+
+function plainStringsPage(data: readonly unknown[], start: number, end: number): void {
+  for (let i = start; i < end; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) scratch.str(v as string);
+  }
+}
+
+function plainInt32Page(data: readonly unknown[], start: number, end: number): void {
+  for (let i = start; i < end; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) scratch.i32(v as number);
+  }
+}
+
+function plainInt64Page(data: readonly unknown[], start: number, end: number): void {
+  for (let i = start; i < end; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) scratch.i64(v as bigint);
+  }
+}
+
+/** A page's bounds (undefined when all null), set by nativeBounds/utf8Bounds. */
+let boundMin: unknown;
+let boundMax: unknown;
+
+/** Bounds by `<`: exact for numbers, bigints, booleans and strings without a code unit >= U+D800. */
+function nativeBounds(data: readonly unknown[], start: number, end: number): void {
+  let min: unknown;
+  let max: unknown;
+  let i = start;
+  for (; i < end && min === undefined; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) min = max = v;
+  }
+  for (; i < end; i++) {
+    const v = data[i];
+    if (v === null || v === undefined) continue;
+    if ((v as number) < (min as number)) min = v;
+    else if ((max as number) < (v as number)) max = v;
+  }
+  boundMin = min;
+  boundMax = max;
+}
+
+/** Bounds of strings in UTF-8 byte order. */
+function utf8Bounds(data: readonly unknown[], start: number, end: number): void {
+  let min: unknown;
+  let max: unknown;
+  let i = start;
+  for (; i < end && min === undefined; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) min = max = v;
+  }
+  for (; i < end; i++) {
+    const v = data[i];
+    if (v === null || v === undefined) continue;
+    if (compareStrings(v as string, min as string) < 0) min = v;
+    else if (compareStrings(max as string, v as string) < 0) max = v;
+  }
+  boundMin = min;
+  boundMax = max;
+}
+

@@ -70,8 +70,13 @@ export interface PageStats {
   nullPage: boolean;
 }
 
-/** I/O counters for tests (pruning tests observe how much was read). */
-export const readStats = { filesOpened: 0, rowGroupsRead: 0 };
+/**
+ * I/O counters for tests and benchmarks (pruning tests observe how much was
+ * read): files opened (footers parsed or taken from the read cache), row
+ * groups read, bytes read from storage (footers and column chunks/pages) and
+ * rows handed out by readRowGroup.
+ */
+export const readStats = { filesOpened: 0, rowGroupsRead: 0, bytesRead: 0, rowsDecoded: 0 };
 
 /** First footer read: most footers fit; a larger one costs one more ranged read. */
 const FOOTER_GUESS = 64 * 1024;
@@ -385,6 +390,7 @@ export class ParquetDataFile {
         const end = e ?? size;
         // offset/column indexes usually lie in the tail already read: no I/O for them
         if (s >= tailStart && end <= size) return tail.slice(s - tailStart, end - tailStart).buffer;
+        readStats.bytesRead += end - s;
         return asBuffer(await input.read(s, end));
       },
     };
@@ -404,6 +410,7 @@ export class ParquetDataFile {
         if (size < 12) throw bad(`expected at least 12 bytes ("PAR1", footer, length, "PAR1"), found ${size}`);
         const firstLen = Math.min(size, FOOTER_GUESS);
         let tail = await input.read(size - firstLen, size);
+        readStats.bytesRead += firstLen;
         const view = new DataView(tail.buffer, tail.byteOffset, tail.byteLength);
         const magic = view.getUint32(tail.length - 4, true);
         if (magic !== MAGIC) {
@@ -414,6 +421,7 @@ export class ParquetDataFile {
         if (metaLen + 12 > size) throw bad(`footer length ${metaLen} does not fit in a file of ${size} bytes`);
         if (metaLen + 8 > tail.length) {
           const more = await input.read(size - metaLen - 8, size - firstLen);
+          readStats.bytesRead += more.length;
           const joined = new Uint8Array(metaLen + 8);
           joined.set(more, 0);
           joined.set(tail, more.length);
@@ -662,6 +670,7 @@ export class ParquetDataFile {
     const from = rows ? Math.max(0, Math.min(rows.from, groupRows)) : 0;
     const to = rows ? Math.max(from, Math.min(rows.to, groupRows)) : groupRows;
     const numRows = to - from;
+    readStats.rowsDecoded += numRows;
     // a row range reads only the pages it needs (offset index); chunks are clipped to it
     const narrowed = numRows < groupRows;
     const groupStart = this.groupStarts[index]! + from;

@@ -800,7 +800,7 @@ export async function encodeDataFile(
       if (data.length !== pendingRows) data.length = pendingRows;
       const r = writeFlatColumn(writer, {
         name: f.name, element: elements[j + 1]!, kind, data, rows: pendingRows, codec, compress: pq.compressors[codec],
-        pageBytes, tryDictionary: kind !== 'string' || dictionaryLikely(data, dictionaryBytes), columnIndex: pageIndex[j]!,
+        pageBytes, tryDictionary: kind !== 'string' || sampleLikely(data), dictionaryCap: dictionaryBytes, columnIndex: pageIndex[j]!,
         truncate: STATS_TRUNCATE_BYTES,
       });
       columns.push(r.chunk);
