@@ -26,7 +26,7 @@
 //   and peak RSS. The generator is Debian's wrk when installed (one C thread;
 //   `apt-get install wrk`), else a JS generator in this process (which shares
 //   the cores with the server and can set the pace); the output says which.
-//   Each lake's server is loaded alone in --rounds (4) rounds alternating the
+//   Each lake's server is loaded alone in --rounds (8) rounds alternating the
 //   lakes (its absolute figures), then both at once for as many rounds (the
 //   10x/1x A/B: on a loaded box only servers loaded at the same time see the
 //   same machine). --pin pins the servers to core 0 and wrk to core 1.
@@ -40,7 +40,7 @@
 // --runs N (cold runs per question and lake, default 20), --warm N
 // (in-process calls per question, default 20), --copies N (default 9),
 // --skip-grow, --corpus DIR, --clients N (32), --seconds S (10, per lake and
-// server phase, split in rounds), --rounds N (4), --load auto|wrk|js|both
+// server phase, split in rounds), --rounds N (8), --load auto|wrk|js|both
 // (the server's load generator; both = wrk, and the JS generator alone for
 // comparison), --pin, --log-runs N / --log-warm N (2 / 3: the log fold's
 // cold and in-process runs, slow at 10x), --build-only (build the lakes, time
@@ -57,6 +57,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, write
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventLog } from '../src/log/event-log.ts';
+import { stringifyJson } from '../src/lake/spec/json.ts';
 import { eq } from '../src/lake/expr/expr.ts';
 import { UNIVERSE_REPO, ident, type Kind } from '../src/log/schema.ts';
 import type { Value } from '../src/lake/spec/types.ts';
@@ -85,7 +86,7 @@ const lake10 = path.resolve(flag('--lake-10x') ?? `${lake1}-10x`);
 const corpus = flag('--corpus') ?? '/usr/share/cargo/registry';
 const coldRuns = Number(flag('--runs') ?? 20);
 /** Server phases: rounds per lake, alternating lakes (each round --seconds / --rounds long). */
-const rounds = Number(flag('--rounds') ?? 4);
+const rounds = Number(flag('--rounds') ?? 8);
 const warmRuns = Number(flag('--warm') ?? 20);
 const copies = Number(flag('--copies') ?? 9);
 /** How the 10x universe is made: `ingest` (each copy parsed like any crate) or `events` (the 1x rows copied, renamed). */
@@ -99,7 +100,13 @@ const serveSeconds = Number(flag('--seconds') ?? 10);
 const logRuns = Number(flag('--log-runs') ?? 2);
 const logWarm = Number(flag('--log-warm') ?? 3);
 
-/** The fixed mix: the questions and their CLI words. Answers do not grow with the universe's copies. */
+/**
+ * The fixed mix: the questions and their CLI words. Their answers do not grow
+ * with the universe's copies, but for one: fnvish is a universe crate, so at
+ * 10x `callers fnvish::hash_str` has 10 targets (fnvish@0.2.1 and its 9
+ * copies; the call sites are the same): its answer is 1.7 kB at 1x, 4.6 kB at
+ * 10x (each answer's size is printed).
+ */
 interface Question {
   label: string;
   cli: string[];
@@ -128,6 +135,8 @@ interface Reads {
   rows: number;
   cpuMs: number;
   gcMs: number;
+  /** The answer's size as JSON: a question whose answer grows with the universe shows here. */
+  answerBytes: number;
 }
 
 /** The raw samples of one lake: cold wall and CPU ms (all questions), warm in-process ms, and per question. */
@@ -316,15 +325,17 @@ async function readsOf(q: Question, from: From, lake: string): Promise<Reads> {
   });
   obs.observe({ entryTypes: ['gc'] });
   const cpu0 = process.cpuUsage();
+  let answer: unknown;
   try {
-    await q.call(fresh, { from });
+    answer = await q.call(fresh, { from });
   } finally {
     fresh.close();
   }
   const cpu = process.cpuUsage(cpu0);
   await new Promise((r) => setImmediate(r)); // gc entries are delivered asynchronously
   obs.disconnect();
-  return { files: readStats.filesOpened, rowGroups: readStats.rowGroupsRead, bytes: readStats.bytesRead, rows: readStats.rowsDecoded, cpuMs: (cpu.user + cpu.system) / 1000, gcMs };
+  const json = answer === undefined ? '' : stringifyJson(answer);
+  return { files: readStats.filesOpened, rowGroups: readStats.rowGroupsRead, bytes: readStats.bytesRead, rows: readStats.rowsDecoded, cpuMs: (cpu.user + cpu.system) / 1000, gcMs, answerBytes: Buffer.byteLength(json) };
 }
 
 /**
@@ -350,25 +361,32 @@ async function measure(from: From, lakes: string[]): Promise<Figures[]> {
         out[j]!.coldRssMb = Math.max(out[j]!.coldRssMb, r.rssMb);
       }
     }
+    const reads: Reads[] = [];
+    for (const lake of lakes) reads.push(await readsOf(q, from, lake));
+    // warm calls interleaved too: one open log per lake, each call alternating the lakes
+    const logs: EventLog[] = [];
+    const w: number[][] = lakes.map(() => []);
+    try {
+      for (const lake of lakes) logs.push(await EventLog.open(lake, { readOnly: true }));
+      for (const l of logs) await q.call(l, { from }); // first call loads what a warm process has loaded
+      for (let i = 0; i < (from === 'log' ? logWarm : warmRuns); i++) {
+        const order = lakes.map((_, j) => j);
+        if (i % 2 === 1) order.reverse();
+        for (const j of order) {
+          const t0 = performance.now();
+          await q.call(logs[j]!, { from });
+          w[j]!.push(performance.now() - t0);
+        }
+      }
+    } finally {
+      for (const l of logs) l.close();
+    }
     for (let j = 0; j < lakes.length; j++) {
       const f = out[j]!;
       f.cold.push(...c[j]!);
       f.cpu.push(...cc[j]!);
-      const reads = await readsOf(q, from, lakes[j]!);
-      const l = await EventLog.open(lakes[j]!, { readOnly: true });
-      const w: number[] = [];
-      try {
-        await q.call(l, { from }); // first call loads what a warm process has loaded
-        for (let i = 0; i < (from === 'log' ? logWarm : warmRuns); i++) {
-          const t0 = performance.now();
-          await q.call(l, { from });
-          w.push(performance.now() - t0);
-        }
-      } finally {
-        l.close();
-      }
-      f.warm.push(...w);
-      f.perQuestion.push({ label: q.label, cold: [...c[j]!], coldCpu: [...cc[j]!], warm: w, reads });
+      f.warm.push(...w[j]!);
+      f.perQuestion.push({ label: q.label, cold: [...c[j]!], coldCpu: [...cc[j]!], warm: w[j]!, reads: reads[j]! });
     }
   }
   return out;
@@ -500,7 +518,7 @@ async function serverFigures(lakes: string[], plan: LoadPlan): Promise<ServerFig
 }
 
 const ms1 = (x: number): string => `${x.toFixed(1)} ms`;
-const kb = (x: number): string => (x >= 1 << 20 ? `${(x / (1 << 20)).toFixed(1)} MB` : `${(x / 1024).toFixed(0)} kB`);
+const kb = (x: number): string => (x >= 1 << 20 ? `${(x / (1 << 20)).toFixed(1)} MB` : `${(x / 1024).toFixed(1)} kB`);
 
 function print(size: string, from: From, f: Figures, server?: ServerFigures): void {
   log(
@@ -509,7 +527,7 @@ function print(size: string, from: From, f: Figures, server?: ServerFigures): vo
   for (const q of f.perQuestion) {
     const r = q.reads;
     log(
-      `    ${q.label.padEnd(36)} cold p50 ${ms(pct(q.cold, 50)).padStart(7)} p95 ${ms(pct(q.cold, 95)).padStart(7)} (CPU p50 ${ms(pct(q.coldCpu, 50)).padStart(7)})  in-process p50 ${ms(pct(q.warm, 50)).padStart(6)}  | one answer: files ${String(r.files).padStart(3)} row groups ${String(r.rowGroups).padStart(4)} read ${kb(r.bytes).padStart(8)} rows ${String(r.rows).padStart(7)} CPU ${ms(r.cpuMs).padStart(6)} GC ${ms(r.gcMs).padStart(5)}`,
+      `    ${q.label.padEnd(36)} cold p50 ${ms(pct(q.cold, 50)).padStart(7)} p95 ${ms(pct(q.cold, 95)).padStart(7)} (CPU p50 ${ms(pct(q.coldCpu, 50)).padStart(7)})  in-process p50 ${ms(pct(q.warm, 50)).padStart(6)}  | one answer: files ${String(r.files).padStart(3)} row groups ${String(r.rowGroups).padStart(4)} read ${kb(r.bytes).padStart(8)} rows ${String(r.rows).padStart(7)} CPU ${ms(r.cpuMs).padStart(6)} GC ${ms(r.gcMs).padStart(5)} answer ${kb(r.answerBytes)}`,
     );
   }
   if (!server) return;
@@ -533,7 +551,7 @@ function printRatios(from: From, a: Figures, b: Figures): void {
     // the median of the paired ratios: run k at 10x over run k at 1x, timed next to each other
     const paired = y.cold.map((v, k) => v / x.cold[k]!);
     log(
-      `    ${x.label.padEnd(36)} cold p50 ${r(p(x.cold, 50), p(y.cold, 50)).padStart(6)} p95 ${r(p(x.cold, 95), p(y.cold, 95)).padStart(6)} paired ${r(1, p(paired, 50)).padStart(6)}  CPU p50 ${r(p(x.coldCpu, 50), p(y.coldCpu, 50)).padStart(6)}  in-process ${r(p(x.warm, 50), p(y.warm, 50)).padStart(6)}  | one answer: files ${x.reads.files}->${y.reads.files} row groups ${x.reads.rowGroups}->${y.reads.rowGroups} read ${kb(x.reads.bytes)}->${kb(y.reads.bytes)} rows ${x.reads.rows}->${y.reads.rows}`,
+      `    ${x.label.padEnd(36)} cold p50 ${r(p(x.cold, 50), p(y.cold, 50)).padStart(6)} p95 ${r(p(x.cold, 95), p(y.cold, 95)).padStart(6)} paired ${r(1, p(paired, 50)).padStart(6)}  CPU p50 ${r(p(x.coldCpu, 50), p(y.coldCpu, 50)).padStart(6)}  in-process ${r(p(x.warm, 50), p(y.warm, 50)).padStart(6)}  | one answer: files ${x.reads.files}->${y.reads.files} row groups ${x.reads.rowGroups}->${y.reads.rowGroups} read ${kb(x.reads.bytes)}->${kb(y.reads.bytes)} rows ${x.reads.rows}->${y.reads.rows} answer ${kb(x.reads.answerBytes)}->${kb(y.reads.answerBytes)}`,
     );
   }
 }
@@ -544,9 +562,11 @@ function printServerRatios(a: ServerFigures, b: ServerFigures): void {
   if (a.cachedTogether && b.cachedTogether && a.uncachedTogether && b.uncachedTogether) {
     const st = (x: LoadResult): string => `p50 ${ms1(x.p50)} p99 ${ms1(x.p99)} ${x.perSecond.toFixed(0)}/s`;
     const rounds = a.together.map((x, k) => `${r(x.cached, b.together[k]!.cached)}/${r(x.uncached, b.together[k]!.uncached)}`).join(' ');
+    const med = (xs: number[]): string => `${pct(xs, 50).toFixed(2)}x (${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)})`;
+    const perRound = (k: 'cached' | 'uncached'): string => med(a.together.map((x, i) => b.together[i]![k] / x[k]));
     log(`    server, both lakes loaded at once (${gen}, ${clients} clients each): cached 1x ${st(a.cachedTogether)}, 10x ${st(b.cachedTogether)}; no cache 1x ${st(a.uncachedTogether)}, 10x ${st(b.uncachedTogether)}`);
     log(
-      `10x / 1x (server, both loaded at once: the A/B): cached p50 ${r(a.cachedTogether.p50, b.cachedTogether.p50)} p99 ${r(a.cachedTogether.p99, b.cachedTogether.p99)} req/s ${r(a.cachedTogether.perSecond, b.cachedTogether.perSecond)}; no cache p50 ${r(a.uncachedTogether.p50, b.uncachedTogether.p50)} p99 ${r(a.uncachedTogether.p99, b.uncachedTogether.p99)} req/s ${r(a.uncachedTogether.perSecond, b.uncachedTogether.perSecond)}; per round p50 cached/no cache: ${rounds}`,
+      `10x / 1x (server, both loaded at once: the A/B): cached p50 ${r(a.cachedTogether.p50, b.cachedTogether.p50)} p99 ${r(a.cachedTogether.p99, b.cachedTogether.p99)} req/s ${r(a.cachedTogether.perSecond, b.cachedTogether.perSecond)}; no cache p50 ${r(a.uncachedTogether.p50, b.uncachedTogether.p50)} p99 ${r(a.uncachedTogether.p99, b.uncachedTogether.p99)} req/s ${r(a.uncachedTogether.perSecond, b.uncachedTogether.perSecond)}; per round p50 cached/no cache: ${rounds}; median of the rounds' p50 ratios (range): cached ${perRound('cached')}, no cache ${perRound('uncached')}`,
     );
   }
   log(
