@@ -255,7 +255,7 @@ export async function answerCallees(log: EventLog, path: string, opts: AnswerOpt
 export async function answerHistory(log: EventLog, path: string, opts: AnswerOptions = {}): Promise<HistoryAnswer> {
   return at(log, opts, async (r) => {
     await checkScope(r.log, r.generation, opts);
-    const res = await history(r.log, path, { from: opts.from });
+    const res = await history(r.log, path, { from: opts.from, repo: opts.repo, krate: opts.krate }); // reads the events in scope only
     if (res.ids.length === 0) throw await unknownPath(r, path, opts, undefined, true);
     const place = await placeAll(r, res.events.flatMap((e): Placed[] => (e.node ? [e.node] : e.edge ? [e.edge] : [])), opts.abs);
     const events: PlacedEvent[] = res.events.map((e) => {

@@ -27,6 +27,7 @@ import { batchRows } from '../log/event-log.ts';
 import { COL_ID, COL_KRATE, COL_OP, COL_REPO, COL_RUN, COL_TS, parseRunNote, ringTableName, tableName, type Kind } from '../log/schema.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { checkPath, resolvePath } from './def.ts';
+import { inScope } from './scope.ts';
 import { candidateIds, edgeHit, nodeHit, readAt, type EdgeHit, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
 
 export interface HistoryEvent {
@@ -60,7 +61,18 @@ export interface HistoryResult {
   events: HistoryEvent[];
 }
 
-export async function history(log: EventLog, path: string, opts: QueryOptions = {}): Promise<HistoryResult> {
+/**
+ * `--repo` / `--krate` (scope.ts inScope): `ids` stay every id the path
+ * named; only the events of the ids whose (repo, krate) is in scope are read
+ * — the events a scoped answer keeps (an id's events are in its crate, and so
+ * are the edges going out of it).
+ */
+export interface HistoryScope {
+  repo?: string;
+  krate?: string;
+}
+
+export async function history(log: EventLog, path: string, opts: QueryOptions & HistoryScope = {}): Promise<HistoryResult> {
   checkPath(path, 'history');
   return readAt(log, opts.asOf, async (r) => {
     // the ids the path ever named, and the (repo, krate) each belongs to (an id lives in one)
@@ -83,6 +95,15 @@ export async function history(log: EventLog, path: string, opts: QueryOptions = 
       ids = new Set(hits.map((h) => h.id));
     }
     if (ids.size === 0) return { generation: r.generation, ids: [], events: [] };
+    const all = [...ids].sort();
+    if (opts.repo !== undefined || opts.krate !== undefined) {
+      ids = new Set(all.filter((id) => {
+        const h = homes.get(id);
+        return h === undefined || inScope(opts, h.repo, h.krate);
+      }));
+      for (const id of homes.keys()) if (!ids.has(id)) homes.delete(id);
+      if (ids.size === 0) return { generation: r.generation, ids: all, events: [] };
+    }
     // every later scan is narrowed to those crates: their events and their edges (an edge lives in its
     // source's crate) are all there, and the other crates' files — most of the universe — are pruned
     const scope = homeScope(homes);
@@ -101,7 +122,7 @@ export async function history(log: EventLog, path: string, opts: QueryOptions = 
         (a.table === b.table ? cmpBig(a.e.seq, b.e.seq) || a.pos - b.pos : 0) ||
         a.pos - b.pos,
     );
-    return { generation: r.generation, ids: [...ids].sort(), events: events.map((x) => x.e) };
+    return { generation: r.generation, ids: all, events: events.map((x) => x.e) };
   }, opts.from);
 }
 

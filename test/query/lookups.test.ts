@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { StateView } from '../../src/log/state/view.ts';
 import type { Expr } from '../../src/lake/expr/expr.ts';
 import { callees, callers, def } from '../../src/query/index.ts';
-import { answerCallees, answerDef, answerFind, answerRefs } from '../../src/query/answer.ts';
+import { answerCallees, answerDef, answerFind, answerHistory, answerRefs } from '../../src/query/answer.ts';
+import { EventLog } from '../../src/log/event-log.ts';
 import { inScope, krateMatches, krateWhere } from '../../src/query/scope.ts';
 import { A_MAIN, REGEX, U_NEW, U_REGEX, edge, node, sampleLake, type Sample } from './sample.ts';
 import { scratch } from '../helpers.ts';
@@ -118,7 +119,7 @@ test('lookups: find --krate NAME@VERSION pushes the crate into the code_nodes lo
   assert.equal((await answerFind(s.log, 'Regex*', { krate: 'regex' })).hits.length, 1);
 });
 
-test('lookups: --repo/--krate of def, refs, callers and callees narrow the lookups and give the unscoped answer narrowed', async () => {
+test('lookups: --repo/--krate of def, refs, callers, callees and history narrow the lookups and give the unscoped answer narrowed', async () => {
   const copy = `${REGEX}-copy1`;
   const t = await sampleLake(`${work.dir}/scoped`);
   try {
@@ -154,6 +155,14 @@ test('lookups: --repo/--krate of def, refs, callers and callees narrow the looku
         assert.deepEqual(ids(e.callees), ids(all.callees.callees.filter(keep(sc))), `callees ${what}`);
         assert.deepEqual(ids(e.targets), ids(all.callees.targets), `callees' targets are not narrowed: ${what}`);
         narrowed += all.refs.refs.length - r.refs.length + all.def.hits.length - d.hits.length;
+        const h = await answerHistory(t.log, p, sc).catch((e: Error) => e.message);
+        const hAll = await answerHistory(t.log, p).catch((e: Error) => e.message);
+        if (typeof hAll === 'string') assert.equal(h, hAll, `history ${what}`);
+        else {
+          assert.ok(typeof h !== 'string', `history ${what}: ${String(h)}`);
+          assert.deepEqual(h.ids, hAll.ids, `history ${what}: ids are every id the path named`);
+          assert.deepEqual(h.events, hAll.events.filter(keep(sc)), `history ${what}`);
+        }
       }
     }
     assert.ok(narrowed > 0, 'some scope left hits out');
@@ -165,6 +174,21 @@ test('lookups: --repo/--krate of def, refs, callers and callees narrow the looku
     const out = e.filter(([x]) => x === 'code_edges_out');
     assert.equal(out.length, 1);
     assert.deepEqual(values(out[0]![1]).filter((v) => typeof v === 'string' && v.includes('regex')), [U_NEW], JSON.stringify(out));
+    // history reads the events of the ids in scope only
+    const scans: unknown[] = [];
+    const scan = EventLog.prototype.scan;
+    EventLog.prototype.scan = function (this: EventLog, kind, opts) {
+      scans.push(values(opts?.filter));
+      return scan.call(this, kind, opts);
+    };
+    try {
+      const hist = await answerHistory(t.log, 'regex::regex::string::Regex::new', { krate: REGEX });
+      assert.deepEqual(hist.ids, ['c-regex-new', U_NEW].sort());
+      assert.ok(hist.events.length > 0 && hist.events.every((e) => e.krate === REGEX));
+    } finally {
+      EventLog.prototype.scan = scan;
+    }
+    assert.ok(scans.length > 0 && scans.every((v) => !(v as unknown[]).includes('c-regex-new') && !(v as unknown[]).includes(copy)), JSON.stringify(scans));
     const c = await lookups(async () => assert.equal((await answerRefs(t.log, 'regex::Regex::new', { repo: 'alpha', edgeKind: 'calls' }, 'callers')).refs.length, 2));
     for (const [, f] of c.filter(([x]) => x === 'code_edges_in')) assert.ok(cols(f).includes('repo'), JSON.stringify(f));
   } finally {

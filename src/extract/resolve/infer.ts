@@ -1275,6 +1275,20 @@ export class Infer {
   /** The trait among `trait` and its supertraits (this crate's) that declares the associated type `x`, or null. */
   private declaring(trait: Def, x: string, depth = 0): Def | null {
     if (trait.children.some((c) => c.name === x && c.ns === 'type')) return trait;
+    if (!trait.item.supertraits || trait.item.supertraits.length === 0) return null;
+    let byName = this.declared.get(trait);
+    if (!byName) this.declared.set(trait, byName = new Map());
+    const memo = byName.get(x);
+    if (memo !== undefined) return memo;
+    const hit = this.declaringOnce(trait, x, depth);
+    byName.set(x, hit);
+    return hit;
+  }
+
+  /** `declaring`'s answers, by trait and name. */
+  private readonly declared = new Map<Def, Map<string, Def | null>>();
+
+  private declaringOnce(trait: Def, x: string, depth: number): Def | null {
     if (depth >= 6) return null;
     const ctx: PathCtx = { self: { def: trait }, generics: trait.item.generics, locals: [] };
     for (const st of trait.item.supertraits ?? []) {

@@ -311,24 +311,11 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
   // pages are ranges of it
   let offs: Int32Array | undefined;
   if (kind === 'string' && !dictionary) {
-    strings.reset();
-    offs = new Int32Array(n + 1);
-    for (let i = 0; i < n; i++) {
-      offs[i] = strings.len;
-      const v = data[i];
-      if (v !== null && v !== undefined && strings.str(v as string)) high = true;
-    }
-    offs[n] = strings.len;
+    offs = plainStrings(data, n);
+    high = stringsHigh;
   }
   // definition levels of an optional column: 1 present, 0 null
-  let defs: Uint8Array | undefined;
-  if (optional) {
-    defs = new Uint8Array(n);
-    for (let i = 0; i < n; i++) {
-      const v = data[i];
-      if (v !== null && v !== undefined) defs[i] = 1;
-    }
-  }
+  const defs = optional ? definitionLevels(data, n) : undefined;
   if (dictionary) {
     scratch.reset();
     for (const v of dictionary.dict) if (plainValue(scratch, kind, v)) high = true;
@@ -350,23 +337,7 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
   encodings.push(encoding);
 
   // page boundaries: by estimated bytes (dictionary codes count 4), a page of at least one value
-  const ends: number[] = [];
-  {
-    let acc = 0;
-    let start = 0;
-    const codes = dictionary?.codes;
-    for (let i = 0; i < n; i++) {
-      const v = data[i];
-      const size = v === null || v === undefined ? 0 : codes ? 4 : offs ? offs[i + 1]! - offs[i]! - 4 : estimate(kind, v);
-      acc += size;
-      if (acc >= c.pageBytes && i > start) {
-        ends.push(i);
-        start = i;
-        acc = size;
-      }
-    }
-    if (start < n || n === 0) ends.push(n);
-  }
+  const ends = pageEnds(data, n, c.pageBytes, dictionary?.codes, offs, kind);
   const paged = ends.length > 1;
   let columnIndex: ColumnIndex | undefined = c.columnIndex && paged
     ? { null_pages: [], min_values: [], max_values: [], boundary_order: 'UNORDERED', null_counts: [] }
@@ -386,81 +357,26 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
     let max: unknown;
     levels.reset();
     if (defs) {
-      for (let i = start; i < end; i++) if (defs[i] === 0) nulls++;
+      nulls = countNulls(defs, start, end);
       writeHybrid(levels, defs, start, end, 1);
     }
     scratch.reset();
     let raw: Uint8Array;
-    if (offs) {
-      raw = strings.buf.subarray(offs[start]!, offs[end]!);
-    } else if (dictionary) {
-      const codes = dictionary.codes;
-      const present = new Int32Array(end - start - nulls);
-      let m = 0;
-      let most = 0;
-      for (let i = start; i < end; i++) {
-        const code = codes[i]!;
-        if (code < 0) continue;
-        present[m++] = code;
-        if (code > most) most = code;
-      }
-      const bitWidth = Math.ceil(Math.log2(most + 1));
-      scratch.byte(bitWidth);
-      writeHybrid(scratch, present, 0, m, bitWidth);
-    } else if (kind === 'boolean') {
-      const bits = new Int32Array(end - start - nulls);
-      let m = 0;
-      for (let i = start; i < end; i++) {
-        const v = data[i];
-        if (v !== null && v !== undefined) bits[m++] = v ? 1 : 0;
-      }
-      if (encoding === 'RLE') {
-        levelsScratch.reset();
-        writeHybrid(levelsScratch, bits, 0, m, 1);
-        scratch.u32(levelsScratch.len);
-        scratch.ensure(levelsScratch.len);
-        scratch.buf.set(levelsScratch.buf.subarray(0, levelsScratch.len), scratch.len);
-        scratch.len += levelsScratch.len;
-      } else {
-        // PLAIN booleans: bit-packed, least significant bit first
-        scratch.ensure((m + 7) >> 3);
-        for (let k = 0; k < m; k += 8) {
-          let b = 0;
-          for (let j = 0; j < 8 && k + j < m; j++) b |= bits[k + j]! << j;
-          scratch.buf[scratch.len++] = b;
-        }
-      }
-    } else {
-      for (let i = start; i < end; i++) {
-        const v = data[i];
-        if (v === null || v === undefined) continue;
-        plainValue(scratch, kind, v);
-      }
+    if (offs) raw = strings.buf.subarray(offs[start]!, offs[end]!);
+    else {
+      if (dictionary) dictionaryCodesPage(dictionary.codes, start, end, nulls);
+      else if (kind === 'boolean') booleanPage(data, start, end, nulls, encoding === 'RLE');
+      else if (kind === 'string') plainStringsPage(data, start, end);
+      else if (kind === 'int32') plainInt32Page(data, start, end);
+      else plainInt64Page(data, start, end);
+      raw = scratch.buf.subarray(0, scratch.len);
     }
-    raw ??= scratch.buf.subarray(0, scratch.len);
     if (columnIndex) {
       // page bounds: one pass over the page's values (booleans: false < true)
-      // (one loop per case: `<` is exact for numbers, bigints, booleans and strings without a code unit >= U+D800)
-      let i = start;
-      for (; i < end && min === undefined; i++) {
-        const v = data[i];
-        if (v !== null && v !== undefined) min = max = v;
-      }
-      if (high) {
-        for (; i < end; i++) {
-          const v = data[i];
-          if (v === null || v === undefined) continue;
-          if (compareStrings(v as string, min as string) < 0) min = v;
-          else if (compareStrings(max as string, v as string) < 0) max = v;
-        }
-      } else {
-        for (; i < end; i++) {
-          const v = data[i];
-          if (v === null || v === undefined) continue;
-          if ((v as number) < (min as number)) min = v;
-          else if ((max as number) < (v as number)) max = v;
-        }
-      }
+      if (high) utf8Bounds(data, start, end);
+      else nativeBounds(data, start, end);
+      min = boundMin;
+      max = boundMax;
     }
     const body = compress ? compress(raw) : raw;
     const headerStart = writer.offset;
@@ -536,3 +452,163 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
 }
 
 const levelsScratch = new Scratch();
+
+// ---- the parts of writeFlatColumn: small functions, each with its own type
+// feedback (one kind of value a loop), so the JIT compiles each once, cheaply
+
+/** The row's value of a string column PLAIN into `strings`, every value once (value i's record at offs[i]); sets stringsHigh. */
+let stringsHigh = false;
+function plainStrings(data: readonly unknown[], n: number): Int32Array {
+  strings.reset();
+  const offs = new Int32Array(n + 1);
+  let high = false;
+  for (let i = 0; i < n; i++) {
+    offs[i] = strings.len;
+    const v = data[i];
+    if (v !== null && v !== undefined && strings.str(v as string)) high = true;
+  }
+  offs[n] = strings.len;
+  stringsHigh = high;
+  return offs;
+}
+
+/** Definition levels of an optional column: 1 present, 0 null. */
+function definitionLevels(data: readonly unknown[], n: number): Uint8Array {
+  const defs = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) defs[i] = 1;
+  }
+  return defs;
+}
+
+function countNulls(defs: Uint8Array, start: number, end: number): number {
+  let nulls = 0;
+  for (let i = start; i < end; i++) if (defs[i] === 0) nulls++;
+  return nulls;
+}
+
+/** Page boundaries: by estimated bytes (dictionary codes count 4), a page of at least one value. */
+function pageEnds(data: readonly unknown[], n: number, pageBytes: number, codes: Int32Array | undefined, offs: Int32Array | undefined, kind: FlatKind): number[] {
+  const ends: number[] = [];
+  let acc = 0;
+  let start = 0;
+  for (let i = 0; i < n; i++) {
+    const v = data[i];
+    const size = v === null || v === undefined ? 0 : codes ? 4 : offs ? offs[i + 1]! - offs[i]! - 4 : estimate(kind, v);
+    acc += size;
+    if (acc >= pageBytes && i > start) {
+      ends.push(i);
+      start = i;
+      acc = size;
+    }
+  }
+  if (start < n || n === 0) ends.push(n);
+  return ends;
+}
+
+/** A dictionary-coded page's values into `scratch`: bit width, then the present codes RLE/bit-packed. */
+function dictionaryCodesPage(codes: Int32Array, start: number, end: number, nulls: number): void {
+  const present = new Int32Array(end - start - nulls);
+  let m = 0;
+  let most = 0;
+  for (let i = start; i < end; i++) {
+    const code = codes[i]!;
+    if (code < 0) continue;
+    present[m++] = code;
+    if (code > most) most = code;
+  }
+  const bitWidth = Math.ceil(Math.log2(most + 1));
+  scratch.byte(bitWidth);
+  writeHybrid(scratch, present, 0, m, bitWidth);
+}
+
+/** A boolean page's values into `scratch`: RLE (length-prefixed) or PLAIN bit-packed. */
+function booleanPage(data: readonly unknown[], start: number, end: number, nulls: number, rle: boolean): void {
+  const bits = new Int32Array(end - start - nulls);
+  let m = 0;
+  for (let i = start; i < end; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) bits[m++] = v ? 1 : 0;
+  }
+  if (rle) {
+    levelsScratch.reset();
+    writeHybrid(levelsScratch, bits, 0, m, 1);
+    scratch.u32(levelsScratch.len);
+    scratch.ensure(levelsScratch.len);
+    scratch.buf.set(levelsScratch.buf.subarray(0, levelsScratch.len), scratch.len);
+    scratch.len += levelsScratch.len;
+  } else {
+    // PLAIN booleans: bit-packed, least significant bit first
+    scratch.ensure((m + 7) >> 3);
+    for (let k = 0; k < m; k += 8) {
+      let b = 0;
+      for (let j = 0; j < 8 && k + j < m; j++) b |= bits[k + j]! << j;
+      scratch.buf[scratch.len++] = b;
+    }
+  }
+}
+
+function plainStringsPage(data: readonly unknown[], start: number, end: number): void {
+  for (let i = start; i < end; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) scratch.str(v as string);
+  }
+}
+
+function plainInt32Page(data: readonly unknown[], start: number, end: number): void {
+  for (let i = start; i < end; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) scratch.i32(v as number);
+  }
+}
+
+function plainInt64Page(data: readonly unknown[], start: number, end: number): void {
+  for (let i = start; i < end; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) scratch.i64(v as bigint);
+  }
+}
+
+/** A page's bounds (undefined when all null), set by nativeBounds/utf8Bounds. */
+let boundMin: unknown;
+let boundMax: unknown;
+
+/** Bounds by `<`: exact for numbers, bigints, booleans and strings without a code unit >= U+D800. */
+function nativeBounds(data: readonly unknown[], start: number, end: number): void {
+  let min: unknown;
+  let max: unknown;
+  let i = start;
+  for (; i < end && min === undefined; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) min = max = v;
+  }
+  for (; i < end; i++) {
+    const v = data[i];
+    if (v === null || v === undefined) continue;
+    if ((v as number) < (min as number)) min = v;
+    else if ((max as number) < (v as number)) max = v;
+  }
+  boundMin = min;
+  boundMax = max;
+}
+
+/** Bounds of strings in UTF-8 byte order. */
+function utf8Bounds(data: readonly unknown[], start: number, end: number): void {
+  let min: unknown;
+  let max: unknown;
+  let i = start;
+  for (; i < end && min === undefined; i++) {
+    const v = data[i];
+    if (v !== null && v !== undefined) min = max = v;
+  }
+  for (; i < end; i++) {
+    const v = data[i];
+    if (v === null || v === undefined) continue;
+    if (compareStrings(v as string, min as string) < 0) min = v;
+    else if (compareStrings(max as string, v as string) < 0) max = v;
+  }
+  boundMin = min;
+  boundMax = max;
+}
+

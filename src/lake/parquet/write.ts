@@ -66,6 +66,12 @@ export interface DataFileWriteOptions {
    * range (computing them is a comparison per value).
    */
   pageIndexColumns?: readonly string[];
+  /**
+   * Write every column through hyparquet-writer's generic column writer,
+   * never flat.ts. For the check that flat.ts makes the same bytes
+   * (test/lake/parquet-flat.test.ts); slower, nothing else differs.
+   */
+  genericWriter?: boolean;
 }
 
 export interface DataFileMetrics {
@@ -788,7 +794,7 @@ export async function encodeDataFile(
   let totalRows = 0;
   // every field a top-level string/integer/boolean (all of Mimir's own tables): written by flat.ts
   const kinds = fields.map((f) => flatKind(f.type));
-  const flatOnly = kinds.every((k) => k !== undefined);
+  const flatOnly = !opts.genericWriter && kinds.every((k) => k !== undefined);
   const writeFlatGroup = (): void => {
     const groupStart = writer.offset;
     const columns: (typeof pq.row_groups)[number]['columns'] = [];

@@ -324,12 +324,16 @@ export function addColumns(kind: Entity, b: Batch): Map<StateTable, Value[][]> {
 function concatColumn(parts: readonly { columns: Value[][] }[], j: number, n: number): Value[] {
   const out = new Array<Value>(n);
   let k = 0;
-  for (const p of parts) {
-    const col = p.columns[j]!;
-    for (let i = 0; i < col.length; i++) out[k++] = col[i]!;
-  }
+  for (const p of parts) k = copyInto(out, k, p.columns[j]!);
   out.length = k;
   return out;
+}
+
+/** `col` into `out` from `k`; returns the next free index. Its own function: a loop on-stack-replaced inside
+ * concatColumn left the outer loop's property access without feedback (deoptimized ~20x in a bench:ingest run). */
+function copyInto(out: Value[], k: number, col: Value[]): number {
+  for (let i = 0; i < col.length; i++) out[k++] = col[i]!;
+  return k;
 }
 
 /** A table's buffered rows: parts given as columns (in order), then rows given one by one. */
