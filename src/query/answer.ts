@@ -198,7 +198,7 @@ const lastName = (path: string): string => path.slice(path.lastIndexOf('::') + (
 export async function answerDef(log: EventLog, path: string, opts: AnswerOptions = {}): Promise<DefAnswer> {
   return at(log, opts, async (r) => {
     await checkScope(r.log, r.generation, opts);
-    // the scope narrows what def reads (def.ts DefScope); passes() narrows exactly, as before
+    // the scope narrows what def reads (def.ts, scope.ts CrateScope); passes() narrows exactly, as before
     const res = await def(r.log, path, { from: opts.from, repo: opts.repo, krate: opts.krate });
     if (res.hits.length === 0 && res.outside !== true) await refuseUnknown(r, path, opts);
     const place = await placeAll(r, res.hits, opts.abs);
@@ -217,7 +217,7 @@ export interface RefsAnswerOptions extends AnswerOptions {
 export async function answerRefs(log: EventLog, path: string, opts: RefsAnswerOptions = {}, question: 'refs' | 'callers' = 'refs'): Promise<RefsAnswer> {
   return at(log, opts, async (r) => {
     await checkScope(r.log, r.generation, opts);
-    // the scope narrows the edge lookups (refs.ts EdgeScopeOptions); passes() narrows exactly, as before
+    // the scope narrows the edge lookups (refs.ts edgeScope); passes() narrows exactly, as before
     const res = await refs(r.log, path, { edgeKind: opts.edgeKind, from: opts.from, repo: opts.repo, krate: opts.krate });
     const version = ANSWER_VERSIONS[question];
     if (opts.unresolved === true) {

@@ -14,7 +14,7 @@ import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
 import type { StateView } from '../log/state/view.ts';
 import { byPlace, candidateIds, foldIds, nodeHit, readAt, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
-import { inScope } from './scope.ts';
+import { inScope, type CrateScope } from './scope.ts';
 import { NODE_HIT_COLUMNS, nodesNamed, nodesOf, stateNodeHit } from './state.ts';
 
 export interface DefResult {
@@ -27,17 +27,12 @@ export interface DefResult {
 }
 
 /**
- * `--repo` / `--krate` of def (scope.ts inScope): the rules choose among
+ * With `--repo` / `--krate` (scope.ts CrateScope): the rules choose among
  * every crate's items as without it (the same answer, narrowed), but from
  * the state tables only the chosen items in scope are read — the other
  * versions of a crate share its paths (10 of them in a 10x universe).
  */
-export interface DefScope {
-  repo?: string;
-  krate?: string;
-}
-
-export async function def(log: EventLog, path: string, opts: QueryOptions & DefScope = {}): Promise<DefResult> {
+export async function def(log: EventLog, path: string, opts: QueryOptions & CrateScope = {}): Promise<DefResult> {
   checkPath(path, 'def');
   const scope = opts.repo === undefined && opts.krate === undefined ? undefined : { repo: opts.repo, krate: opts.krate };
   return readAt(log, opts.asOf, (r) => resolvePath(r, path, scope), opts.from);
@@ -48,7 +43,7 @@ export function checkPath(path: string, what: string): void {
 }
 
 /** The live nodes a path names at the read generation (see the module comment), those in `scope` when given. */
-export async function resolvePath(r: ReadAt, path: string, scope?: DefScope): Promise<DefResult> {
+export async function resolvePath(r: ReadAt, path: string, scope?: CrateScope): Promise<DefResult> {
   const segs = path.split('::').filter((s) => s !== '');
   const last = segs[segs.length - 1];
   if (last === undefined) return done(r, 'none', []);
@@ -88,7 +83,7 @@ export async function resolvePath(r: ReadAt, path: string, scope?: DefScope): Pr
  * `public` key row, none in scope publishes it: do the others?); `outside`:
  * key rows out of scope were left out.
  */
-async function definedAt(view: StateView, path: string, scope: DefScope | undefined): Promise<{ rows: Row[]; outside: boolean } | undefined> {
+async function definedAt(view: StateView, path: string, scope: CrateScope | undefined): Promise<{ rows: Row[]; outside: boolean } | undefined> {
   const keys = await view.keys(and(eq('key', path), inList('via', ['qpath', 'public'])), ['id', 'name', 'via', 'repo', 'krate']);
   if (keys.length === 0) return undefined;
   const keep = (k: Row): boolean => scope === undefined || (typeof k.repo === 'string' && typeof k.krate === 'string' && inScope(scope, k.repo, k.krate));
@@ -120,7 +115,7 @@ async function liveWhere(r: ReadAt, filter: ReturnType<typeof eq>, test: (row: R
   return [...state.values()].filter(test);
 }
 
-function done(r: ReadAt, match: DefResult['match'], rows: Row[], scope?: DefScope): DefResult {
+function done(r: ReadAt, match: DefResult['match'], rows: Row[], scope?: CrateScope): DefResult {
   if (scope !== undefined) {
     // the fold and the suffix rules choose across every crate; the scope narrows their choice
     const kept = rows.filter((row) => inScope(scope, row.repo as string, row.krate as string));

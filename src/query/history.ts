@@ -27,7 +27,7 @@ import { batchRows } from '../log/event-log.ts';
 import { COL_ID, COL_KRATE, COL_OP, COL_REPO, COL_RUN, COL_TS, parseRunNote, ringTableName, tableName, type Kind } from '../log/schema.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { checkPath, resolvePath } from './def.ts';
-import { inScope } from './scope.ts';
+import { inScope, type CrateScope } from './scope.ts';
 import { candidateIds, edgeHit, nodeHit, readAt, type EdgeHit, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
 
 export interface HistoryEvent {
@@ -62,17 +62,12 @@ export interface HistoryResult {
 }
 
 /**
- * `--repo` / `--krate` (scope.ts inScope): `ids` stay every id the path
- * named; only the events of the ids whose (repo, krate) is in scope are read
- * — the events a scoped answer keeps (an id's events are in its crate, and so
- * are the edges going out of it).
+ * With `--repo` / `--krate` (scope.ts CrateScope): `ids` stay every id the
+ * path named; only the events of the ids whose (repo, krate) is in scope are
+ * read — the events a scoped answer keeps (an id's events are in its crate,
+ * and so are the edges going out of it).
  */
-export interface HistoryScope {
-  repo?: string;
-  krate?: string;
-}
-
-export async function history(log: EventLog, path: string, opts: QueryOptions & HistoryScope = {}): Promise<HistoryResult> {
+export async function history(log: EventLog, path: string, opts: QueryOptions & CrateScope = {}): Promise<HistoryResult> {
   checkPath(path, 'history');
   return readAt(log, opts.asOf, async (r) => {
     // the ids the path ever named, and the (repo, krate) each belongs to (an id lives in one)

@@ -15,7 +15,7 @@ import { eq, inList, or, type Expr } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { dstName } from '../log/state/schema.ts';
 import { COL_REPO } from '../log/schema.ts';
-import { inScope, krateWhere } from './scope.ts';
+import { inScope, krateWhere, type CrateScope } from './scope.ts';
 import { resolvePath, checkPath } from './def.ts';
 import { callsFrom, edgesInto, NODE_HIT_COLUMNS, stateNodeHit } from './state.ts';
 import { allOf, byPlace, candidateIds, edgeHit, foldIds, nodeHit, readAt, type EdgeHit, type NodeHit, type QueryOptions, type ReadAt, type Row } from './read.ts';
@@ -28,20 +28,6 @@ export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'im
 export interface RefsOptions extends QueryOptions {
   /** Only edges of this kind (callers = `calls`). */
   edgeKind?: EdgeKind;
-}
-
-/**
- * The question's `--repo` / `--krate` (scope.ts inScope), pushed into the
- * edge lookups: refs/callers keep the edges whose (repo, krate) — the
- * referencing site's — is in scope, callees the edges of the targets in
- * scope (an edge lives in its source's crate). The targets are resolved
- * whatever the scope (def's rules across every crate, as without it), and
- * refs/callers of a path with no live target are not narrowed (the caller
- * tells "no such item" from "none here" by the edges found).
- */
-export interface EdgeScopeOptions {
-  repo?: string;
-  krate?: string;
 }
 
 /** An edge into the item, with the node it comes from (null when that node is not live). */
@@ -69,7 +55,7 @@ export interface CalleesResult {
   callees: CalleeHit[];
 }
 
-export async function refs(log: EventLog, path: string, opts: RefsOptions & EdgeScopeOptions = {}): Promise<RefsResult> {
+export async function refs(log: EventLog, path: string, opts: RefsOptions & CrateScope = {}): Promise<RefsResult> {
   checkPath(path, 'refs');
   return readAt(log, opts.asOf, async (r) => {
     const target = await resolvePath(r, path);
@@ -101,12 +87,12 @@ export async function refs(log: EventLog, path: string, opts: RefsOptions & Edge
 }
 
 /** Call sites of the item: refs of kind `calls`, each with the calling node. */
-export function callers(log: EventLog, path: string, opts: QueryOptions & EdgeScopeOptions = {}): Promise<RefsResult> {
+export function callers(log: EventLog, path: string, opts: QueryOptions & CrateScope = {}): Promise<RefsResult> {
   return refs(log, path, { ...opts, edgeKind: 'calls' });
 }
 
 /** Calls made by the item: edges of kind `calls` from its node(s), each with the called node when resolved. */
-export async function callees(log: EventLog, path: string, opts: QueryOptions & EdgeScopeOptions = {}): Promise<CalleesResult> {
+export async function callees(log: EventLog, path: string, opts: QueryOptions & CrateScope = {}): Promise<CalleesResult> {
   checkPath(path, 'callees');
   return readAt(log, opts.asOf, async (r) => {
     const target = await resolvePath(r, path);
@@ -127,11 +113,17 @@ export async function callees(log: EventLog, path: string, opts: QueryOptions & 
 }
 
 /**
- * The scope as filters pushed into edge lookups (`repo =`, the krate's
- * spellings as ranges: krateWhere; every edge row has both, a remove too)
- * and the exact test (inScope) on a row or hit with `repo` and `krate`.
+ * The question's `--repo` / `--krate` as filters pushed into the edge lookups
+ * (`repo =`, the krate's spellings as ranges: krateWhere; every edge row has
+ * both, a remove too) and the exact test (inScope) on a row or hit with
+ * `repo` and `krate`. refs/callers keep the edges whose (repo, krate) — the
+ * referencing site's — is in scope, callees the edges of the targets in
+ * scope (an edge lives in its source's crate). The targets are resolved
+ * whatever the scope (def's rules across every crate, as without it), and
+ * refs/callers of a path with no live target are not narrowed (the caller
+ * tells "no such item" from "none here" by the edges found).
  */
-function edgeScope(opts: EdgeScopeOptions): { where: Expr[]; test: (row: { repo?: unknown; krate?: unknown }) => boolean } {
+function edgeScope(opts: CrateScope): { where: Expr[]; test: (row: { repo?: unknown; krate?: unknown }) => boolean } {
   if (opts.repo === undefined && opts.krate === undefined) return { where: [], test: () => true };
   const where: Expr[] = [];
   if (opts.repo !== undefined) where.push(eq(COL_REPO, opts.repo));

@@ -39,6 +39,9 @@ export interface Scope {
   excludeTests?: boolean;
 }
 
+/** The part of a scope that names where hits live (inScope): what def, refs, callers, callees and history push into their lookups. */
+export type CrateScope = Pick<Scope, 'repo' | 'krate'>;
+
 export const NODE_KINDS: readonly NodeKind[] = ['module', 'fn', 'method', 'struct', 'enum', 'variant', 'union', 'trait', 'trait_item', 'impl', 'const', 'static', 'type', 'macro'];
 
 /**

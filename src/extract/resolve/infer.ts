@@ -865,8 +865,6 @@ export class Infer {
     return null;
   }
 
-
-
   // --- method lookup -------------------------------------------------------
 
   /** `name` along the autoderef steps of `recv`: inherent, then traits; bounds for parameters and trait objects. */
@@ -1208,7 +1206,7 @@ export class Infer {
           const owner = declared ?? trait;
           const name = `${owner.qpath}::${m[1]}`;
           if (!this.assocBounds.has(name)) {
-            this.assocBounds.set(name, []);
+            this.assocBounds.set(name, []); // first: a bound that names this projection again does not recurse
             const decl = owner.children.find((c) => c.name === m[1] && c.ns === 'type')?.item.bounds?.find((b) => b.name === m[1]);
             const ctx: PathCtx = { self: null, generics: owner.item.generics, locals: [] };
             // (`type Edges: Iterator<Item = Self::EdgeRef>`: the binding is a projection too)

@@ -67,6 +67,21 @@ function ready(what: string): void {
   if (state !== 'ready') throw new Error(`${what}: zstd is unavailable (${String(state?.failure)})`);
 }
 
+/** A buffer in the wasm memory, kept across calls and grown when a call needs more. */
+class WasmBuffer {
+  ptr = 0;
+  cap = 0;
+  /** Room for `n` bytes: grows at least doubling (by at most 8 MiB a step), never under 64 KiB; false when the wasm memory has none. */
+  fit(m: EmscriptenModule, n: number): boolean {
+    if (this.ptr !== 0 && n <= this.cap) return true;
+    if (this.ptr !== 0) m._free(this.ptr);
+    this.cap = Math.max(n, Math.min(this.cap * 2, this.cap + (8 << 20)), 64 << 10);
+    this.ptr = m._malloc(this.cap);
+    if (this.ptr === 0) this.cap = 0;
+    return this.ptr !== 0;
+  }
+}
+
 /**
  * One compression context for the thread, made on first use and kept, and
  * kept input/output buffers in the wasm memory (as the sized decompression
@@ -76,10 +91,8 @@ function ready(what: string): void {
  * copy in, one call, one copy out. The frames are the same bytes.
  */
 let cctx = 0;
-let cInPtr = 0;
-let cInCap = 0;
-let cOutPtr = 0;
-let cOutCap = 0;
+const cIn = new WasmBuffer();
+const cOut = new WasmBuffer();
 
 /** zstd's ZSTD_COMPRESSBOUND: the largest frame one-shot compression of `n` bytes can make. */
 function compressBound(n: number): number {
@@ -91,30 +104,13 @@ export function zstdCompress(data: Uint8Array, level = 3): Uint8Array {
   const m = M!;
   if (cctx === 0) cctx = m._ZSTD_createCCtx();
   if (cctx === 0) throw new Error(`zstd compress: no compression context could be made (wasm memory exhausted?); ${data.length} bytes not compressed`);
-  const bound = compressBound(data.length);
-  if (data.length > cInCap || cInPtr === 0) {
-    if (cInPtr) m._free(cInPtr);
-    cInCap = bufferSize(cInCap, data.length);
-    cInPtr = m._malloc(cInCap);
-  }
-  if (bound > cOutCap || cOutPtr === 0) {
-    if (cOutPtr) m._free(cOutPtr);
-    cOutCap = bufferSize(cOutCap, bound);
-    cOutPtr = m._malloc(cOutCap);
-  }
-  if (cInPtr === 0 || cOutPtr === 0) {
-    cInCap = cOutCap = 0;
+  if (!cIn.fit(m, data.length) || !cOut.fit(m, compressBound(data.length))) {
     throw new Error(`zstd compress: no ${data.length}-byte buffer in the wasm memory (exhausted?); not compressed`);
   }
-  m.HEAPU8.set(data, cInPtr);
-  const n = m._ZSTD_compress_usingDict(cctx, cOutPtr, cOutCap, cInPtr, data.length, 0, 0, level);
+  m.HEAPU8.set(data, cIn.ptr);
+  const n = m._ZSTD_compress_usingDict(cctx, cOut.ptr, cOut.cap, cIn.ptr, data.length, 0, 0, level);
   if (m._ZSTD_isError(n) !== 0) throw new Error(`zstd compress: failed with code ${n} on ${data.length} bytes at level ${level}; not compressed`);
-  return m.HEAPU8.slice(cOutPtr, cOutPtr + n);
-}
-
-/** A kept buffer's new size for `n` bytes: at least doubling (by at most 8 MiB a step), never under 64 KiB. */
-function bufferSize(cap: number, n: number): number {
-  return Math.max(n, Math.min(cap * 2, cap + (8 << 20)), 64 << 10);
+  return m.HEAPU8.slice(cOut.ptr, cOut.ptr + n);
 }
 
 /**
@@ -150,31 +146,16 @@ export function zstdDecompress(data: Uint8Array, size?: number, what = 'zstd'): 
  * fewer (the caller then takes the general path, which reports errors).
  */
 let dctx = 0;
-let inPtr = 0;
-let inCap = 0;
-let outPtr = 0;
-let outCap = 0;
+const dIn = new WasmBuffer();
+const dOut = new WasmBuffer();
 
 function sizedDecompress(data: Uint8Array, size: number): Uint8Array | undefined {
   const m = M!;
   if (dctx === 0) dctx = m._ZSTD_createDCtx();
   if (dctx === 0) return undefined;
-  if (data.length > inCap) {
-    if (inPtr) m._free(inPtr);
-    inCap = bufferSize(inCap, data.length);
-    inPtr = m._malloc(inCap);
-  }
-  if (size > outCap) {
-    if (outPtr) m._free(outPtr);
-    outCap = bufferSize(outCap, size);
-    outPtr = m._malloc(outCap);
-  }
-  if (inPtr === 0 || outPtr === 0) {
-    inCap = outCap = 0;
-    return undefined;
-  }
-  m.HEAPU8.set(data, inPtr);
-  const n = m._ZSTD_decompress_usingDict(dctx, outPtr, size, inPtr, data.length, 0, 0);
+  if (!dIn.fit(m, data.length) || !dOut.fit(m, size)) return undefined;
+  m.HEAPU8.set(data, dIn.ptr);
+  const n = m._ZSTD_decompress_usingDict(dctx, dOut.ptr, size, dIn.ptr, data.length, 0, 0);
   if (m._ZSTD_isError(n) !== 0) return undefined;
-  return m.HEAPU8.slice(outPtr, outPtr + n);
+  return m.HEAPU8.slice(dOut.ptr, dOut.ptr + n);
 }
