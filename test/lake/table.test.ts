@@ -81,6 +81,12 @@ test('table: overwrite replaces exactly the files read and keeps files appended 
   await assert.rejects(t.overwrite(read, [], 'delete'), /no longer live/);
   await t.refresh();
   assert.equal(t.metadataLocation, before);
+  // ... and leaves no file behind, also when a live file beside it had its manifest rewritten first
+  const metaDir = path.join(fileURLToPath(lake.tableLocation(ident)), 'metadata');
+  const files = readdirSync(metaDir).sort();
+  const live = (await t.dataFiles()).map((d) => d.file);
+  await assert.rejects(t.overwrite([...live, ...read], [], 'delete'), /no longer live/);
+  assert.deepEqual(readdirSync(metaDir).sort(), files, 'a refused replace leaves no manifest behind');
   lake.close();
 });
 

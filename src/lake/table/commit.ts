@@ -191,6 +191,10 @@ export async function commitTables(
           lastConflict = e;
         }
       } catch (e) {
+        // an update whose apply threw (a replace of files no longer live) may have written some of this
+        // attempt's files already: they are not in `written` yet (files of earlier attempts, listed again
+        // by updates not applied in this one, are gone already: deleting them again is a no-op)
+        for (const t of targets) for (const f of t.update.attemptFiles()) written.push({ io: t.io, path: f });
         await cleanup(written);
         await cleanupShared(targets);
         throw e;
