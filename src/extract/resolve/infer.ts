@@ -126,6 +126,20 @@ interface Candidates {
   dep: DepCandidate[];
 }
 
+/** An associated type asked of impls of std traits: the traits (by last path segment) and the item's name. */
+interface AssocQuery {
+  traits: readonly string[];
+  name: string;
+}
+
+const ITERATOR_ITEM: AssocQuery = { traits: ['Iterator'], name: 'Item' };
+const ITERATED_ITEM: AssocQuery = { traits: ['Iterator', 'IntoIterator'], name: 'Item' };
+const INDEX_OUTPUT: AssocQuery = { traits: ['Index'], name: 'Output' };
+const DEREF_TARGET: AssocQuery = { traits: ['Deref'], name: 'Target' };
+
+/** The impl whose associated type `assocOfTraitImpl` lowers: this crate's (and the item), or a dependency's (and the stored text). */
+type AssocImpl = { own: ImplInfo; a: Def } | { dep: DepImpl; text: string };
+
 /** `candidates`' key for types without member tables (parameters, unknowns, tuples). */
 const NO_KEY = '\u0000none';
 
@@ -729,7 +743,7 @@ export class Infer {
       if (r) return r;
       // a type of the crate (or a dependency) implementing Iterator: std's adapters over its Item
       // (regex's `self.find_iter(t).enumerate()` on its Matches)
-      const item = t.k === 'adt' && !('ext' in t.res) ? this.assocOfTraitImpl(t, ['Iterator'], 'Item') : null;
+      const item = t.k === 'adt' && !('ext' in t.res) ? this.assocOfTraitImpl(t, ITERATOR_ITEM) : null;
       const viaItem = item ? stdMethod(stdTy(ITER, [item]), e.name, args) : null;
       if (viaItem) return viaItem;
     }
@@ -782,7 +796,7 @@ export class Infer {
     if (MARKER_TRAITS.has(p)) return true;
     if (ITERATOR_TRAITS.has(p)) {
       if (this.iterLike(t, env) || keyOfTy(stripRefs(t)) === 'Iter') return true;
-      return this.assocOfTraitImpl(stripRefs(t), ['Iterator'], 'Item') !== null;
+      return this.assocOfTraitImpl(stripRefs(t), ITERATOR_ITEM) !== null;
     }
     const s = stripRefs(t);
     if (s.k === 'param') return (env.bounds.get(s.name) ?? []).some((x) => x.k === 'adt' && resKey(x.res) === resKey(b.res));
@@ -879,7 +893,7 @@ export class Infer {
 
   /** The `Item` of a crate's or dependency's `Iterator` (or `IntoIterator`) impl for `t`. */
   private userItem(t: Ty): Ty | null {
-    return this.assocOfTraitImpl(t, ['Iterator', 'IntoIterator'], 'Item');
+    return this.assocOfTraitImpl(t, ITERATED_ITEM);
   }
 
   /** What indexing gives: std collections, else an `Index` impl's `Output`. */
@@ -887,27 +901,57 @@ export class Infer {
     for (const s of this.derefSteps(t)) {
       const std = elemOf(s);
       if (std.k !== 'unknown') return std;
-      const out = this.assocOfTraitImpl(s, ['Index'], 'Output');
+      const out = this.assocOfTraitImpl(s, INDEX_OUTPUT);
       if (out) return out;
     }
     return UNKNOWN(`element of ${describe(t)}`);
   }
 
-  /** The associated type `name` of `t`'s impl of a trait named one of `traits` (this crate's or a dependency's). */
-  private assocOfTraitImpl(t: Ty, traits: string[], name: string): Ty | null {
-    const isOne = (r: Res) => traits.includes(resPath(r).split('::').pop()!);
-    for (const info of this.impls.implsOfTy(t)) {
-      if (!info.trait || !isOne(info.trait.res)) continue;
-      const a = info.def.children.find((c) => c.name === name && c.item.ty);
-      if (!a) continue;
+  /** The associated type `q.name` of `t`'s impl of a trait named one of `q.traits` (this crate's or a dependency's). */
+  private assocOfTraitImpl(t: Ty, q: AssocQuery): Ty | null {
+    const hit = this.assocImpl(t, q);
+    if (hit === null) return null;
+    if ('own' in hit) {
+      const info = hit.own;
       const head = headOf(t);
       const ctx: PathCtx = { self: head ? head.res : null, generics: info.def.item.generics, locals: [] };
-      return substitute(this.lowering.lower(a.item.ty!, a.scope, ctx, info.self), matchArgs(info.self, t));
+      return substitute(this.lowering.lower(hit.a.item.ty!, hit.a.scope, ctx, info.self), matchArgs(info.self, t));
+    }
+    return this.depAssoc(hit.dep, hit.text, t);
+  }
+
+  /**
+   * The impl (and its associated item) `assocOfTraitImpl` takes for `t`:
+   * the first of this crate's impls for t's item, else of the dependencies'.
+   * Memoised by t's item (tyKey; the dependencies' impl key is a function of
+   * it): most types have no Deref or Iterator impl, and every autoderef step
+   * asked again.
+   */
+  private assocImpl(t: Ty, q: AssocQuery): AssocImpl | null {
+    const key = tyKey(t);
+    if (key === null) return null;
+    let memo = this.assocImplMemo.get(q);
+    if (memo === undefined) this.assocImplMemo.set(q, memo = new Map());
+    const known = memo.get(key);
+    if (known !== undefined) return known;
+    const hit = this.assocImplOnce(t, q);
+    memo.set(key, hit);
+    return hit;
+  }
+
+  private readonly assocImplMemo = new Map<AssocQuery, Map<object | string, AssocImpl | null>>();
+
+  private assocImplOnce(t: Ty, q: AssocQuery): AssocImpl | null {
+    const isOne = (r: Res) => q.traits.includes(resPath(r).split('::').pop()!);
+    for (const info of this.impls.implsOfTy(t)) {
+      if (!info.trait || !isOne(info.trait.res)) continue;
+      const a = info.def.children.find((c) => c.name === q.name && c.item.ty);
+      if (a) return { own: info, a };
     }
     for (const impl of this.impls.depImplsOfTy(t)) {
       if (!impl.trait || !isOne(impl.trait)) continue;
-      const a = impl.item.crate.childrenOf(impl.node).find((c) => c.name === name);
-      if (a?.typeInfo?.a) return this.depAssoc(impl, a.typeInfo.a, t);
+      const a = impl.item.crate.childrenOf(impl.node).find((c) => c.name === q.name);
+      if (a?.typeInfo?.a) return { dep: impl, text: a.typeInfo.a };
     }
     return null;
   }
@@ -976,18 +1020,29 @@ export class Infer {
 
   /** `name` from a loaded dependency's blanket impl of a trait in scope (its member, else the trait's item). */
   private depBlanket(name: string, env: BodyEnv): Method | null {
-    for (const { impl, trait } of this.blanketTraits()) {
-      // the member first (a lookup in two child lists), the scope only for an impl that has it
-      const own = impl.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
-      const hit = own ?? trait.crate.childrenOf(trait.node).find((c) => c.name === name && depNs(c) === 'value');
-      if (!hit) continue;
+    for (const { trait, res } of this.depBlanketCandidates(name)) {
       const seen = this.names.resolve([trait.node.name], env.def.scope, 'type', env.ctx);
       if (!seen || !('dep' in seen) || seen.dep.node !== trait.node) continue;
-      const res: Res = { dep: { crate: own ? impl.crate : trait.crate, node: hit } };
       return { res, ret: this.returnType(res, null, null), dispatch: 'static' };
     }
     return null;
   }
+
+  /** The loaded dependencies' blanket impls that give `name` (their member, else their trait's), in order; memoised by name. */
+  private depBlanketCandidates(name: string): readonly { trait: BlanketTrait['trait']; res: Res }[] {
+    let out = this.depBlanketMemo.get(name);
+    if (out !== undefined) return out;
+    out = [];
+    for (const { impl, trait } of this.blanketTraits()) {
+      const own = impl.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
+      const hit = own ?? trait.crate.childrenOf(trait.node).find((c) => c.name === name && depNs(c) === 'value');
+      if (hit) out.push({ trait, res: { dep: { crate: own ? impl.crate : trait.crate, node: hit } } });
+    }
+    this.depBlanketMemo.set(name, out);
+    return out;
+  }
+
+  private readonly depBlanketMemo = new Map<string, { trait: BlanketTrait['trait']; res: Res }[]>();
 
   /** The loaded dependencies' blanket impls with their traits lowered, once per crate's resolution (each call lowered every impl's trait: ~2 s of a worker's CPU on bench:ingest). */
   private blanketTraits(): readonly BlanketTrait[] {
@@ -1508,7 +1563,7 @@ export class Infer {
     if (k && DEREF_TO_ARG.has(k)) return t.args[0] ?? null;
     if (k === 'String') return { k: 'prim', name: 'str' };
     if (k === 'Vec') return { k: 'slice', of: t.args[0] ?? UNKNOWN('element') };
-    return this.assocOfTraitImpl(t, ['Deref'], 'Target');
+    return this.assocOfTraitImpl(t, DEREF_TARGET);
   }
 }
 
