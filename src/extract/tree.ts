@@ -18,7 +18,9 @@
 // Invariants: a SyntaxNode answers as web-tree-sitter's Node does for every
 // member defined here (same nodes, same order; `id` is unique within its
 // tree only), except that a token tree or a comment has no children in a
-// tree without errors; a FlatTree is valid after its Tree is deleted (it copies
+// tree without errors, a field that names a token (`operator`) is not kept, and that in a tree with errors a node next to a
+// zero-width MISSING node may get that node as its sibling where tree-sitter
+// (which finds siblings by position) answers none; a FlatTree is valid after its Tree is deleted (it copies
 // everything). Crash story: none — memory only; a tree with more nodes than
 // the arrays hold grows them.
 import { Parser, type Language, type Tree, type TreeCursor } from 'web-tree-sitter';
@@ -59,6 +61,11 @@ export async function initParser(): Promise<void> {
   if (binding || !EXPORTS.every((e) => typeof module[e] === 'function') || !(module.HEAP32 instanceof Int32Array)) return;
   binding = module as unknown as Binding;
   transfer = binding._ts_init() >> 2;
+}
+
+/** Whether the walk calls wasm exports directly (web-tree-sitter was first initialised by `initParser`). */
+export function fastWalk(): boolean {
+  return binding !== null;
 }
 
 /** Per language: type names, which types are named, field ids by name. */
@@ -296,10 +303,10 @@ function publicWalker(tree: Tree): Walker {
  * nodes: macro arguments' tokens, `//`/doc markers) unless the tree has
  * errors, where every node is kept for the error count.
  */
-export function flatten(tree: Tree, text: string): FlatTree {
+export function flatten(tree: Tree, text: string, viaPublicCursor = false): FlatTree {
   const g = grammarOf(tree.language);
   const errors = tree.rootNode.hasError;
-  const w = binding ? rawWalker(binding, tree) : publicWalker(tree);
+  const w = binding && !viaPublicCursor ? rawWalker(binding, tree) : publicWalker(tree);
   const named = g.named;
   const underscore = g.underscore;
   const opaque = g.opaque;
