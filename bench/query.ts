@@ -15,7 +15,10 @@
 // - what one answer reads, in process on a fresh handle: Parquet files
 //   opened, row groups, bytes read, rows decoded, CPU and GC time — what
 //   grows at 10x shows there;
-// - in process: each question called on one open log, warm;
+// - in process: each question asked as the server asks it (`ask`: the query
+//   and the answer layer) on one open log, warm, with the read cache on (as
+//   the CLI and the server read: each metadata file, manifest and footer
+//   parsed once);
 // - each twice: answered from the serving state tables, and by folding the
 //   event log (`MIMIR_ANSWER_FROM=log`: how every question was answered
 //   before the state tables, the "before" figures);
@@ -66,7 +69,9 @@ import { expandCrateDirs, ingest, universeAdd } from '../src/ingest/index.ts';
 import { maintainState, formatMaintainReport } from '../src/log/state/maintain.ts';
 import { rebuildState, hasStateTables } from '../src/log/state/rebuild.ts';
 import { CODE_PATHS, PROP_BUILDING } from '../src/log/state/schema.ts';
-import { callees, callers, def, find, history, refs, type QueryOptions } from '../src/query/index.ts';
+import type { QueryOptions } from '../src/query/index.ts';
+import { ask, type Question as Asked } from '../src/serve/questions.ts';
+import { enableReadCache } from '../src/lake/io/read-cache.ts';
 import { findTaskset, findWrk, load, mergeLoads, wrkLoad, type Generator, type LoadResult } from './load.ts';
 import { readStats } from '../src/lake/parquet/read.ts';
 import { startServeProcess, type ServeProcess } from './serve-process.ts';
@@ -116,14 +121,20 @@ interface Question {
   call: (log: EventLog, o: QueryOptions) => Promise<unknown>;
 }
 const q = (route: string, params: Record<string, string>): string => `/api/${route}?${new URLSearchParams(params)}`;
+/**
+ * A question of the mix: in process it is asked through `ask`, the answer the
+ * CLI prints and the server sends (the query, then the answer layer: ranking,
+ * file paths placed from code_files, …), not the bare query function.
+ */
+const mix = (label: string, cli: string[], question: Asked, http: string): Question => ({ label, cli, http, call: (l, o) => ask(l, question, o.from) });
 const MIX: Question[] = [
-  { label: 'def tally::Tally::add', cli: ['def', 'tally::Tally::add'], http: q('def', { path: 'tally::Tally::add' }), call: (l, o) => def(l, 'tally::Tally::add', o) },
-  { label: "find 'Tally*'", cli: ['find', 'Tally*'], http: q('find', { name: 'Tally*' }), call: (l, o) => find(l, 'Tally*', o) },
-  { label: "find 'Regex*' --krate regex@1.7.1", cli: ['find', 'Regex*', '--krate', 'regex@1.7.1'], http: q('find', { name: 'Regex*', krate: 'regex@1.7.1' }), call: (l, o) => find(l, 'Regex*', { ...o, krate: 'regex@1.7.1' }) },
-  { label: 'callers fnvish::hash_str', cli: ['callers', 'fnvish::hash_str'], http: q('callers', { path: 'fnvish::hash_str' }), call: (l, o) => callers(l, 'fnvish::hash_str', o) },
-  { label: 'callees tally::Tally::add', cli: ['callees', 'tally::Tally::add'], http: q('callees', { path: 'tally::Tally::add' }), call: (l, o) => callees(l, 'tally::Tally::add', o) },
-  { label: 'refs tally::Tally', cli: ['refs', 'tally::Tally'], http: q('refs', { path: 'tally::Tally' }), call: (l, o) => refs(l, 'tally::Tally', o) },
-  { label: 'history tally::Tally::add', cli: ['history', 'tally::Tally::add'], http: q('history', { path: 'tally::Tally::add' }), call: (l, o) => history(l, 'tally::Tally::add', o) },
+  mix('def tally::Tally::add', ['def', 'tally::Tally::add'], { q: 'def', path: 'tally::Tally::add' }, q('def', { path: 'tally::Tally::add' })),
+  mix("find 'Tally*'", ['find', 'Tally*'], { q: 'find', name: 'Tally*' }, q('find', { name: 'Tally*' })),
+  mix("find 'Regex*' --krate regex@1.7.1", ['find', 'Regex*', '--krate', 'regex@1.7.1'], { q: 'find', name: 'Regex*', krate: 'regex@1.7.1' }, q('find', { name: 'Regex*', krate: 'regex@1.7.1' })),
+  mix('callers fnvish::hash_str', ['callers', 'fnvish::hash_str'], { q: 'callers', path: 'fnvish::hash_str' }, q('callers', { path: 'fnvish::hash_str' })),
+  mix('callees tally::Tally::add', ['callees', 'tally::Tally::add'], { q: 'callees', path: 'tally::Tally::add' }, q('callees', { path: 'tally::Tally::add' })),
+  mix('refs tally::Tally', ['refs', 'tally::Tally'], { q: 'refs', path: 'tally::Tally' }, q('refs', { path: 'tally::Tally' })),
+  mix('history tally::Tally::add', ['history', 'tally::Tally::add'], { q: 'history', path: 'tally::Tally::add' }, q('history', { path: 'tally::Tally::add' })),
 ];
 
 type From = 'state' | 'log';
@@ -368,7 +379,12 @@ async function measure(from: From, lakes: string[]): Promise<Figures[]> {
     const logs: EventLog[] = [];
     const w: number[][] = lakes.map(() => []);
     try {
-      for (const lake of lakes) logs.push(await EventLog.open(lake, { readOnly: true }));
+      for (const lake of lakes) {
+        const l = await EventLog.open(lake, { readOnly: true });
+        // as the CLI and the server read: each metadata file, manifest and footer parsed once per handle
+        enableReadCache(l.lake.io);
+        logs.push(l);
+      }
       for (const l of logs) await q.call(l, { from }); // first call loads what a warm process has loaded
       for (let i = 0; i < (from === 'log' ? logWarm : warmRuns); i++) {
         const order = lakes.map((_, j) => j);
@@ -411,6 +427,9 @@ interface ServerFigures {
   /** Server CPU per request while loaded alone, ms (cached, no cache): from /proc, less sensitive to load than latency. */
   cachedCpuMs: number;
   uncachedCpuMs: number;
+  /** The same while every lake's server is loaded at once (0 with one lake): both see the same machine. */
+  cachedCpuTogetherMs: number;
+  uncachedCpuTogetherMs: number;
 }
 
 /** How the server phase is loaded: which generator, and the cores of server and generator (or none). */
@@ -464,6 +483,8 @@ async function serverFigures(lakes: string[], plan: LoadPlan): Promise<ServerFig
     js: LoadResult[][];
     rss: number[];
     cpu: number[];
+    /** Server CPU ms per request while all lakes' servers are loaded at once (the fair A/B of the work per answer). */
+    cpuTogether: number[];
   }
   const phase = async (extra: string[], fill: boolean): Promise<Phase> => {
     const pin = plan.pin ? { taskset: plan.pin.taskset, cpus: plan.pin.server } : undefined;
@@ -485,10 +506,15 @@ async function serverFigures(lakes: string[], plan: LoadPlan): Promise<ServerFig
         }
       }
       const together: LoadResult[][] = lakes.map(() => []);
+      const cpuTogether = lakes.map(() => 0);
       if (lakes.length > 1) {
         for (let round = 0; round < rounds; round++) {
+          const c0 = servers.map((s) => s.cpuMs());
           const rs = await Promise.all(servers.map((s) => gen(s.url)));
-          rs.forEach((r, j) => together[j]!.push(r));
+          rs.forEach((r, j) => {
+            together[j]!.push(r);
+            cpuTogether[j]! += servers[j]!.cpuMs() - c0[j]!;
+          });
         }
       }
       return {
@@ -497,6 +523,7 @@ async function serverFigures(lakes: string[], plan: LoadPlan): Promise<ServerFig
         js,
         rss: servers.map((s) => s.rss().peakMb),
         cpu: cpu.map((c, j) => c / alone[j]!.reduce((n, r) => n + r.requests, 0)),
+        cpuTogether: cpuTogether.map((c, j) => c / Math.max(1, together[j]!.reduce((n, r) => n + r.requests, 0))),
       };
     } finally {
       for (const s of servers) await s.stop();
@@ -516,6 +543,8 @@ async function serverFigures(lakes: string[], plan: LoadPlan): Promise<ServerFig
     uncachedRssMb: uncached.rss[j]!,
     cachedCpuMs: cached.cpu[j]!,
     uncachedCpuMs: uncached.cpu[j]!,
+    cachedCpuTogetherMs: cached.cpuTogether[j]!,
+    uncachedCpuTogetherMs: uncached.cpuTogether[j]!,
   }));
 }
 
@@ -568,7 +597,7 @@ function printServerRatios(a: ServerFigures, b: ServerFigures): void {
     const perRound = (k: 'cached' | 'uncached'): string => med(a.together.map((x, i) => b.together[i]![k] / x[k]));
     log(`    server, both lakes loaded at once (${gen}, ${clients} clients each): cached 1x ${st(a.cachedTogether)}, 10x ${st(b.cachedTogether)}; no cache 1x ${st(a.uncachedTogether)}, 10x ${st(b.uncachedTogether)}`);
     log(
-      `10x / 1x (server, both loaded at once: the A/B): cached p50 ${r(a.cachedTogether.p50, b.cachedTogether.p50)} p99 ${r(a.cachedTogether.p99, b.cachedTogether.p99)} req/s ${r(a.cachedTogether.perSecond, b.cachedTogether.perSecond)}; no cache p50 ${r(a.uncachedTogether.p50, b.uncachedTogether.p50)} p99 ${r(a.uncachedTogether.p99, b.uncachedTogether.p99)} req/s ${r(a.uncachedTogether.perSecond, b.uncachedTogether.perSecond)}; per round p50 cached/no cache: ${rounds}; median of the rounds' p50 ratios (range): cached ${perRound('cached')}, no cache ${perRound('uncached')}`,
+      `10x / 1x (server, both loaded at once: the A/B): cached p50 ${r(a.cachedTogether.p50, b.cachedTogether.p50)} p99 ${r(a.cachedTogether.p99, b.cachedTogether.p99)} req/s ${r(a.cachedTogether.perSecond, b.cachedTogether.perSecond)}; no cache p50 ${r(a.uncachedTogether.p50, b.uncachedTogether.p50)} p99 ${r(a.uncachedTogether.p99, b.uncachedTogether.p99)} req/s ${r(a.uncachedTogether.perSecond, b.uncachedTogether.perSecond)}; per round p50 cached/no cache: ${rounds}; median of the rounds' p50 ratios (range): cached ${perRound('cached')}, no cache ${perRound('uncached')}; server CPU/req at once cached ${a.cachedCpuTogetherMs.toFixed(2)} -> ${b.cachedCpuTogetherMs.toFixed(2)} ms (${r(a.cachedCpuTogetherMs, b.cachedCpuTogetherMs)}), no cache ${a.uncachedCpuTogetherMs.toFixed(2)} -> ${b.uncachedCpuTogetherMs.toFixed(2)} ms (${r(a.uncachedCpuTogetherMs, b.uncachedCpuTogetherMs)})`,
     );
   }
   log(

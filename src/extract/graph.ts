@@ -73,6 +73,8 @@ export interface ExtractInput {
   ident?: string;
   /** Extra cfg names set (`test` for a test or bench target). */
   cfgNames?: readonly string[];
+  /** cfg as the release profile sets it (`debug_assertions` off); default the dev profile's (on). */
+  release?: boolean;
 }
 
 /** Stable id of an item: 32 hex chars of sha256 over (repo, krate, namespace, qpath, disambiguator). */
@@ -92,7 +94,7 @@ export async function extractCrate(input: ExtractInput): Promise<CrateGraph> {
   const problems: Problem[] = [];
 
   // cfg, then each target's module tree (expanding macros as it goes)
-  const cfg = new Cfg({ features: input.features ?? [], names: [...await buildScriptNames(input), ...input.cfgNames ?? []] });
+  const cfg = new Cfg({ features: input.features ?? [], names: [...await buildScriptNames(input), ...input.cfgNames ?? []], release: input.release === true });
   const table = new DefTable();
   const macros = input.expander ? null : new MacroExpander({
     krate: input.krate, ident, edition: editionOf(input.edition), parser,

@@ -110,6 +110,13 @@ export interface IngestOptions {
   features?: string[];
   allFeatures?: boolean;
   noDefaultFeatures?: boolean;
+  /**
+   * Evaluate cfg as the release profile does (`debug_assertions` off), as
+   * `cargo build --release`; default the dev profile (on), as `cargo build`,
+   * `cargo check` and rust-analyzer. Part of a crate's fingerprint. Universe
+   * crates added with `withDeps` get the dev profile.
+   */
+  release?: boolean;
 }
 
 export interface UniverseOptions extends Omit<IngestOptions, 'repo' | 'withDeps' | 'searchDirs'> {
@@ -256,6 +263,8 @@ interface CrateSpec {
   edition: string;
   /** Active features, expanded through `[features]`. */
   features: string[];
+  /** The profile whose cfg is evaluated: `debug_assertions` on in `dev`, off in `release`. */
+  profile: 'dev' | 'release';
   buildScript: string | null;
   /** The normal dependencies, whose summaries resolution reads (ingest/deps.ts). */
   resolveInto: DepRef[];
@@ -375,7 +384,7 @@ async function dependencies(
     }
   }
   if (!opts.withDeps) return { deps: undefined, substitutions };
-  const { features: _f, allFeatures: _a, noDefaultFeatures: _n, ...depOpts } = opts;
+  const { features: _f, allFeatures: _a, noDefaultFeatures: _n, release: _r, ...depOpts } = opts;
   const report = await universeAdd(log, found, { ...depOpts, lock: ws.lock, maintain: false });
   return { deps: { report, notFound, searched: searchDirs, missing }, substitutions };
 }
@@ -458,7 +467,7 @@ export async function universeAdd(log: EventLog, paths: string[], opts: Universe
 
 function specOf(
   pkg: Package, krate: string, repo: string, members: Package[], pick: (name: string, req: string | null) => string | null,
-  sel: FeatureSelection, kinds: readonly Dependency['kind'][] = ['normal', 'build', 'dev'], resolveKinds: readonly Dependency['kind'][] = ['normal'],
+  sel: FeatureSelection & { release?: boolean }, kinds: readonly Dependency['kind'][] = ['normal', 'build', 'dev'], resolveKinds: readonly Dependency['kind'][] = ['normal'],
   first: { local: string; krate: string; repo: string }[] = [],
 ): CrateSpec {
   const deps = new Map<string, { krate: string; repo?: string }>();
@@ -482,7 +491,7 @@ function specOf(
   return {
     krate, rootDir: pkg.dir, targets: pkg.targets.map((t) => t.path),
     deps: [...deps].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-    edition: pkg.edition, features: activeFeatures(pkg, sel), buildScript: pkg.buildScript,
+    edition: pkg.edition, features: activeFeatures(pkg, sel), profile: sel.release ? 'release' : 'dev', buildScript: pkg.buildScript,
     resolveInto: resolveInto.sort((a, b) => (a.krate < b.krate ? -1 : a.krate > b.krate ? 1 : 0)),
   };
 }
@@ -494,7 +503,7 @@ function specOf(
  * for tests and benches; the build script sees its build-dependencies only.
  */
 function targetSpecs(
-  pkg: Package, krate: string, repo: string, members: Package[], pick: (name: string, req: string | null) => string | null, sel: FeatureSelection,
+  pkg: Package, krate: string, repo: string, members: Package[], pick: (name: string, req: string | null) => string | null, sel: FeatureSelection & { release?: boolean },
 ): CrateSpec[] {
   const out: CrateSpec[] = [];
   const lib = pkg.targets.find((t) => t.kind === 'lib');
@@ -542,7 +551,7 @@ async function manifestFact(spec: CrateSpec, maxFileBytes: number | undefined, d
   if (spec.buildScript) build = sha256(await readFile(path.join(spec.rootDir, spec.buildScript)).catch(() => Buffer.alloc(0)));
   const hash = sha256(JSON.stringify({
     manifest: sha256(bytes), krate: spec.krate, targets: spec.targets, deps: spec.deps, maxFileBytes: maxFileBytes ?? null,
-    edition: spec.edition, features: spec.features, build, depsAvailable, ...spec.target ? { target: spec.target } : {},
+    edition: spec.edition, features: spec.features, profile: spec.profile, build, depsAvailable, ...spec.target ? { target: spec.target } : {},
   }));
   const fact: Fields = { path: MANIFEST_PATH, hash, size: BigInt(bytes.length), parse_status: MANIFEST_STATUS };
   if (spec.target) fact['target_kind'] = spec.target.kind;
@@ -686,7 +695,7 @@ async function diffAndWrite(
       job: {
         repo, krate: spec.krate, rootDir: spec.rootDir, targets: spec.targets, deps: spec.deps, maxFileBytes: opts.maxFileBytes,
         edition: spec.edition, features: spec.features, buildScript: spec.buildScript,
-        ...spec.target ? { ident: spec.target.ident, cfgNames: spec.target.cfgNames } : {},
+        ...spec.target ? { ident: spec.target.ident, cfgNames: spec.target.cfgNames } : {}, ...spec.profile === 'release' ? { release: true } : {},
       },
     });
   }

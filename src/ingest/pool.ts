@@ -32,6 +32,8 @@ export interface ExtractJob {
   /** A target crate's own name in paths and extra cfg names (extract's ExtractInput). */
   ident?: string;
   cfgNames?: string[];
+  /** The release profile's cfg (`debug_assertions` off; extract's ExtractInput). */
+  release?: boolean;
   /** Summaries of the dependencies to resolve into (ingest/deps.ts). */
   depCrates?: DepCrate[];
   /** Return this crate's own summary too (a later job of the run depends on it). */
@@ -138,7 +140,7 @@ export function extractInput(job: ExtractJob, parser: RustParser): ExtractInput 
     // a stat, reads and a close, each a round trip through libuv's thread pool
     readFile: async (p) => readFileSync(p), parser, limits: { maxFileBytes: job.maxFileBytes },
     edition: job.edition, features: job.features, buildScript: job.buildScript, depCrates: job.depCrates,
-    ...job.ident ? { ident: job.ident } : {}, ...job.cfgNames ? { cfgNames: job.cfgNames } : {},
+    ...job.ident ? { ident: job.ident } : {}, ...job.cfgNames ? { cfgNames: job.cfgNames } : {}, ...job.release ? { release: true } : {},
   };
 }
 

@@ -11,12 +11,13 @@ import { Cfg, activeFeatures, buildScriptCfgs, extractCrate, readCrateDir, type 
 
 const fixture = path.join(repoRoot, 'test', 'extract', 'fixtures', 'cfg');
 
-async function extract(sel: FeatureSelection = {}): Promise<CrateGraph> {
+async function extract(sel: FeatureSelection = {}, release = false): Promise<CrateGraph> {
   const { pkg } = await readCrateDir(fixture);
   assert.ok(pkg);
   return extractCrate({
     repo: 'r', krate: `${pkg.name}@${pkg.version}`, rootDir: pkg.dir, targets: pkg.targets.map((t) => t.path), deps: new Map(),
     readFile: (p) => readFile(p), edition: pkg.edition, features: activeFeatures(pkg, sel), buildScript: pkg.buildScript,
+    ...release ? { release } : {},
   });
 }
 
@@ -28,7 +29,10 @@ test('cfg: predicates for x86_64-unknown-linux-gnu, features and build-script na
   assert.equal(cfg.holds('windows'), false);
   assert.equal(cfg.holds('all(target_os = "linux", target_pointer_width = "64", target_arch = "x86_64", target_env = "gnu")'), true);
   assert.equal(cfg.holds('any(target_os = "macos", target_family = "wasm")'), false);
-  assert.equal(cfg.holds('not(any(test, debug_assertions, doc, miri))'), true);
+  assert.equal(cfg.holds('not(any(test, doc, miri))'), true);
+  // the dev profile by default (as cargo build/check and rust-analyzer), the release profile when asked
+  assert.equal(cfg.holds('debug_assertions'), true);
+  assert.equal(new Cfg({ features: [], release: true }).holds('debug_assertions'), false);
   assert.equal(cfg.holds('all(feature = "std", not(feature = "alloc"))'), true);
   assert.equal(cfg.holds('target_has_atomic = "64"'), true);
   assert.equal(cfg.holds('has_atomics'), true);
@@ -78,10 +82,10 @@ test('cfg twins: one module per path, the inactive twin never read; cfg_attr(pat
   const q = qpaths(g);
   assert.equal(q.filter((p) => p === 'cfgs::ser').length, 1, 'ser twin once');
   assert.equal(q.filter((p) => p === 'cfgs::ser::to_string').length, 1);
-  for (const present of ['cfgs::imp::chosen', 'cfgs::on_unix', 'cfgs::linux64', 'cfgs::atomics', 'cfgs::Mode::Plain', 'cfgs::Engine::base']) {
+  for (const present of ['cfgs::imp::chosen', 'cfgs::nightly_or_debug', 'cfgs::on_unix', 'cfgs::linux64', 'cfgs::atomics', 'cfgs::Mode::Plain', 'cfgs::Engine::base']) {
     assert.ok(q.includes(present), `${present} active`);
   }
-  for (const absent of ['cfgs::imp::other', 'cfgs::on_windows', 'cfgs::nightly_or_debug', 'cfgs::fallback', 'cfgs::Mode::Extra', 'cfgs::Engine::extra', 'cfgs::helper_call', 'cfgs::tests', 'cfgs::unit_test']) {
+  for (const absent of ['cfgs::imp::other', 'cfgs::on_windows', 'cfgs::fallback', 'cfgs::Mode::Extra', 'cfgs::Engine::extra', 'cfgs::helper_call', 'cfgs::tests', 'cfgs::unit_test']) {
     assert.ok(!q.includes(absent), `${absent} inactive`);
   }
   assert.equal(new Set(g.nodes.map((n) => n.id)).size, g.nodes.length, 'ids unique');
@@ -102,4 +106,28 @@ test('cfg: other feature selections switch the twins and the members', async () 
 
   const extra = qpaths(await extract({ features: ['extra'] }));
   for (const p of ['cfgs::Mode::Extra', 'cfgs::Engine::extra', 'cfgs::helper_call']) assert.ok(extra.includes(p), `${p} with extra`);
+});
+
+test('cfg: the dev profile by default (debug_assertions on: the debug twin), the release profile on request', async () => {
+  const calls = (g: CrateGraph, from: string) => {
+    const src = g.nodes.find((n) => n.qpath === from);
+    assert.ok(src, `${from} present`);
+    return g.edges.filter((e) => e.src === src.id && e.kind === 'calls').map((e) => `${e.dstPath}:${e.line}`).sort();
+  };
+  const lines = (await readFile(path.join(fixture, 'src', 'lib.rs'), 'utf8')).split('\n');
+  const lineOf = (text: string, from = 0) => lines.findIndex((l, i) => i >= from && l.includes(text)) + 1;
+  const debugTwin = lineOf('#[cfg(debug_assertions)]') + 1;
+  const releaseTwin = lineOf('#[cfg(not(debug_assertions))]') + 1;
+  const dev = await extract();
+  const checks = dev.nodes.filter((n) => n.qpath === 'cfgs::Engine::check');
+  assert.deepEqual(checks.map((n) => n.lineStart), [debugTwin], 'one check, the debug_assertions twin');
+  assert.deepEqual(calls(dev, 'cfgs::Engine::check'), [`cfgs::Engine::base:${debugTwin + 1}`]);
+  assert.ok(qpaths(dev).includes('cfgs::nightly_or_debug'));
+
+  const release = await extract({}, true);
+  assert.deepEqual(release.nodes.filter((n) => n.qpath === 'cfgs::Engine::check').map((n) => n.lineStart), [releaseTwin], 'one check, the release twin');
+  assert.deepEqual(calls(release, 'cfgs::Engine::check'), []);
+  assert.ok(!qpaths(release).includes('cfgs::nightly_or_debug'));
+  // the caller's edge names the same path either way
+  assert.deepEqual(calls(release, 'cfgs::Engine::checked').map((c) => c.split(':').slice(0, -1).join(':')), ['cfgs::Engine::base', 'cfgs::Engine::check']);
 });

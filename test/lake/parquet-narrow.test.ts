@@ -4,15 +4,19 @@
 // bytes, dictionary and plain; int, long, float, double), with nulls, over
 // many pages and row groups, ranges at page edges, single rows and whole
 // groups; columns it does not take (booleans, nested, another codec) are
-// still read by hyparquet in the same call, and so are chunks without an
-// offset index.
+// still read by hyparquet in the same call. A chunk without an offset index
+// is read narrowly as one page (writers omit the index exactly then); a
+// chunk of several pages without one is declined (the page's row count is
+// checked), never misread.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { scratch } from '../helpers.ts';
 import { LocalFileIO } from '../../src/lake/io/fileio.ts';
-import { narrowReads } from '../../src/lake/parquet/narrow.ts';
+import { narrowReads, narrowRead, narrowable, onePageLocations } from '../../src/lake/parquet/narrow.ts';
+import { parquetMetadata } from 'hyparquet';
+import { zstdDecompress } from '../../src/lake/codec/zstd.ts';
 import { ParquetDataFile } from '../../src/lake/parquet/read.ts';
 import { encodeDataFile, type DataFileWriteOptions } from '../../src/lake/parquet/write.ts';
 import type { Batch, NestedField, Schema, Value } from '../../src/lake/spec/types.ts';
@@ -94,10 +98,11 @@ test('narrow read: equal to hyparquet on small pages and several row groups (zst
   }
 });
 
-test('narrow read: equal on uncompressed pages with dictionaries refused (all plain); one-page chunks (no offset index) are hyparquet\'s', async () => {
+test('narrow read: equal on uncompressed pages with dictionaries refused (all plain), and on one-page chunks (no offset index)', async () => {
   for (const [name, opts, taken] of [
     ['plain', { codec: 'uncompressed', pageBytes: 1500, dictionaryBytes: 1 }, true],
-    ['one-page', { codec: 'uncompressed', rowGroupRows: 5000 }, false],
+    ['one-page', { codec: 'uncompressed', rowGroupRows: 5000 }, true],
+    ['one-page-zstd', { rowGroupRows: 5000 }, true],
   ] as [string, DataFileWriteOptions, boolean][]) {
     const f = await fileOf(name, opts);
     try {
@@ -115,4 +120,24 @@ test('narrow read: a codec it does not take (snappy) is read by hyparquet, the s
   } finally {
     await f.close();
   }
+});
+
+test('narrow read: a chunk of several pages taken as one page (no offset index) is declined, not misread', async () => {
+  narrowReads.enabled = true;
+  const { bytes } = await encodeDataFile(schema, [batch], { rowGroupRows: 5000, pageBytes: 700 });
+  const ab = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  const meta = parquetMetadata(ab);
+  const file = { byteLength: ab.byteLength, slice: (s: number, e?: number) => ab.slice(s, e) };
+  let checked = 0;
+  for (const chunk of meta.row_groups[0]!.columns) {
+    const m = chunk.meta_data!;
+    const element = meta.schema.find((e) => e.name === m.path_in_schema[0])!;
+    if (!narrowable(element, m) || !chunk.offset_index_offset) continue;
+    const pages = onePageLocations(m);
+    assert.ok(pages, `${m.path_in_schema[0]}: taken as one page`);
+    const got = await narrowRead(file, m, element, pages, Number(meta.row_groups[0]!.num_rows), 10, 20, (b, n) => zstdDecompress(b, n, 'test'));
+    assert.equal(got, undefined, `${m.path_in_schema[0]}: several pages, declined`);
+    checked++;
+  }
+  assert.ok(checked >= 7, `the flat columns were checked (${checked})`);
 });

@@ -24,11 +24,12 @@ export const FEATURE_OPTIONS: OptionSpec[] = [
   { name: 'features', kind: 'list', arg: 'F,…', help: 'features to enable (repeatable, comma-separated), as cargo --features' },
   { name: 'all-features', kind: 'flag', help: 'enable every feature' },
   { name: 'no-default-features', kind: 'flag', help: 'do not enable the default feature' },
+  { name: 'release', kind: 'flag', help: 'evaluate cfg as a release build (debug_assertions off); default: the dev profile, as cargo build/check' },
 ];
 
-export function featureOptions(args: Args): { features: string[]; allFeatures: boolean; noDefaultFeatures: boolean } {
+export function featureOptions(args: Args): { features: string[]; allFeatures: boolean; noDefaultFeatures: boolean; release: boolean } {
   const features = args.list('features').flatMap((v) => v.split(/[,\s]+/)).filter((f) => f !== '');
-  return { features, allFeatures: args.flag('all-features'), noDefaultFeatures: args.flag('no-default-features') };
+  return { features, allFeatures: args.flag('all-features'), noDefaultFeatures: args.flag('no-default-features'), release: args.flag('release') };
 }
 
 /** Every PATH must exist: a typo is a failure, not an empty run. */

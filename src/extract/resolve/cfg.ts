@@ -10,9 +10,11 @@
 // effects of active `cfg_attr`s (`path = "…"`, `macro_export`, `macro_use`,
 // nested `cfg`) are applied. Pure: no I/O.
 //
-// The configuration (see `TARGET`): x86_64-unknown-linux-gnu; `test`,
-// `debug_assertions`, `doc`, `miri` off (a release build of the library, not
-// its tests); features as given (see cargo.ts `activeFeatures`); cfg names a
+// The configuration (see `TARGET`): x86_64-unknown-linux-gnu; the dev
+// profile, as `cargo build`, `cargo check` and rust-analyzer see a crate by
+// default: `debug_assertions` on, unless the release profile is asked
+// (`release`, ingest `--release`); `test`, `doc`, `miri` off (the library,
+// not its tests); features as given (see cargo.ts `activeFeatures`); cfg names a
 // build script sets literally (`cargo:rustc-cfg=NAME`, or through autocfg's
 // `emit*` probes, under the names autocfg gives them) are on unless they
 // read as the absence of something (`no_…`, `…_no_…`) or as nightly-only, or
@@ -47,6 +49,8 @@ export interface CfgOptions {
   features: readonly string[];
   /** Extra cfg names set (a build script's `rustc-cfg`s). */
   names?: readonly string[];
+  /** The release profile: `debug_assertions` off (default false: the dev profile, `debug_assertions` on). */
+  release?: boolean;
 }
 
 /** A compiled configuration: `holds(text)` for a predicate's text. */
@@ -57,6 +61,7 @@ export class Cfg {
   constructor(opts: CfgOptions) {
     for (const [k, vs] of Object.entries(TARGET)) this.set.set(k, new Set(vs));
     this.set.set('feature', new Set(opts.features));
+    if (!opts.release) this.set.set('debug_assertions', new Set(['']));
     for (const n of opts.names ?? []) this.set.set(n, new Set(['']));
   }
 

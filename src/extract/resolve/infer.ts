@@ -16,7 +16,7 @@
 import type { Binding, Expr, Ref, TypeRef } from '../types.ts';
 import type { Def } from './defs.ts';
 import { depNs, type DepItem } from './deps.ts';
-import type { DepImpl, Impls } from './impls.ts';
+import type { DepImpl, ImplInfo, Impls } from './impls.ts';
 import type { Names, PathCtx, Res } from './names.ts';
 import { DEREF_TO_ARG, stdKey } from './std.ts';
 import { ITER, keyOf as keyOfTy, stdClosureParam, stdItem, stdMethod, stdTy, type StdCallArgs } from './stdlib.ts';
@@ -757,20 +757,30 @@ export class Infer {
   /** A method of a blanket impl (`impl<T: Bound> Trait for T`) whose bounds `t` meets: the impl's member, else the trait's item. */
   private viaBlanket(t: Ty, name: string, env: BodyEnv): Method | null {
     for (const info of this.impls.blanket) {
-      const trait = info.trait!;
-      const member = pickFn(info.members.get(name));
-      const res: Res | null = member ? { def: member } : this.traitItem(trait, name, env);
-      if (!res) continue;
       const param = stripRefs(info.self);
       if (param.k !== 'param') continue;
-      const ctx: PathCtx = { self: null, generics: info.def.item.generics, locals: [] };
-      const bounds = (info.def.item.bounds ?? []).filter((g) => g.name === param.name).flatMap((g) => g.bounds)
-        .map((b) => this.lowering.lower(b, info.def.scope, ctx, null));
-      if (!bounds.every((b) => this.satisfies(t, b, env))) continue;
+      const member = pickFn(info.members.get(name));
+      const res: Res | null = member ? { def: member } : this.traitItem(info.trait!, name, env);
+      if (!res) continue;
+      if (!this.blanketBounds(info, param.name).every((b) => this.satisfies(t, b, env))) continue;
       return { res, ret: this.returnType(res, null, t), dispatch: 'static' };
     }
     return null;
   }
+
+  /** A blanket impl's bounds on its type parameter `param`, lowered in the impl's scope (once per impl). */
+  private blanketBounds(info: ImplInfo, param: string): Ty[] {
+    let bounds = this.blanketBoundsMemo.get(info);
+    if (bounds === undefined) {
+      const ctx: PathCtx = { self: null, generics: info.def.item.generics, locals: [] };
+      bounds = (info.def.item.bounds ?? []).filter((g) => g.name === param).flatMap((g) => g.bounds)
+        .map((b) => this.lowering.lower(b, info.def.scope, ctx, null));
+      this.blanketBoundsMemo.set(info, bounds);
+    }
+    return bounds;
+  }
+
+  private readonly blanketBoundsMemo = new Map<ImplInfo, Ty[]>();
 
   /** The parameter type of a closure passed to a method of `recv`. */
   private closureParam(recv: Ty, c: NonNullable<Binding['closure']>, env: BodyEnv): Ty {
@@ -1016,9 +1026,7 @@ export class Infer {
         rest = rest.of;
       }
       if (!ok || rest.k === 'unknown' || rest.k === 'param') continue;
-      const ctx: PathCtx = { self: null, generics: info.def.item.generics, locals: [] };
-      const bounds = (info.def.item.bounds ?? []).filter((g) => g.name === param.name).flatMap((g) => g.bounds)
-        .map((b) => this.lowering.lower(b, info.def.scope, ctx, null));
+      const bounds = this.blanketBounds(info, param.name);
       if (bounds.length === 0 || !bounds.every((b) => this.satisfies(rest, b, env))) continue;
       const res: Res = { def: hit };
       const m: Method = { res, ret: this.returnType(res, null, target), dispatch: 'static' };
@@ -1322,8 +1330,30 @@ export class Infer {
     return null;
   }
 
-  /** `name` in a trait or its supertraits (this crate's or a dependency's). */
-  private traitItem(trait: Ty & { k: 'adt' }, name: string, env: BodyEnv, seen = new Set<object | string>()): Res | null {
+  /**
+   * `name` in a trait or its supertraits (this crate's or a dependency's).
+   * Memoised per trait and name: the answer depends on nothing else (the
+   * supertraits are lowered in the trait's own scope), and it was asked again
+   * for every blanket impl and trait impl at every method probe.
+   */
+  private traitItem(trait: Ty & { k: 'adt' }, name: string, env: BodyEnv): Res | null {
+    const r = trait.res;
+    const owner: object | null = 'def' in r ? r.def : 'dep' in r ? r.dep.node : null;
+    if (owner === null) return null;
+    let byName = this.traitItems.get(owner);
+    if (byName === undefined) this.traitItems.set(owner, byName = new Map());
+    let hit = byName.get(name);
+    if (hit === undefined) {
+      hit = this.traitItemIn(trait, name, env, new Set());
+      byName.set(name, hit);
+    }
+    return hit;
+  }
+
+  /** `traitItem`'s answers, by trait (its Def or DepNode) and name. */
+  private readonly traitItems = new Map<object, Map<string, Res | null>>();
+
+  private traitItemIn(trait: Ty & { k: 'adt' }, name: string, env: BodyEnv, seen: Set<object | string>): Res | null {
     const r = trait.res;
     if ('def' in r) {
       if (r.def.kind !== 'trait' || seen.has(r.def)) return null;
@@ -1334,7 +1364,7 @@ export class Infer {
       for (const st of r.def.item.supertraits ?? []) {
         const t = this.lowering.lower(st, r.def.scope, ctx, null);
         if (t.k === 'adt') {
-          const h = this.traitItem(t, name, env, seen);
+          const h = this.traitItemIn(t, name, env, seen);
           if (h) return h;
         }
       }
@@ -1349,7 +1379,7 @@ export class Infer {
       for (const st of n.typeInfo?.st ?? []) {
         const t = this.lowering.lowerCanonical(st);
         if (t.k === 'adt') {
-          const h = this.traitItem(t, name, env, seen);
+          const h = this.traitItemIn(t, name, env, seen);
           if (h) return h;
         }
       }

@@ -16,7 +16,8 @@
 // for INT64, null for a null. It takes only what it knows — a top-level
 // OPTIONAL/REQUIRED column of those types, ZSTD or uncompressed, every data
 // page a DATA_PAGE_V2 in PLAIN or RLE_DICTIONARY/PLAIN_DICTIONARY encoding
-// over a PLAIN dictionary, pages where the offset index says — and answers
+// over a PLAIN dictionary, pages where the offset index says (a chunk without
+// one: a single page, checked) — and answers
 // `undefined` for anything else (the caller then lets hyparquet read that
 // column), never a guess. Malformed bytes throw. Read-only: no crash story.
 import type { AsyncBuffer, ColumnMetaData, SchemaElement } from 'hyparquet';
@@ -61,6 +62,30 @@ export function narrowable(e: SchemaElement, meta: ColumnMetaData): boolean {
     (meta.codec === 'ZSTD' || meta.codec === 'UNCOMPRESSED') &&
     meta.path_in_schema.length === 1
   );
+}
+
+/** Largest chunk without an offset index that onePageLocations takes as one page. */
+const ONE_PAGE_MAX_BYTES = 1 << 20;
+
+/**
+ * The page locations of a chunk written without an offset index, taken as a
+ * single data page from its first data page to the chunk's end. Writers
+ * (ours, hyparquet-writer) omit the offset index exactly when the chunk has
+ * one data page: a column nearly all null or of one repeated value, such as
+ * code_files' crate_dir, one page holding every row of its group. Without
+ * this the chunk went to hyparquet, which decodes the whole page (every row
+ * of the group: 1,204 rows at 1x, 11,995 at 10x) for the few rows asked. A
+ * wrong guess (a chunk of several pages) costs only its read: narrowRead
+ * checks the page header's row count against the range and declines.
+ * Undefined for a chunk above ONE_PAGE_MAX_BYTES (a foreign file without
+ * page indexes: left to hyparquet, not read twice).
+ */
+export function onePageLocations(meta: ColumnMetaData): PageLocation[] | undefined {
+  const start = Number(meta.dictionary_page_offset ?? meta.data_page_offset);
+  const end = start + Number(meta.total_compressed_size);
+  const first = Number(meta.data_page_offset);
+  if (!(first >= start && first < end) || end - start > ONE_PAGE_MAX_BYTES) return undefined;
+  return [{ offset: BigInt(first), compressed_page_size: end - first, first_row_index: 0n }];
 }
 
 /** A cursor over a byte range. */

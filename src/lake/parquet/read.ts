@@ -26,7 +26,7 @@ import { deserializeTCompactProtocol } from 'hyparquet/src/thrift.js';
 import type { Compressors } from 'hyparquet';
 import { zstdDecompress } from '../codec/zstd.ts';
 import { parseOffsetIndex, type PageLocation } from './offset-index.ts';
-import { narrowRead, narrowable } from './narrow.ts';
+import { narrowRead, narrowable, onePageLocations } from './narrow.ts';
 import { cachedRead } from '../io/read-cache.ts';
 
 // hyparquet-compressors' pure-JS zstd (fzstd) rejects some valid frames that
@@ -641,7 +641,8 @@ export class ParquetDataFile {
     const meta = rg.columns[ci]?.meta_data;
     const element = stripLeaf(node.element);
     if (!meta || !narrowable(element, meta)) return false;
-    const pages = await this.pageLocations(rg, ci);
+    // a chunk without an offset index: one page, as writers omit it exactly then (narrowRead checks)
+    const pages = (await this.pageLocations(rg, ci)) ?? onePageLocations(meta);
     if (pages === undefined) return false;
     let data: unknown[] | undefined;
     try {
