@@ -251,9 +251,10 @@ export class Infer {
       if (via) return { res: via, reason: null, dispatch: 'static' };
     }
     if (res && 'ext' in res && res.krate !== null && segs.length >= 2) {
-      // `Rng::from_seed(..)` on a type of a crate not in the lake: the one trait in scope that declares it
+      // `Rng::from_seed(..)` on a type of a crate not in the lake, or a dependency's type whose impls do not
+      // declare it (a trait's provided method): the one trait in scope that declares it
       const owner = this.names.resolve(segs.slice(0, -1), env.def.scope, 'type', env.ctx);
-      const t = owner && 'ext' in owner && owner.krate !== null ? this.scopeTraitMethod(segs[segs.length - 1]!, env) : null;
+      const t = owner && (('ext' in owner && owner.krate !== null) || 'dep' in owner) ? this.scopeTraitMethod(segs[segs.length - 1]!, env) : null;
       if (t) return { res: t, reason: null, dispatch: 'static' };
     }
     if (res) {
