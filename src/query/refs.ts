@@ -13,6 +13,7 @@
 // name on code_edges_in, out of it by source on code_edges_out. Read-only.
 import { eq, inList, or, type Expr } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
+import type { NodeRef } from '../log/state/view.ts';
 import { dstName } from '../log/state/schema.ts';
 import { COL_REPO } from '../log/schema.ts';
 import { inScope, krateWhere, type CrateScope } from './scope.ts';
@@ -79,7 +80,7 @@ export async function refs(log: EventLog, path: string, opts: RefsOptions & Crat
     const edges = r.view
       ? (await edgesInto(r.view, paths, opts.edgeKind, scope.where)).filter(test).map(edgeHit)
       : await liveEdges(r, allOf([into, ...(opts.edgeKind ? [eq('edge_kind', opts.edgeKind)] : []), ...scope.where]), test);
-    const from = await nodesById(r, edges.map((e) => e.src));
+    const from = await nodesById(r, edges.map((e) => (e.src === null ? null : { id: e.src, krate: e.krate })));
     const hits = edges.map((e): RefHit => ({ ...e, from: e.src ? (from.get(e.src) ?? null) : null }));
     hits.sort(byPlace((h) => h.file ?? ''));
     return { generation: r.generation, match: target.match, targets: target.hits, refs: hits };
@@ -151,25 +152,31 @@ async function liveEdges(r: ReadAt, filter: Expr | undefined, test: (row: Row) =
   return [...state.values()].filter(test).map(edgeHit);
 }
 
+/** An edge's target as a node to look up: the id in the edge's `dst_krate` (else its own crate). */
+const targetOf = (e: EdgeHit): NodeRef | null => (e.dst === null ? null : { id: e.dst, krate: e.dstKrate ?? e.krate });
+
 /**
- * The nodes edges call into. From the state tables: by (name, id) with the
- * name the edge row itself gives (dstName of its dst_path: every edge into
- * an item carries the item's last segment), so the ids need no code_keys
- * lookup; an id not found so (a name spelled otherwise) is looked up by id.
+ * The nodes edges call into. From crate-keyed code_keys: by (dst_krate, dst),
+ * the id rows carrying what is shown. From older ones: by (name, id) on
+ * code_nodes with the name the edge row itself gives (dstName of its
+ * dst_path: every edge into an item carries the item's last segment), so the
+ * ids need no code_keys lookup; an id not found so (a name spelled
+ * otherwise) is looked up by id.
  */
 async function calledNodes(r: ReadAt, edges: EdgeHit[]): Promise<Map<string, NodeHit>> {
-  if (!r.view) return nodesById(r, edges.map((e) => e.dst));
+  if (!r.view || (await r.view.keysLayout()) === 'krate') return nodesById(r, edges.map(targetOf));
   const dsts = edges.filter((e) => e.dst !== null);
   const keys = dsts.map((e) => ({ id: e.dst, name: dstName(e.dstPath) })).filter((k) => k.name !== null);
   const out = new Map([...(await r.view.nodesOfKeys(keys, NODE_HIT_COLUMNS))].map(([id, row]) => [id, stateNodeHit(row)]));
-  const rest = dsts.map((e) => e.dst!).filter((id) => !out.has(id));
+  const rest = dsts.filter((e) => !out.has(e.dst!)).map(targetOf);
   if (rest.length > 0) for (const [id, n] of await nodesById(r, rest)) out.set(id, n);
   return out;
 }
 
-async function nodesById(r: ReadAt, ids: (string | null)[]): Promise<Map<string, NodeHit>> {
-  const want = new Set(ids.filter((x): x is string => x !== null));
+/** Live nodes by id, each looked up in its crate (NodeRef). */
+async function nodesById(r: ReadAt, refs: (NodeRef | null)[]): Promise<Map<string, NodeHit>> {
+  const want = refs.filter((x): x is NodeRef => x !== null);
   if (r.view) return new Map([...(await r.view.nodesById(want, NODE_HIT_COLUMNS))].map(([id, row]) => [id, stateNodeHit(row)]));
-  const state = await foldIds(r, 'node', want);
+  const state = await foldIds(r, 'node', new Set(want.map((x) => x.id)));
   return new Map([...state].map(([id, row]) => [id, nodeHit(row)]));
 }

@@ -103,10 +103,12 @@ export async function unresolvedNamed(r: ReadAt, path: string, edgeKind: string 
     const ids = await candidateIds(r, 'edge', undefined, { columns: ['dst', 'dst_path', 'edge_kind'], fn: named });
     edges = [...(await foldIds(r, 'edge', ids)).values()].filter(test).map(edgeHit);
   }
+  // an edge's source is in the edge's crate
   const srcs = new Set(edges.map((e) => e.src).filter((s): s is string => s !== null));
   const from = new Map<string, NodeHit>();
   if (srcs.size > 0) {
-    if (r.view) for (const [id, row] of await r.view.nodesById(srcs, NODE_HIT_COLUMNS)) from.set(id, stateNodeHit(row));
+    const refs = edges.flatMap((e) => (e.src === null ? [] : [{ id: e.src, krate: e.krate }]));
+    if (r.view) for (const [id, row] of await r.view.nodesById(refs, NODE_HIT_COLUMNS)) from.set(id, stateNodeHit(row));
     else for (const [id, row] of await foldIds(r, 'node', srcs)) if (row.op !== 'remove') from.set(id, nodeHit(row));
   }
   return edges.map((edge) => ({ edge, from: edge.src ? (from.get(edge.src) ?? null) : null }));

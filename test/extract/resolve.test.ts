@@ -409,3 +409,13 @@ test('method calls: items of a bounded parameter\'s associated type (`type Edges
     assert.equal(callTo(g, from, line, 'calls::Idx::index').dst, index, `${from}:${line}`);
   }
 });
+
+test('path calls into dependencies: a dependency type\'s provided trait method its impl does not write (through a renaming use) is the trait\'s', async () => {
+  const dep = await extract('dep');
+  const depSummary = summaryOf('dep@1.0.0', 'r', dep);
+  const ext = await extract('ext', [depSummary]);
+  const g = await extract('user', [depSummary, summaryOf('ext@1.0.0', 'r', ext)]);
+  const e = callTo(g, 'user::provided', 82, 'dep::Seeded::from_other');
+  assert.equal(e.dst, node(dep, 'dep::Seeded::from_other').id);
+  assert.equal(e.dstKrate, 'dep@1.0.0');
+});

@@ -1,6 +1,6 @@
 // Child for the state crash tests: one state-changing operation on a lake,
 // exit 0 unless MIMIR_CRASH_AT kills it first.
-//   node --import tsx test/log/state-crash-child.ts <lakeRoot> <workspace> ingest|append|maintain|rebuild|remove|build
+//   node --import tsx test/log/state-crash-child.ts <lakeRoot> <workspace> ingest|append|maintain|rebuild|remove|build|switch
 import { EventLog } from '../../src/log/event-log.ts';
 import { eq } from '../../src/lake/expr/expr.ts';
 import { NoSuchRepoError, ingest, removeRepo } from '../../src/ingest/index.ts';
@@ -26,6 +26,7 @@ switch (op) {
     await maintainState(log, { force: true, chunkRows: 7 });
     break;
   case 'rebuild':
+  case 'switch':
     await rebuildState(log, { groupEvents: 40 });
     break;
   case 'remove':

@@ -1,6 +1,7 @@
 // The state tables survive SIGKILL: a real child process updating them (an
 // ingest run, a generic append, state maintenance, a rebuild, the build of
-// code_paths on a lake made before it) is killed at
+// code_paths on a lake made before it, the rebuild that switches a former
+// code_keys to the crate-keyed layout) is killed at
 // every crash point it reaches (MIMIR_CRASH_AT). After each kill the lake
 // opens and its state tables equal the fold of the log (the commit landed
 // whole or not at all); rerunning the operation converges (equal again);
@@ -15,7 +16,8 @@ import { ingest } from '../../src/ingest/index.ts';
 import { gc } from '../../src/log/gc.ts';
 import { verifyState, formatVerifyReport } from '../../src/log/state/verify.ts';
 import { StateView } from '../../src/log/state/view.ts';
-import { CODE_PATHS } from '../../src/log/state/schema.ts';
+import { CODE_KEYS, CODE_PATHS, PROP_KEYS } from '../../src/log/state/schema.ts';
+import { formerKeys } from '../query/sample.ts';
 import { ident } from '../../src/log/schema.ts';
 import { repoRoot, scratch } from '../helpers.ts';
 import { unreferenced } from './reach.ts';
@@ -23,7 +25,7 @@ import { unreferenced } from './reach.ts';
 const work = scratch('mimir-state-crash-');
 after(work.cleanup);
 
-type Op = 'ingest' | 'append' | 'maintain' | 'rebuild' | 'remove' | 'build';
+type Op = 'ingest' | 'append' | 'maintain' | 'rebuild' | 'remove' | 'build' | 'switch';
 /** Points killed per operation at most, spread over all it reaches (every kind of point is among them). */
 const PER_OP = 12;
 
@@ -88,12 +90,14 @@ async function pristine(op: Op): Promise<{ dir: string; ws: string; restore: () 
   const ws = path.join(base, 'ws');
   cpSync(path.join(repoRoot, 'test', 'ingest', 'fixtures', 'ws'), ws, { recursive: true });
   const log = await EventLog.open(dir);
+  // switch: a lake whose code_keys has the former layout (main a715b8e's)
+  if (op === 'switch') await formerKeys(log);
   await ingest(log, ws, { repo: 'demo', workers: 0 });
   log.close();
   // the run the ingest op makes: a line shift, a body edit and a rename
   const lib = path.join(ws, 'alpha', 'src', 'lib.rs');
   writeFileSync(lib, readFileSync(lib, 'utf8').replace('pub mod shapes;', '// shifted\npub mod shapes;').replace('    2\n', '    22\n').replace('pub fn other()', 'pub fn other2()').replace('+ other()', '+ other2()'));
-  if (op === 'maintain' || op === 'rebuild' || op === 'remove' || op === 'build') {
+  if (op === 'maintain' || op === 'rebuild' || op === 'remove' || op === 'build' || op === 'switch') {
     const l = await EventLog.open(dir);
     await ingest(l, ws, { repo: 'demo', workers: 0 });
     // build: a lake made before code_paths
@@ -112,7 +116,17 @@ async function pristine(op: Op): Promise<{ dir: string; ws: string; restore: () 
   };
 }
 
-for (const op of ['ingest', 'append', 'maintain', 'rebuild', 'remove', 'build'] as Op[]) {
+/** code_keys is crate-keyed (PROP_KEYS set). */
+async function crateKeyed(root: string, what: string): Promise<void> {
+  const log = await EventLog.open(root);
+  try {
+    assert.equal((await log.lake.loadTable(ident(CODE_KEYS))).properties[PROP_KEYS], 'krate', `${what}: code_keys is crate-keyed`);
+  } finally {
+    log.close();
+  }
+}
+
+for (const op of ['ingest', 'append', 'maintain', 'rebuild', 'remove', 'build', 'switch'] as Op[]) {
   test(`state crash: SIGKILL at every point of ${op} leaves state equal to the log; the rerun converges; gc collects the dead attempt's files`, { timeout: 1_200_000 }, async () => {
     const { dir, ws, restore } = await pristine(op);
     await equal(dir, `${op}: before`);
@@ -131,6 +145,7 @@ for (const op of ['ingest', 'append', 'maintain', 'rebuild', 'remove', 'build'] 
       assert.equal(rerun.status, 0, `${op} rerun after ${point}: ${rerun.stderr}`);
       await equal(dir, `${op} rerun after ${point}`);
       if (op === 'build') await built(dir, `build rerun after ${point}`);
+      if (op === 'switch') await crateKeyed(dir, `switch rerun after ${point}`);
       // gc removes what the dead attempt left (nothing of it is referenced)
       await runGc(dir);
       assert.deepEqual(await unreferenced(dir), [], `${op} at ${point}: gc leaves no unreferenced file`);

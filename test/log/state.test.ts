@@ -82,11 +82,20 @@ test('state: the columns addColumns builds for add events are the rows events() 
     { ...common, id: 'e2', src: 'n1', dst: null, dst_path: null, edge_kind: 'call', file: null, line: null, col: null, unresolved_reason: 'no-target', dispatch: 'dynamic' },
   ], 'edge');
   const nodeRows = batchRows(nodes).map((e) => nodeRow(e, placed(ownPosition('node', e), false)));
-  const got = addColumns('node', nodes);
-  assert.deepEqual(got.get(CODE_NODES), toBatch(CODE_NODES, nodeRows).columns);
-  assert.deepEqual(got.get('code_keys'), toBatch('code_keys', nodeRows.flatMap(keyRows)).columns);
+  for (const layout of ['krate', 'id'] as const) {
+    const got = addColumns('node', nodes, layout);
+    assert.deepEqual(got.get(CODE_NODES), toBatch(CODE_NODES, nodeRows).columns);
+    assert.deepEqual(got.get('code_keys'), toBatch('code_keys', nodeRows.flatMap((n) => keyRows(n, layout))).columns, layout);
+  }
+  // crate-keyed: each id row keyed by (krate, id), carrying the node's display columns; its path rows do not
+  const keyed = toBatch('code_keys', nodeRows.flatMap((n) => keyRows(n, 'krate')));
+  const col = (name: string): unknown[] => keyed.columns[keyed.fields.findIndex((f) => f.name === name)]!;
+  assert.deepEqual(col('key').slice(0, 2), ['k@1.0.0\u0000n1', 'k::a']);
+  assert.deepEqual(col('file').slice(0, 2), ['src/lib.rs', null]);
+  assert.deepEqual(col('line').slice(0, 2), [3, null]);
+  assert.deepEqual(toBatch('code_keys', nodeRows.flatMap((n) => keyRows(n, 'id'))).columns[0]!.slice(0, 2), ['n1', 'k::a']);
   const edgeRows = batchRows(edges).map((e) => edgeRow(e, placed(ownPosition('edge', e), false)));
-  for (const t of [CODE_EDGES_IN, 'code_edges_out'] as const) assert.deepEqual(addColumns('edge', edges).get(t), toBatch(t, edgeRows).columns, t);
+  for (const t of [CODE_EDGES_IN, 'code_edges_out'] as const) assert.deepEqual(addColumns('edge', edges, 'krate').get(t), toBatch(t, edgeRows).columns, t);
 });
 
 test('state: a new lake has empty state tables; generic appends (add, change, remove) keep them equal to the fold at every generation', async () => {

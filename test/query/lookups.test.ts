@@ -2,7 +2,10 @@
 // (table and filter, observed on StateView.rows — the real tables are read),
 // so the work per question depends on its answer, not on the universe: a path
 // looked up in code_keys once, a named crate checked by a range of code_files'
-// krate column (not every crate of the lake).
+// krate column (not every crate of the lake), nodes by id read from their
+// crate-keyed code_keys rows (not code_nodes); and a lake whose code_keys is
+// in the former layout (main a715b8e's) answering alike, until `state
+// rebuild` switches it.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { StateView } from '../../src/log/state/view.ts';
@@ -11,7 +14,11 @@ import { callees, callers, def } from '../../src/query/index.ts';
 import { answerCallees, answerDef, answerFind, answerHistory, answerRefs } from '../../src/query/answer.ts';
 import { EventLog } from '../../src/log/event-log.ts';
 import { inScope, krateMatches, krateWhere } from '../../src/query/scope.ts';
-import { A_MAIN, REGEX, U_NEW, U_REGEX, edge, node, sampleLake, type Sample } from './sample.ts';
+import { A_MAIN, A_HELPER, REGEX, U_NEW, U_REGEX, edge, node, sampleLake, type Sample } from './sample.ts';
+import { rebuildState } from '../../src/log/state/rebuild.ts';
+import { verifyState, formatVerifyReport } from '../../src/log/state/verify.ts';
+import { CODE_KEYS, PROP_KEYS } from '../../src/log/state/schema.ts';
+import { stringifyJson } from '../../src/lake/spec/json.ts';
 import { scratch } from '../helpers.ts';
 import { UNIVERSE_REPO } from '../../src/log/schema.ts';
 
@@ -46,7 +53,7 @@ function cols(e: Expr | undefined): string[] {
   return 'col' in e ? [String(e.col)] : [];
 }
 
-test('lookups: def and callers by path read code_keys once (the key rows carry the name code_nodes is looked up by)', async () => {
+test('lookups: def and callers by path read code_keys once for the path (the key rows carry the name code_nodes is looked up by), and once for the callers\' nodes (their crate-keyed id rows: code_nodes read for the target only)', async () => {
   s = await sampleLake(work.dir);
   // the crates' file rows (code_files: what --krate is checked against)
   await s.log.append('file', [
@@ -56,16 +63,25 @@ test('lookups: def and callers by path read code_keys once (the key rows carry t
   const d = await lookups(() => def(s.log, 'regex::regex::string::Regex::new'));
   assert.deepEqual(d.filter(([t]) => t === 'code_keys').length, 1, JSON.stringify(d.map(([t, f]) => [t, cols(f)])));
   const c = await lookups(async () => assert.ok((await callers(s.log, 'regex::regex::string::Regex::new')).refs.length > 0));
-  // one for the path; the callers' own nodes are then found by id (one more)
+  // one for the path; the callers' own nodes are then found by (krate, id) (one more), with what is shown
   assert.deepEqual(c.filter(([t]) => t === 'code_keys').length, 2, JSON.stringify(c.map(([t, f]) => [t, cols(f)])));
+  assert.deepEqual(c.filter(([t]) => t === 'code_nodes').length, 1, JSON.stringify(c.map(([t, f]) => [t, cols(f)])));
 });
 
-test('lookups: callees find the called nodes by the name their edges carry (no code_keys lookup by id)', async () => {
+/** The values an expression compares with. */
+const values = (e: Expr | undefined): unknown[] => (e === undefined ? [] : e.op === 'and' || e.op === 'or' ? e.args.flatMap(values) : e.op === 'in' ? e.values : e.op === 'eq' ? [e.value] : []);
+
+test('lookups: callees find the called nodes by (dst_krate, id) in code_keys, whose id rows carry what is shown (code_nodes read for the target only)', async () => {
   const l = await lookups(async () => {
     const r = await callees(s.log, 'alpha::main');
     assert.deepEqual(r.callees.map((c) => c.to?.qpath ?? null), ['regex::regex::string::Regex::new']);
+    assert.deepEqual(r.callees.map((c) => [c.to?.file, c.to?.line, c.to?.signature, c.to?.parent]), [['src/regex/string.rs', 180, 'fn new()', U_REGEX]]);
   });
-  assert.equal(l.filter(([t]) => t === 'code_keys').length, 1, JSON.stringify(l.map(([t, f]) => [t, cols(f)])));
+  const shown = JSON.stringify(l.map(([t, f]) => [t, cols(f)]));
+  assert.equal(l.filter(([t]) => t === 'code_nodes').length, 1, shown);
+  const keys = l.filter(([t]) => t === 'code_keys');
+  assert.equal(keys.length, 2, shown);
+  assert.deepEqual(values(keys[1]![1]).filter((v) => v !== 'id'), [`${REGEX}\u0000${U_NEW}`], shown);
 });
 
 test('lookups: find --krate NAME@VERSION checks the crate by a range of code_files.krate, not by reading every crate', async () => {
@@ -119,12 +135,12 @@ test('lookups: find --krate NAME@VERSION pushes the crate into the code_nodes lo
   assert.equal((await answerFind(s.log, 'Regex*', { krate: 'regex' })).hits.length, 1);
 });
 
-test('lookups: --repo/--krate of def, refs, callers, callees and history narrow the lookups and give the unscoped answer narrowed', async () => {
-  const copy = `${REGEX}-copy1`;
-  const t = await sampleLake(`${work.dir}/scoped`);
-  try {
-    // a second version of the crate sharing every path (a 10x universe's copies), called from alpha too
-    await t.log.append('node', [
+const copy = `${REGEX}-copy1`;
+
+/** The sample lake plus a second version of the regex crate sharing every path (a 10x universe's copies), called from alpha too. */
+async function scopedLake(dir: string, opts: { formerKeys?: boolean } = {}): Promise<Sample> {
+  const t = await sampleLake(dir, opts);
+  await t.log.append('node', [
       node(UNIVERSE_REPO, copy, 'c-regex-struct', 'regex::regex::string::Regex', { kind: 'struct', file: 'src/regex/string.rs', line: 100 }),
       { ...node(UNIVERSE_REPO, copy, 'c-regex-new', 'regex::regex::string::Regex::new', { kind: 'method', file: 'src/regex/string.rs', line: 180, parent: 'c-regex-struct' }), public_paths: 'regex::Regex::new' },
       { ...node(UNIVERSE_REPO, REGEX, U_NEW, 'regex::regex::string::Regex::new', { op: 'change', kind: 'method', file: 'src/regex/string.rs', line: 180, parent: U_REGEX }), public_paths: 'regex::Regex::new' },
@@ -134,9 +150,16 @@ test('lookups: --repo/--krate of def, refs, callers, callees and history narrow 
       edge(UNIVERSE_REPO, copy, 'c-call', 'c-regex-new', 'c-regex-struct', 'regex::regex::string::Regex', 'calls', 'src/regex/string.rs', 181),
       edge(UNIVERSE_REPO, REGEX, 'u-call', U_NEW, U_REGEX, 'regex::regex::string::Regex', 'calls', 'src/regex/string.rs', 181),
       edge('alpha', 'alpha@0.1.0', 'a-call-copy', A_MAIN, 'c-regex-new', 'regex::regex::string::Regex::new', 'calls', 'src/main.rs', 6, { dstKrate: copy }),
-    ]);
-    const paths = ['regex::Regex::new', 'regex::regex::string::Regex::new', 'regex::regex::string::Regex', 'Regex::new', 'alpha::main'];
-    const scopes = [{ krate: REGEX }, { krate: 'regex' }, { krate: copy }, { repo: 'alpha' }, { repo: UNIVERSE_REPO }, { krate: 'alpha@0.1.0' }, { repo: 'beta', krate: 'beta' }];
+  ]);
+  return t;
+}
+
+const paths = ['regex::Regex::new', 'regex::regex::string::Regex::new', 'regex::regex::string::Regex', 'Regex::new', 'alpha::main', 'alpha::helper', 'beta::util::check'];
+const scopes = [{ krate: REGEX }, { krate: 'regex' }, { krate: copy }, { repo: 'alpha' }, { repo: UNIVERSE_REPO }, { krate: 'alpha@0.1.0' }, { repo: 'beta', krate: 'beta' }];
+
+test('lookups: --repo/--krate of def, refs, callers, callees and history narrow the lookups and give the unscoped answer narrowed', async () => {
+  const t = await scopedLake(`${work.dir}/scoped`);
+  try {
     const keep = (sc: { repo?: string; krate?: string }) => (h: { repo: string; krate: string }) => inScope(sc, h.repo, h.krate);
     const ids = (xs: { id: string }[]) => xs.map((x) => x.id).sort();
     let narrowed = 0;
@@ -167,7 +190,6 @@ test('lookups: --repo/--krate of def, refs, callers, callees and history narrow 
     }
     assert.ok(narrowed > 0, 'some scope left hits out');
     // what is read: the other version's node and edges are not looked up
-    const values = (e: Expr | undefined): unknown[] => (e === undefined ? [] : e.op === 'and' || e.op === 'or' ? e.args.flatMap(values) : e.op === 'in' ? e.values : e.op === 'eq' ? [e.value] : []);
     const d = await lookups(async () => assert.equal((await answerDef(t.log, 'regex::Regex::new', { krate: REGEX })).hits.length, 1));
     for (const [table, f] of d.filter(([x]) => x === 'code_nodes')) assert.ok(!values(f).includes('c-regex-new'), `${table}: ${JSON.stringify(f)}`);
     const e = await lookups(async () => assert.equal((await answerCallees(t.log, 'regex::Regex::new', { krate: REGEX })).callees.length, 1));
@@ -193,5 +215,70 @@ test('lookups: --repo/--krate of def, refs, callers, callees and history narrow 
     for (const [, f] of c.filter(([x]) => x === 'code_edges_in')) assert.ok(cols(f).includes('repo'), JSON.stringify(f));
   } finally {
     t.log.close();
+  }
+});
+
+/** Every answer of def, refs, callers and callees for the paths under each scope (and none), as JSON without generations. */
+async function answers(log: EventLog): Promise<string[]> {
+  const out: string[] = [];
+  const strip = (x: unknown): string => stringifyJson(x).replace(/"generation":"?\d+"?,?/g, '');
+  for (const p of paths) {
+    for (const sc of [{}, ...scopes]) {
+      const what = `${p} ${JSON.stringify(sc)}`;
+      const ask = async (q: string, fn: () => Promise<unknown>): Promise<void> => {
+        out.push(`${q} ${what}: ${await fn().then(strip, (e: Error) => `error ${e.message}`)}`);
+      };
+      await ask('def', () => answerDef(log, p, sc));
+      await ask('refs', () => answerRefs(log, p, sc));
+      await ask('callers', () => answerRefs(log, p, { ...sc, edgeKind: 'calls' }, 'callers'));
+      await ask('callees', () => answerCallees(log, p, sc));
+    }
+  }
+  return out;
+}
+
+test('lookups: a lake whose code_keys has the former layout (keyed by id, no display columns: main a715b8e\'s) answers alike and stays so through appends; state rebuild switches it to the crate-keyed layout, answers unchanged and verify equal throughout', async () => {
+  const now = await scopedLake(`${work.dir}/keys-now`);
+  const old = await scopedLake(`${work.dir}/keys-former`, { formerKeys: true });
+  try {
+    const keysOf = async (l: EventLog) => {
+      const table = await l.lake.loadTable({ namespace: ['mimir'], name: CODE_KEYS });
+      return { prop: table.properties[PROP_KEYS], columns: table.schema.fields.length };
+    };
+    assert.deepEqual(await keysOf(now.log), { prop: 'krate', columns: 15 });
+    assert.deepEqual(await keysOf(old.log), { prop: undefined, columns: 7 });
+    // more commits on both: a move (pos rows: the delta looks the current rows up by id) and a change
+    for (const l of [now.log, old.log]) {
+      await l.append('pos', [
+        { repo: 'alpha', krate: 'alpha@0.1.0', run: 'run-test', ts: 9n, op: 'add', id: A_MAIN, entity: 'node', file: 'src/main.rs', line: 40, col: 1, line_end: 44, col_end: 2 },
+        { repo: UNIVERSE_REPO, krate: copy, run: 'run-test', ts: 9n, op: 'add', id: 'c-regex-new', entity: 'node', file: 'src/regex/string.rs', line: 190, col: 5, line_end: 199, col_end: 6 },
+      ]);
+      await l.append('node', [node('alpha', 'alpha@0.1.0', A_HELPER, 'alpha::helper', { file: 'src/main.rs', line: 50, signature: 'fn helper(y: u16)' })]);
+    }
+    const want = await answers(now.log);
+    assert.deepEqual(await answers(old.log), want);
+    for (const l of [now.log, old.log]) {
+      const v = await verifyState(l);
+      assert.ok(v.equal, formatVerifyReport(v).join('\n'));
+    }
+    // the former layout's reads: the called node by its name on code_nodes, the callers' nodes by id then (name, id)
+    const e = await lookups(() => callees(old.log, 'alpha::main'));
+    assert.deepEqual(e.filter(([t]) => t === 'code_keys').length, 1, JSON.stringify(e.map(([t, f]) => [t, cols(f)])));
+    assert.deepEqual(await keysOf(old.log), { prop: undefined, columns: 7 });
+    await rebuildState(old.log);
+    assert.deepEqual(await keysOf(old.log), { prop: 'krate', columns: 15 });
+    const v = await verifyState(old.log);
+    assert.ok(v.equal, formatVerifyReport(v).join('\n'));
+    assert.deepEqual(await answers(old.log), want);
+    const k = await lookups(() => callees(old.log, 'alpha::main'));
+    assert.deepEqual(k.filter(([t]) => t === 'code_nodes').length, 1, JSON.stringify(k.map(([t, f]) => [t, cols(f)])));
+    // and appends after the switch write the crate-keyed layout
+    await old.log.append('node', [node('alpha', 'alpha@0.1.0', A_HELPER, 'alpha::helper', { op: 'change', file: 'src/main.rs', line: 60 })]);
+    const after = await verifyState(old.log);
+    assert.ok(after.equal, formatVerifyReport(after).join('\n'));
+    assert.equal((await answerCallees(old.log, 'alpha::helper')).targets[0]?.line, 60);
+  } finally {
+    now.log.close();
+    old.log.close();
   }
 });

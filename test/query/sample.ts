@@ -4,7 +4,9 @@
 // id, beta through the path only — plus one item of alpha (`alpha::helper`)
 // that is added, changed and removed in three later generations.
 import { EventLog, type EventRow } from '../../src/log/event-log.ts';
-import { UNIVERSE_REPO } from '../../src/log/schema.ts';
+import { UNIVERSE_REPO, ident } from '../../src/log/schema.ts';
+import { CODE_KEYS, PROP_KEYS, stateSchema } from '../../src/log/state/schema.ts';
+import { metadataUpdate } from '../../src/lake/table/commit.ts';
 
 export const REGEX = 'regex@1.10.0';
 export const U_NEW = 'u-regex-new';
@@ -39,8 +41,24 @@ export interface Sample {
   removed: bigint;
 }
 
-export async function sampleLake(dir: string): Promise<Sample> {
+/**
+ * A new lake's (empty) code_keys made as a lake of main a715b8e had it: its 7
+ * columns, no PROP_KEYS (id rows keyed by id, no display columns).
+ */
+export async function formerKeys(log: EventLog): Promise<void> {
+  const t = await log.lake.loadTable(ident(CODE_KEYS));
+  if (t.currentSnapshot()) throw new Error('formerKeys: code_keys has rows already');
+  const fields = stateSchema(CODE_KEYS).fields.slice(0, 7);
+  await t.commit(metadataUpdate((base) => {
+    const { [PROP_KEYS]: _gone, ...properties } = base.properties;
+    return { ...base, schemas: [{ schemaId: 0, fields }], currentSchemaId: 0, lastColumnId: 7, properties };
+  }), 'former code_keys');
+}
+
+/** `formerKeys`: code_keys in the layout of lakes made before the crate-keyed one. */
+export async function sampleLake(dir: string, opts: { formerKeys?: boolean } = {}): Promise<Sample> {
   const log = await EventLog.open(dir);
+  if (opts.formerKeys) await formerKeys(log);
   await log.append('node', [
     node(UNIVERSE_REPO, REGEX, U_REGEX, 'regex::regex::string::Regex', { kind: 'struct', file: 'src/regex/string.rs', line: 100 }),
     node(UNIVERSE_REPO, REGEX, U_NEW, 'regex::regex::string::Regex::new', { kind: 'method', file: 'src/regex/string.rs', line: 180, parent: U_REGEX }),

@@ -38,7 +38,7 @@ import { crashPoint } from '../../lake/testing/crash.ts';
 import type { EventLog } from '../event-log.ts';
 import { batchRows } from '../batch.ts';
 import { ident, type Entity, type Kind } from '../schema.ts';
-import { APPEND_ONLY, PROP_BUILDING, CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, CODE_PATHS, CORE_STATE_TABLES, SORT_COLUMNS, STATE_TABLES, TABLE_ENTITY, dstName, stateSchema, type StateTable, type Via } from './schema.ts';
+import { APPEND_ONLY, PROP_BUILDING, PROP_KEYS, CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, CODE_PATHS, CORE_STATE_TABLES, SORT_COLUMNS, STATE_TABLES, TABLE_ENTITY, dstName, idKey, keysLayout, stateSchema, type KeysLayout, type StateTable, type Via } from './schema.ts';
 import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, pathRow, placed, posOf, type Placed, type Row } from './rows.ts';
 import { and, eq, ge, le, type Expr } from '../../lake/expr/expr.ts';
 import { StateView } from './view.ts';
@@ -242,9 +242,10 @@ const text = (x: Value | undefined): string | null => (typeof x === 'string' ? x
  * The state rows of a batch of `add` events of one kind (ids not live, each
  * once), as columns of each table's schema in batch order: the rows `events`
  * buffers for those adds (nodeRow at the row's own position, not moved, and
- * its keyRows; edgeRow in both edge tables), without an object per row.
+ * its keyRows in `keys`'s layout; edgeRow in both edge tables), without an
+ * object per row.
  */
-export function addColumns(kind: Entity, b: Batch): Map<StateTable, Value[][]> {
+export function addColumns(kind: Entity, b: Batch, keys: KeysLayout): Map<StateTable, Value[][]> {
   const n = b.numRows;
   const nulls = (): Value[] => new Array<Value>(n).fill(null);
   const event = new Map(b.fields.map((f, j) => [f.name, b.columns[j]!]));
@@ -276,8 +277,9 @@ export function addColumns(kind: Entity, b: Batch): Map<StateTable, Value[][]> {
     const id = cols['id']!;
     const qpath = cols['qpath']!;
     const publicPaths = cols['public_paths']!;
+    const krate = cols['krate']!;
     for (let i = 0; i < n; i++) {
-      key.push(id[i]!);
+      key.push(keys === 'krate' ? idKey(keys, krate[i] as string, id[i] as string) : id[i]!);
       via.push('id' satisfies Via);
       at.push(i);
       const q = qpath[i];
@@ -301,6 +303,13 @@ export function addColumns(kind: Entity, b: Batch): Map<StateTable, Value[][]> {
     }
     const keyCols: Record<string, Value[]> = { key, via };
     for (const name of ['id', 'name', 'repo', 'krate', 'kind']) keyCols[name] = at.map((i) => cols[name]![i]!);
+    if (keys === 'krate') {
+      // the display columns on each node's id row (the first of its rows), null on its path rows
+      for (const name of ['qpath', 'visibility', 'signature', 'parent', 'file', 'line', 'col', 'line_end']) {
+        const c = cols[name]!;
+        keyCols[name] = at.map((i, j) => (via[j] === 'id' ? c[i]! : null));
+      }
+    }
     out.set(CODE_KEYS, stateSchema(CODE_KEYS).fields.map((f) => keyCols[f.name] ?? new Array<Value>(key.length).fill(null)));
     return out;
   }
@@ -361,6 +370,8 @@ export class StateDelta {
     opts: StateDeltaOptions,
     /** code_paths: kept in step (`on`), being built from the log (`building`: not written, asserted still so), or none. */
     private readonly pathsMode: 'on' | 'building' | 'none',
+    /** code_keys' layout when the delta opened (PROP_KEYS): what it writes, and what its commit asserts is still so. */
+    readonly keys: KeysLayout,
   ) {
     this.flushRows = opts.flushRows ?? 50_000;
     this.pairs = pathsMode === 'on' ? { fresh: [], maybe: [], seen: new Map() } : undefined;
@@ -378,7 +389,8 @@ export class StateDelta {
       const t = await log.lake.loadTable(ident(CODE_PATHS));
       paths = t.properties[PROP_BUILDING] === undefined ? 'on' : 'building';
     }
-    return new StateDelta(log, opts.base ?? log.lake.catalog.pointerGeneration(), opts, paths);
+    const keys = keysLayout((await log.lake.loadTable(ident(CODE_KEYS))).properties);
+    return new StateDelta(log, opts.base ?? log.lake.catalog.pointerGeneration(), opts, paths, keys);
   }
 
   /** A (qpath, id) pair a node event of this commit carries. */
@@ -403,7 +415,7 @@ export class StateDelta {
     const n = nodeRow(e, p);
     this.pair(n, false);
     this.push(CODE_NODES, n);
-    for (const k of keyRows(n)) this.push(CODE_KEYS, k);
+    for (const k of keyRows(n, this.keys)) this.push(CODE_KEYS, k);
     if (replaces) this.deletes.node.add(n.id as string);
   }
 
@@ -459,7 +471,7 @@ export class StateDelta {
       for (const [id, p] of last) (p.entity === 'edge' ? by.edge : by.node).set(id, p);
       for (const entity of ['node', 'edge'] as const) {
         if (by[entity].size === 0) continue;
-        const cur = await this.current(entity, by[entity].keys());
+        const cur = await this.current(entity, [...by[entity].values()]);
         for (const [id, p] of by[entity]) {
           const c = cur.get(id);
           if (!c) continue; // a position of an id not live: nothing to show
@@ -475,7 +487,7 @@ export class StateDelta {
       return;
     }
     const entity: Entity = kind;
-    const changed = [...last].filter(([, e]) => e.op === 'change').map(([id]) => id);
+    const changed = [...last.values()].filter((e) => e.op === 'change');
     const cur = changed.length > 0 ? await this.current(entity, changed) : new Map<string, Row>();
     for (const [id, e] of last) {
       if (e.op === 'remove') {
@@ -507,7 +519,7 @@ export class StateDelta {
       const [q, repo, krate] = [col('qpath'), col('repo'), col('krate')];
       if (q && repo && krate) for (let i = 0; i < b.numRows; i++) this.pair({ qpath: q[i], id: id[i], repo: repo[i], krate: krate[i] }, true);
     }
-    for (const [t, columns] of addColumns(kind, b)) {
+    for (const [t, columns] of addColumns(kind, b, this.keys)) {
       const buf = this.buffers.get(t)!;
       // rows given one by one before these keep their place
       if (buf.rows.length > 0) {
@@ -525,10 +537,12 @@ export class StateDelta {
     else this.putEdge(c, p, true);
   }
 
-  private async current(entity: Entity, ids: Iterable<string>): Promise<Map<string, Row>> {
+  /** The current state rows of the ids of event rows (each row's `krate` is its id's crate). */
+  private async current(entity: Entity, events: Row[]): Promise<Map<string, Row>> {
     const view = await StateView.open(this.log, this.base);
     if (!view) throw new Error(`state delta: the state tables did not exist at generation ${this.base}`);
-    return entity === 'node' ? view.nodesById(ids) : view.edgesById(ids);
+    const refs = events.map((e) => ({ id: e.id as string, krate: e.krate as string }));
+    return entity === 'node' ? view.nodesById(refs) : view.edgesById(refs.map((r) => r.id));
   }
 
   // ---- writing --------------------------------------------------------------
@@ -596,7 +610,8 @@ export class StateDelta {
       const del = this.deleteFiles.get(t);
       if (files.length === 0 && !del) continue;
       const table = await this.table(t);
-      out.push({ ident: table.ident!, update: () => table.rowDeltaUpdate(files, del ? [del] : [], { 'mimir.state': 'delta' }) });
+      const update = (): TableUpdate => table.rowDeltaUpdate(files, del ? [del] : [], { 'mimir.state': 'delta' });
+      out.push({ ident: table.ident!, update: t === CODE_KEYS ? () => sameKeys(update(), this.keys) : update });
     }
     return out;
   }
@@ -649,6 +664,23 @@ export class StateDelta {
     for (const t of STATE_TABLES) this.files.set(t, []);
     this.deleteFiles.clear();
   }
+}
+
+/**
+ * A code_keys update that first checks the table's layout is still `keys`
+ * (the rows were made for it): `state rebuild` switching it meanwhile makes
+ * the commit fail with ModeChanged (a run is redone, an append retried).
+ */
+function sameKeys(update: TableUpdate, keys: KeysLayout): TableUpdate {
+  return {
+    apply: async (base, attempt) => {
+      const now = keysLayout(base.properties);
+      if (now !== keys) throw new ModeChanged(`${CODE_KEYS} changed layout (${PROP_KEYS}: ${keys} -> ${now}) while this commit was written`);
+      return update.apply(base, attempt);
+    },
+    attemptFiles: () => update.attemptFiles(),
+    sharedFiles: () => update.sharedFiles(),
+  };
 }
 
 /** The position a state row holds. */

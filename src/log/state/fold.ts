@@ -11,7 +11,7 @@
 import { and, inList, type Expr } from '../../lake/expr/expr.ts';
 import type { EventLog } from '../event-log.ts';
 import { COL_ID, COL_KRATE, COL_REPO, SOURCE_KINDS } from '../schema.ts';
-import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, CODE_PATHS, CORE_STATE_TABLES, STATE_TABLES, type StateTable } from './schema.ts';
+import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, CODE_PATHS, CORE_STATE_TABLES, STATE_TABLES, type KeysLayout, type StateTable } from './schema.ts';
 import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, pathRow, placed, posOf, type Row } from './rows.ts';
 
 export interface CrateKey {
@@ -62,20 +62,23 @@ export function groupCrates(counts: Map<string, CrateKey & { events: number }>, 
   return groups;
 }
 
-/** The state rows of one group of crates at a generation, per state table (unsorted; `tables`: only those, default all). */
-export async function foldGroup(log: EventLog, generation: bigint, group: CrateKey[], tables: readonly StateTable[] = STATE_TABLES): Promise<Map<StateTable, Row[]>> {
+/**
+ * The state rows of one group of crates at a generation, per state table
+ * (unsorted; `tables`: only those, default all), code_keys in `keys`'s layout.
+ */
+export async function foldGroup(log: EventLog, generation: bigint, group: CrateKey[], tables: readonly StateTable[] = STATE_TABLES, keys: KeysLayout = 'krate'): Promise<Map<StateTable, Row[]>> {
   const wanted = new Set(group.map((c) => crateKey(c.repo, c.krate)));
   const filter = and(inList(COL_REPO, [...new Set(group.map((c) => c.repo))]), inList(COL_KRATE, [...new Set(group.map((c) => c.krate))]));
   const out = new Map<StateTable, Row[]>();
   if (tables.some((t) => t !== CODE_PATHS)) {
-    for (const [t, rows] of await foldLatest(log, generation, filter, wanted)) if (tables.includes(t)) out.set(t, rows);
+    for (const [t, rows] of await foldLatest(log, generation, filter, wanted, keys)) if (tables.includes(t)) out.set(t, rows);
   }
   if (tables.includes(CODE_PATHS)) out.set(CODE_PATHS, await pathPairs(log, generation, filter, wanted));
   return out;
 }
 
 /** The tables of live rows (all but code_paths) of the crates `wanted`, through `filter`. */
-async function foldLatest(log: EventLog, generation: bigint, filter: Expr, wanted: Set<string>): Promise<Map<StateTable, Row[]>> {
+async function foldLatest(log: EventLog, generation: bigint, filter: Expr, wanted: Set<string>, keys: KeysLayout): Promise<Map<StateTable, Row[]>> {
   const mine = (r: Row): boolean => wanted.has(crateKey(r.repo as string, r.krate as string));
   const out = new Map<StateTable, Row[]>(CORE_STATE_TABLES.map((t) => [t, []]));
   const pos = await log.state('pos', filter, { generation });
@@ -85,7 +88,7 @@ async function foldLatest(log: EventLog, generation: bigint, filter: Expr, wante
     const p = pos.get(id);
     const row = nodeRow(n, p && p.entity !== 'edge' ? placed(posOf(p), true) : placed(ownPosition('node', n), false));
     out.get(CODE_NODES)!.push(row);
-    out.get(CODE_KEYS)!.push(...keyRows(row));
+    out.get(CODE_KEYS)!.push(...keyRows(row, keys));
   }
   nodes.clear();
   const edges = await log.state('edge', filter, { generation });

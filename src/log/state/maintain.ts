@@ -176,7 +176,9 @@ async function maintainTable(log: EventLog, name: StateTable, opts: MaintainOpti
   const major = opts.force || minorInputs === undefined || rows < BigInt(fileRows) || deleted * 20n > rows;
   const inputs = major ? data : minorInputs!;
   const deletedAt = await loadDeletes(log, table, deletes);
-  const schemaFields = stateSchema(name).fields;
+  // the table's own columns (a code_keys made before its display columns has not got them)
+  const have = new Set(table.schema.fields.map((f) => f.id));
+  const schemaFields = stateSchema(name).fields.filter((f) => have.has(f.id));
   // inputs not marked with the current order may be sorted by the former one: re-sort by groups
   const regroup = LEGACY_SORT_COLUMNS[name] !== undefined && inputs.some((f) => orderId === undefined || f.file.sortOrderId !== orderId) ? sharedPrefix(name) : undefined;
   const writer = new SortedWriter(table, name, fileRows, orderId);

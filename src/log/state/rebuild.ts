@@ -10,17 +10,27 @@
 // A commit after G that changed the event tables without updating the state
 // tables (a writer that started before they existed) would be lost: the
 // commit checks the generation log for one and refuses ("run it again").
+//
+// code_keys is refolded in the crate-keyed layout (PROP_KEYS, schema.ts),
+// and its commit sets the property: a lake made before it gets the layout
+// here (its display columns added first, in a metadata commit of their own:
+// rows written before read them as null). Switching layouts, the commit also
+// refuses when code_keys changed after G (rows of the old layout would
+// stay beside the fold's); runs that wrote the old layout and land after the
+// switch fail their own check (delta.ts) and are redone.
 // Crash story: files are written before the one commit; a crash leaves
-// orphans for gc and the tables as they were; a rerun starts over.
+// orphans for gc and the tables as they were (a crash after the columns'
+// commit leaves them added and null, the layout unchanged: readable, and
+// a rerun goes on from there); a rerun starts over.
 // Idempotent: rebuilding a consistent lake rewrites the same rows.
-import type { DataFile } from '../../lake/spec/types.ts';
-import type { Table } from '../../lake/table/table.ts';
+import type { DataFile, NestedField, TableMetadata } from '../../lake/spec/types.ts';
+import { addColumnsUpdate, type Table } from '../../lake/table/table.ts';
 import { ValidationError, checkUpdate, type CommitTarget, type TableUpdate } from '../../lake/table/commit.ts';
 import { identToString } from '../../lake/catalog/sql-catalog.ts';
 import { crashPoint } from '../../lake/testing/crash.ts';
 import type { EventLog } from '../event-log.ts';
 import { SOURCE_KINDS, ident, movesRowsOnly, qualified, ringTableName, tableName } from '../schema.ts';
-import { CODE_PATHS, PROP_BUILDING, STATE_TABLES, STATE_TABLE_PROPERTIES, stateSchema, stateSortOrder, type StateTable } from './schema.ts';
+import { CODE_KEYS, CODE_PATHS, KEYS_BY_CRATE, PROP_BUILDING, PROP_KEYS, STATE_TABLES, STATE_TABLE_PROPERTIES, keysLayout, stateSchema, stateSortOrder, type StateTable } from './schema.ts';
 import { crateCounts, foldGroup, groupCrates } from './fold.ts';
 import { sortedBatch } from './delta.ts';
 import { maintainState } from './maintain.ts';
@@ -62,8 +72,10 @@ export async function createStateTables(log: EventLog, opts: { building?: boolea
     const id = ident(name);
     if (log.lake.tableExists(id)) continue;
     const building: Record<string, string> = opts.building === true && name === CODE_PATHS ? { [PROP_BUILDING]: 'true' } : {};
+    // a code_keys created now is empty or about to be folded: in the crate-keyed layout
+    const keys: Record<string, string> = name === CODE_KEYS ? { [PROP_KEYS]: KEYS_BY_CRATE } : {};
     try {
-      await log.lake.createTable(id, stateSchema(name), { sortOrder: stateSortOrder(name), properties: { ...STATE_TABLE_PROPERTIES, ...building } });
+      await log.lake.createTable(id, stateSchema(name), { sortOrder: stateSortOrder(name), properties: { ...STATE_TABLE_PROPERTIES, ...building, ...keys } });
       created = true;
     } catch (e) {
       if (!log.lake.tableExists(id)) throw e; // created by another process meanwhile: fine
@@ -79,6 +91,7 @@ export async function rebuildState(log: EventLog, opts: RebuildOptions = {}): Pr
   const t0 = Date.now();
   const created = await createStateTables(log, { building: true });
   const which = opts.tables ?? STATE_TABLES;
+  if (which.includes(CODE_KEYS)) await addKeyColumns(log);
   const g = log.lake.catalog.pointerGeneration();
   const pin = log.pin({ generation: g });
   const tables = new Map<StateTable, Table>();
@@ -92,7 +105,7 @@ export async function rebuildState(log: EventLog, opts: RebuildOptions = {}): Pr
     let done = 0;
     for (const group of groups) {
       opts.onProgress?.({ done, total: counts.size, krate: group[0]!.krate });
-      const folded = await foldGroup(pin, g, group, which);
+      const folded = await foldGroup(pin, g, group, which, 'krate');
       for (const [t, list] of folded) {
         if (list.length === 0) continue;
         written.get(t)!.push(...(await tables.get(t)!.writeDataFiles([sortedBatch(t, list)])));
@@ -111,7 +124,8 @@ export async function rebuildState(log: EventLog, opts: RebuildOptions = {}): Pr
         const seq = snap?.sequenceNumber ?? 0n;
         const table = tables.get(t)!;
         const update = table.rewriteUpdate(live, written.get(t)!, [], { dataSequenceNumber: seq }, { 'mimir.state': 'rebuild' });
-        targets.push({ ident: ident(t), update: t === CODE_PATHS ? built(update) : update });
+        const keyed = t === CODE_KEYS ? crateKeyed(update, at && keysLayout(at.properties) === 'krate' ? undefined : (snap?.snapshotId ?? null)) : update;
+        targets.push({ ident: ident(t), update: t === CODE_PATHS ? built(update) : keyed });
       }
       for (const guard of await eventGuards(log, g, which)) targets.push(guard);
       crashPoint('state-rebuild:before-commit');
@@ -142,6 +156,62 @@ function built(update: TableUpdate): TableUpdate {
     attemptFiles: () => update.attemptFiles(),
     sharedFiles: () => update.sharedFiles(),
   };
+}
+
+/**
+ * The update, and code_keys marked crate-keyed (its fold's layout). `switchFrom`:
+ * the snapshot id code_keys had at the folded generation when it was in the
+ * other layout (null: no snapshot) — the table must not have changed since.
+ */
+function crateKeyed(update: TableUpdate, switchFrom: bigint | null | undefined): TableUpdate {
+  return {
+    apply: async (base, attempt) => {
+      if (switchFrom !== undefined && (base.currentSnapshotId ?? null) !== switchFrom) {
+        throw new ValidationError(`${CODE_KEYS} was written in its former layout after the generation folded`);
+      }
+      const m = await update.apply(base, attempt);
+      return { ...m, properties: { ...m.properties, [PROP_KEYS]: KEYS_BY_CRATE } };
+    },
+    attemptFiles: () => update.attemptFiles(),
+    sharedFiles: () => update.sharedFiles(),
+  };
+}
+
+/**
+ * code_keys made before its display columns (a lake made before the
+ * crate-keyed layout): the missing trailing columns added with the ids
+ * schema.ts fixes, in a metadata commit (nothing else changes; checked again
+ * inside the commit).
+ */
+async function addKeyColumns(log: EventLog): Promise<void> {
+  const want = stateSchema(CODE_KEYS).fields;
+  const where = `table ${qualified(CODE_KEYS)} of the lake at ${log.lake.root}`;
+  const missing = (m: TableMetadata): NestedField[] => {
+    const have = m.schemas.find((x) => x.schemaId === m.currentSchemaId)?.fields ?? [];
+    for (const [i, h] of have.entries()) {
+      const w = want[i];
+      if (!w || w.id !== h.id || w.name !== h.name) throw new Error(`${where}: column ${h.name} (field ${h.id}) is not field ${i + 1} of the code_keys schema (${w ? `${w.name}, ${w.id}` : 'none'}); not evolved, nothing rebuilt`);
+    }
+    const rest = want.slice(have.length);
+    if (rest.length > 0 && m.lastColumnId !== rest[0]!.id - 1) {
+      throw new Error(`${where}: its last column id is ${m.lastColumnId}, expected ${rest[0]!.id - 1} so that ${rest[0]!.name} gets id ${rest[0]!.id}; not evolved, nothing rebuilt`);
+    }
+    return rest;
+  };
+  const table = await log.lake.loadTable(ident(CODE_KEYS));
+  const rest = missing(table.metadata);
+  if (rest.length === 0) return;
+  const names = rest.map((f) => f.name).join(', ');
+  await log.commit(`add ${names} to ${CODE_KEYS}`, () =>
+    table.commit({
+      apply: async (base, attempt) => {
+        const now = missing(base);
+        return now.length === 0 ? base : addColumnsUpdate(now.map((f) => ({ name: f.name, type: f.type }))).apply(base, attempt);
+      },
+      attemptFiles: () => [],
+      sharedFiles: () => [],
+    }, `add columns ${names}`),
+  );
 }
 
 /**

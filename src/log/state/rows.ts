@@ -8,7 +8,7 @@
 // own columns (docs/design.md, "Events vs positions").
 import type { Value } from '../../lake/spec/types.ts';
 import type { Entity } from '../schema.ts';
-import { dstName, type Via } from './schema.ts';
+import { dstName, idKey, type KeysLayout, type Via } from './schema.ts';
 
 export type Row = Record<string, Value>;
 
@@ -59,10 +59,21 @@ export function nodeRow(e: Record<string, unknown>, p: Placed): Row {
   };
 }
 
-/** The code_keys rows of a node row: its id, its qpath and each public path (deduplicated). */
-export function keyRows(n: Row): Row[] {
+/**
+ * The code_keys rows of a node row: its id, its qpath and each public path
+ * (deduplicated). In the crate-keyed layout the `id` row is keyed by
+ * (krate, id) and carries the node's display columns (KEY_NODE_COLUMNS).
+ */
+export function keyRows(n: Row, layout: KeysLayout): Row[] {
   const base = { id: n.id, name: n.name, repo: n.repo, krate: n.krate, kind: n.kind };
-  const out: Row[] = [{ key: n.id, via: 'id' satisfies Via, ...base }];
+  const idRow: Row =
+    layout === 'krate'
+      ? {
+          key: idKey(layout, n.krate as string, n.id as string), via: 'id' satisfies Via, ...base,
+          qpath: n.qpath, visibility: n.visibility, signature: n.signature, parent: n.parent, file: n.file, line: n.line, col: n.col, line_end: n.line_end,
+        }
+      : { key: n.id, via: 'id' satisfies Via, ...base };
+  const out: Row[] = [idRow];
   const seen = new Set<string>();
   if (typeof n.qpath === 'string') {
     out.push({ key: n.qpath, via: 'qpath' satisfies Via, ...base });

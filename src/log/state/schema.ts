@@ -93,7 +93,41 @@ const KEYS: NestedField[] = [
   str(5, 'repo', true),
   str(6, 'krate', true),
   str(7, 'kind'),
+  // the node's display columns, on its `id` row only and only in the crate-keyed layout
+  // (KEYS_BY_CRATE): a node by id is then one row of code_keys, code_nodes unread
+  str(8, 'qpath'),
+  str(9, 'visibility'),
+  str(10, 'signature'),
+  str(11, 'parent'),
+  str(12, 'file'),
+  int(13, 'line'),
+  int(14, 'col'),
+  int(15, 'line_end'),
 ];
+
+/**
+ * Table property of code_keys: how its `id` rows are laid out. Set
+ * (`krate`) by the creation of a new lake's code_keys and by the commit of
+ * `mimir state rebuild` that refolds it: each node's `id` row has key
+ * `krate + '\0' + id` (idKey; a crate's ids are adjacent, so the ids one answer
+ * looks up fall in a few pages) and carries the node's display columns
+ * (KEY_NODE_COLUMNS). Absent (a lake made before it): key = id, display
+ * columns null. Every writer writes the layout the property names, and a
+ * commit that wrote code_keys asserts the property is still what it read.
+ * `state maintain --force` never sets it (a merge does not recompute keys).
+ */
+export const PROP_KEYS = 'mimir.state.keys';
+export const KEYS_BY_CRATE = 'krate';
+
+/** The layout of a code_keys (its properties): `krate` (crate-keyed id rows with display columns) or `id`. */
+export type KeysLayout = 'krate' | 'id';
+export const keysLayout = (properties: Record<string, string>): KeysLayout => (properties[PROP_KEYS] === KEYS_BY_CRATE ? 'krate' : 'id');
+
+/** The key of a node's `id` row in a layout. */
+export const idKey = (layout: KeysLayout, krate: string, id: string): string => (layout === 'krate' ? `${krate}\u0000${id}` : id);
+
+/** The code_nodes columns a crate-keyed `id` row of code_keys carries too (what a node shown by id needs). */
+export const KEY_NODE_COLUMNS: readonly string[] = ['id', 'repo', 'krate', 'kind', 'name', 'qpath', 'file', 'line', 'col', 'line_end', 'visibility', 'signature', 'parent'];
 
 /** One schema for both edge tables (the same rows, sorted two ways). */
 const EDGES: NestedField[] = [

@@ -3,7 +3,9 @@
 // order-independent content digest (log/digest.ts: a row's 64-bit hash of its
 // non-null columns by field id, summed mod 2^64). Equal means the tables hold
 // exactly the fold's rows, whatever their files, order or deletes. Memory: the
-// fold's group budget plus one counter per (repo, krate). Read-only.
+// fold's group budget plus one counter per (repo, krate). code_keys is
+// folded in the layout its PROP_KEYS names at the generation (keys and
+// display columns of the id rows are compared). Read-only.
 import type { Batch } from '../../lake/spec/types.ts';
 import type { EventLog } from '../event-log.ts';
 import { rowDigest, fieldOrder } from '../digest.ts';
@@ -64,11 +66,13 @@ export async function verifyState(log: EventLog, opts: { generation?: bigint; gr
     if (!view) throw new Error(`the lake at ${log.lake.root} has no state tables at generation ${g}; build them with 'mimir state rebuild'`);
     // code_paths when the lake has it at g (a lake made before it: the core tables)
     const which = (await view.hasPaths()) ? STATE_TABLES : CORE_STATE_TABLES;
+    // code_keys' rows as its layout at g lays them out (the crate-keyed id rows and their display columns, or not)
+    const keys = await view.keysLayout();
     const expected = new Map<StateTable, Digests>(which.map((t) => [t, new Digests()]));
     const found = new Map<StateTable, Digests>(which.map((t) => [t, new Digests()]));
     const counts = await crateCounts(pin, g);
     for (const group of groupCrates(counts, opts.groupEvents ?? 400_000)) {
-      for (const [t, rows] of await foldGroup(pin, g, group, which)) if (rows.length > 0) expected.get(t)!.add(toBatch(t, rows));
+      for (const [t, rows] of await foldGroup(pin, g, group, which, keys)) if (rows.length > 0) expected.get(t)!.add(toBatch(t, rows));
     }
     for (const t of which) for await (const b of (await view.table(t)).scan().batches()) found.get(t)!.add(b);
     const differences: TableDifference[] = [];

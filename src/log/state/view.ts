@@ -11,9 +11,21 @@ import { readMetadata } from '../../lake/table/commit.ts';
 import type { Value } from '../../lake/spec/types.ts';
 import type { EventLog } from '../event-log.ts';
 import { ident, qualified } from '../schema.ts';
-import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, CODE_PATHS, CORE_STATE_TABLES, PROP_BUILDING, STATE_TABLES, type StateTable } from './schema.ts';
+import { CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, CODE_PATHS, CORE_STATE_TABLES, KEY_NODE_COLUMNS, PROP_BUILDING, STATE_TABLES, idKey, keysLayout, type KeysLayout, type StateTable } from './schema.ts';
 
 export type Row = Record<string, Value>;
+
+/**
+ * A node looked up by id, with the crate it lives in: an edge's `src` is in
+ * the edge's `krate`, its `dst` in its `dst_krate` (ids hash their crate:
+ * the extractor names the crate it computed a target's id in), an event's id
+ * in the event's `krate`. In the crate-keyed layout a node is found only
+ * under its own crate.
+ */
+export interface NodeRef {
+  id: string;
+  krate: string;
+}
 
 /** Above this many values an IN list is split into several scans' worth of lists (each prunes on its own range). */
 const IN_CHUNK = 4000;
@@ -104,12 +116,35 @@ export class StateView {
     return (await this.table(name)).scan({ filter, columns }).toArray();
   }
 
-  /** Live node rows by id (all columns, or `columns`): their names from code_keys, then code_nodes by (name, id). */
-  async nodesById(ids: Iterable<string>, columns?: string[]): Promise<Map<string, Row>> {
-    const want = [...new Set(ids)];
+  private layout: Promise<KeysLayout> | undefined;
+
+  /** How code_keys lays out its `id` rows at the view's generation (its PROP_KEYS). */
+  keysLayout(): Promise<KeysLayout> {
+    this.layout ??= this.table(CODE_KEYS).then((t) => keysLayout(t.properties));
+    return this.layout;
+  }
+
+  /**
+   * Live node rows by id (all columns, or `columns`), keyed by id: their `id`
+   * rows of code_keys — by (krate, id) in the crate-keyed layout, where those
+   * rows carry what `columns` asks when it is within KEY_NODE_COLUMNS (then
+   * code_nodes is not read) — else their names from there, then code_nodes by
+   * (name, id).
+   */
+  async nodesById(refs: Iterable<NodeRef>, columns?: string[]): Promise<Map<string, Row>> {
+    const layout = await this.keysLayout();
+    const krateOf = new Map<string, string>();
+    for (const r of refs) if (!krateOf.has(r.id)) krateOf.set(r.id, r.krate);
+    const want = [...krateOf].map(([id, krate]) => idKey(layout, krate, id));
+    const direct = layout === 'krate' && columns !== undefined && columns.every((c) => KEY_NODE_COLUMNS.includes(c));
     const out = new Map<string, Row>();
     for (let i = 0; i < want.length; i += IN_CHUNK) {
-      const keys = await this.rows(CODE_KEYS, and(inList('key', want.slice(i, i + IN_CHUNK)), eq('via', 'id')), ['id', 'name']);
+      const filter = and(inList('key', want.slice(i, i + IN_CHUNK)), eq('via', 'id'));
+      if (direct) {
+        for (const r of await this.rows(CODE_KEYS, filter, withId(columns))) out.set(r.id as string, r);
+        continue;
+      }
+      const keys = await this.rows(CODE_KEYS, filter, ['id', 'name']);
       for (const [id, r] of await this.nodesOfKeys(keys, columns)) out.set(id, r);
     }
     return out;
