@@ -4,10 +4,14 @@
 // Parquet. Columns cover each flat kind, nulls, short and long strings
 // (the char loop and the native encoder), non-ASCII and code units >= U+D800
 // (UTF-8 order of page bounds), dictionaries kept and refused, several pages,
-// row groups and batches, and no compression.
+// row groups and batches, and no compression. The row cap per page
+// (pageRows, which hyparquet-writer lacks) is checked on its own: pages at
+// most that long, the same rows, and no byte changed when no page reaches it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { encodeDataFile, type DataFileWriteOptions } from '../../src/lake/parquet/write.ts';
+import { parseOffsetIndex } from '../../src/lake/parquet/offset-index.ts';
 import type { Batch, NestedField, PrimitiveType, Schema, Value } from '../../src/lake/spec/types.ts';
 
 const field = (id: number, name: string, type: PrimitiveType, required = false): NestedField => ({ id, name, required, type });
@@ -89,3 +93,44 @@ for (const [name, cols, sizes, opts] of cases) {
     assert.equal(first, -1, `first differing byte at ${first} of ${flat.bytes.length}`);
   });
 }
+
+test('parquet flat writer: pageRows caps the rows of every data page, dictionary-coded and plain; the rows read back the same; a cap never reached changes no byte', async () => {
+  const cols = rows(3000, 6, true);
+  const opts: DataFileWriteOptions = { pageBytes: 8192, rowGroupRows: 2000, codec: 'uncompressed' };
+  const plain = await encodeDataFile(schema, batches(cols, [3000]), opts);
+  const capped = await encodeDataFile(schema, batches(cols, [3000]), { ...opts, pageRows: 100 });
+  const loose = await encodeDataFile(schema, batches(cols, [3000]), { ...opts, pageRows: 1_000_000 });
+  assert.deepEqual(loose.bytes, plain.bytes, 'a cap no page reaches: the same file');
+  const buf = (b: Uint8Array): ArrayBuffer => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+  const pageRowsOf = (b: Uint8Array): Map<string, number[]> => {
+    const ab = buf(b);
+    const meta = parquetMetadata(ab);
+    const out = new Map<string, number[]>();
+    for (const rg of meta.row_groups) {
+      for (const c of rg.columns) {
+        const name = c.meta_data!.path_in_schema[0]!;
+        const n = Number(rg.num_rows);
+        let sizes = [n];
+        if (c.offset_index_offset) {
+          const at = Number(c.offset_index_offset);
+          const locs = parseOffsetIndex(new Uint8Array(ab, at, c.offset_index_length!));
+          sizes = locs.map((l, i) => (i + 1 < locs.length ? Number(locs[i + 1]!.first_row_index) : n) - Number(l.first_row_index));
+        }
+        out.set(name, [...(out.get(name) ?? []), ...sizes]);
+      }
+    }
+    return out;
+  };
+  const before = pageRowsOf(plain.bytes);
+  const after = pageRowsOf(capped.bytes);
+  // the columns whose pages were longer than the cap: a dictionary-coded one (kind) and plain ones among them
+  assert.ok(Math.max(...before.get('kind')!) > 100 && Math.max(...before.get('line')!) > 100, 'without the cap, pages of kind and line hold more than 100 rows');
+  for (const [name, sizes] of after) {
+    assert.ok(Math.max(...sizes) <= 100, `${name}: every page at most 100 rows (${Math.max(...sizes)})`);
+    assert.equal(sizes.reduce((a, b) => a + b, 0), 3000, `${name}: the pages hold every row`);
+  }
+  assert.deepEqual(await parquetReadObjects({ file: buf(capped.bytes) }), await parquetReadObjects({ file: buf(plain.bytes) }), 'the same rows');
+  // the same counts and bounds; only the column sizes (more page headers) and split offsets move
+  const counts = (m: typeof plain.metrics): unknown => ({ ...m, columnSizes: undefined, splitOffsets: undefined });
+  assert.deepEqual(counts(capped.metrics), counts(plain.metrics));
+});

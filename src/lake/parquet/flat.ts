@@ -39,6 +39,8 @@ export interface FlatColumn {
   codec: CompressionCodec;
   compress: ((input: Uint8Array) => Uint8Array) | undefined;
   pageBytes: number;
+  /** Most rows a page holds (undefined: no cap; pages are cut by bytes only). */
+  pageRows?: number;
   /** Whether a dictionary is worth trying (strings: decided by the caller's sample). */
   tryDictionary: boolean;
   /** Strings: no dictionary when its distinct values take more than this (UTF-16 length + 4 a value). */
@@ -336,8 +338,8 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
   const encoding = dictionary ? 'RLE_DICTIONARY' : kind === 'boolean' && n > 16 ? 'RLE' : 'PLAIN';
   encodings.push(encoding);
 
-  // page boundaries: by estimated bytes (dictionary codes count 4), a page of at least one value
-  const ends = pageEnds(data, n, c.pageBytes, dictionary?.codes, offs, kind);
+  // page boundaries: by estimated bytes (dictionary codes count 4) or the row cap, a page of at least one value
+  const ends = pageEnds(data, n, c.pageBytes, c.pageRows ?? Infinity, dictionary?.codes, offs, kind);
   const paged = ends.length > 1;
   let columnIndex: ColumnIndex | undefined = c.columnIndex && paged
     ? { null_pages: [], min_values: [], max_values: [], boundary_order: 'UNORDERED', null_counts: [] }
@@ -488,8 +490,12 @@ function countNulls(defs: Uint8Array, start: number, end: number): number {
   return nulls;
 }
 
-/** Page boundaries: by estimated bytes (dictionary codes count 4), a page of at least one value. */
-function pageEnds(data: readonly unknown[], n: number, pageBytes: number, codes: Int32Array | undefined, offs: Int32Array | undefined, kind: FlatKind): number[] {
+/**
+ * Page boundaries: by estimated bytes (dictionary codes count 4; the value
+ * that reaches `pageBytes` starts the next page, as hyparquet-writer cuts), or
+ * after `pageRows` rows; a page of at least one value.
+ */
+function pageEnds(data: readonly unknown[], n: number, pageBytes: number, pageRows: number, codes: Int32Array | undefined, offs: Int32Array | undefined, kind: FlatKind): number[] {
   const ends: number[] = [];
   let acc = 0;
   let start = 0;
@@ -497,7 +503,7 @@ function pageEnds(data: readonly unknown[], n: number, pageBytes: number, codes:
     const v = data[i];
     const size = v === null || v === undefined ? 0 : codes ? 4 : offs ? offs[i + 1]! - offs[i]! - 4 : estimate(kind, v);
     acc += size;
-    if (acc >= pageBytes && i > start) {
+    if ((acc >= pageBytes || i - start >= pageRows) && i > start) {
       ends.push(i);
       start = i;
       acc = size;

@@ -51,6 +51,18 @@ export interface DataFileWriteOptions {
    */
   pageBytes?: number;
   /**
+   * Most rows a data page holds (Iceberg's `write.parquet.page-row-limit`):
+   * a page is cut at `pageBytes` of estimated values or at this many rows,
+   * whichever comes first. A lookup decodes the whole page its row falls in;
+   * a dictionary-coded column's values count 4 bytes each, so without a cap a
+   * page of small codes holds pageBytes / 4 rows (2,048 at 8 KiB) where the
+   * same column written PLAIN holds a few hundred. Default: no cap. Taken by
+   * the flat writer (every field a top-level primitive: all of Mimir's own
+   * tables); other schemas go through hyparquet-writer, which has no such
+   * limit, and ignore it.
+   */
+  pageRows?: number;
+  /**
    * Largest dictionary a string column is written with (Iceberg's
    * `write.parquet.dict-size-bytes`): a column whose distinct values in a row
    * group take more is written PLAIN. A reader of one row decodes the whole
@@ -755,6 +767,8 @@ export async function encodeDataFile(
   const level = opts.zstdLevel ?? 3;
   const pageBytes = opts.pageBytes ?? DEFAULT_PAGE_BYTES;
   if (!Number.isInteger(pageBytes) || pageBytes < 1) throw new RangeError(`pageBytes must be a positive integer, found ${pageBytes}`);
+  const pageRows = opts.pageRows;
+  if (pageRows !== undefined && (!Number.isInteger(pageRows) || pageRows < 1)) throw new RangeError(`pageRows must be a positive integer, found ${pageRows}`);
   const dictionaryBytes = opts.dictionaryBytes;
   if (dictionaryBytes !== undefined && (!Number.isInteger(dictionaryBytes) || dictionaryBytes < 1)) throw new RangeError(`dictionaryBytes must be a positive integer, found ${dictionaryBytes}`);
 
@@ -806,7 +820,7 @@ export async function encodeDataFile(
       if (data.length !== pendingRows) data.length = pendingRows;
       const r = writeFlatColumn(writer, {
         name: f.name, element: elements[j + 1]!, kind, data, rows: pendingRows, codec, compress: pq.compressors[codec],
-        pageBytes, tryDictionary: kind !== 'string' || sampleLikely(data), dictionaryCap: dictionaryBytes, columnIndex: pageIndex[j]!,
+        pageBytes, pageRows, tryDictionary: kind !== 'string' || sampleLikely(data), dictionaryCap: dictionaryBytes, columnIndex: pageIndex[j]!,
         truncate: STATS_TRUNCATE_BYTES,
       });
       columns.push(r.chunk);

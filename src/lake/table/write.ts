@@ -38,6 +38,7 @@ export function writeOptions(props: Record<string, string>): WriteOptions {
   const level = num('write.parquet.compression-level');
   const rowGroupRows = num('write.parquet.row-group-limit') ?? num('mimir.write.row-group-rows');
   const pageBytes = num('write.parquet.page-size-bytes');
+  const pageRows = num('write.parquet.page-row-limit');
   const dictionaryBytes = num('write.parquet.dict-size-bytes');
   // `mimir.write.page-index.columns`: comma-separated names (absent: every top-level primitive column)
   const indexed = props['mimir.write.page-index.columns']?.split(',').map((c) => c.trim()).filter((c) => c !== '');
@@ -45,7 +46,7 @@ export function writeOptions(props: Record<string, string>): WriteOptions {
     // 256k rows a file by default: the writer buffers a file's rows per open
     // partition, so this (times the partitions written at once) bounds memory
     fileRows: num('mimir.write.file-rows') ?? 262_144,
-    parquet: { codec: c, ...(level ? { zstdLevel: level } : {}), ...(rowGroupRows ? { rowGroupRows } : {}), ...(pageBytes ? { pageBytes } : {}), ...(dictionaryBytes ? { dictionaryBytes } : {}), ...(indexed ? { pageIndexColumns: indexed } : {}) },
+    parquet: { codec: c, ...(level ? { zstdLevel: level } : {}), ...(rowGroupRows ? { rowGroupRows } : {}), ...(pageBytes ? { pageBytes } : {}), ...(pageRows ? { pageRows } : {}), ...(dictionaryBytes ? { dictionaryBytes } : {}), ...(indexed ? { pageIndexColumns: indexed } : {}) },
   };
 }
 
