@@ -219,6 +219,10 @@ export function stateSortOrder(t: StateTable): SortOrder {
 export const STATE_TABLE_PROPERTIES: Record<string, string> = {
   'write.parquet.compression-codec': 'zstd',
   'write.parquet.page-size-bytes': '8192',
+  // and at most 512 rows a page: a dictionary-coded column's codes count 4
+  // bytes, so its 8 KiB pages held 2,048 rows (code_edges_in's dst_name at
+  // 10x: a lookup decoded 2,047 rows where 1x decoded 788 PLAIN ones)
+  'write.parquet.page-row-limit': '512',
   // a point lookup decodes the whole dictionary of each column it reads: ids,
   // paths and parents (tens of thousands of distinct values a row group) are
   // written PLAIN, low-cardinality columns (repo, krate, kind) keep theirs
