@@ -169,6 +169,13 @@ export class Infer {
   private projecting = 0;
 
   private projectionOnce(self: Ty, trait: Ty & { k: 'adt' }, name: string): Ty | null {
+    // `<P as Trait>::X` with P a type parameter or a projection (`<I::Item as IntoFallibleIterator>::IntoFallibleIter`):
+    // no impl to read, the trait's declaration of X — a parameter bounded as it declares
+    if (self.k === 'param' || (self.k === 'adt' && 'ext' in self.res && self.res.krate === null && self.args.length === 0 && /^[A-Za-z_]\w*::[A-Za-z_]\w*$/.test(self.res.ext))) {
+      const t = 'def' in trait.res && trait.res.def.kind === 'trait' ? this.projections({ k: 'adt', res: { ext: `Self::${name}`, krate: null, depName: null }, args: [] }, trait.res.def)
+        : 'dep' in trait.res ? this.depProjections({ k: 'adt', res: { ext: `Self::${name}`, krate: null, depName: null }, args: [] }, trait.res.dep) : null;
+      return t?.k === 'param' ? t : null;
+    }
     const want = refChain(self).join(' ');
     const mine = this.impls.implsOfTy(self).filter((i) => i.trait && sameItem(i.trait.res, trait.res))
       .sort((a, b) => Number(refChain(b.self).join(' ') === want) - Number(refChain(a.self).join(' ') === want));
@@ -860,7 +867,7 @@ export class Infer {
     // a method of the crate: the closure parameter's type from the method's `F: Fn(A)` bound
     const m = this.lookupMethod(recv, c.method, env);
     if (m && 'def' in m.res) {
-      const t = this.sigClosureParam(m.res.def, c.arg, c.param);
+      const t = this.sigClosureParam(m.res.def, c.arg, c.param, recv);
       if (t) return t;
     }
     return UNKNOWN(`closure parameter of ${c.method} on ${describe(recv)}`);
@@ -869,9 +876,11 @@ export class Infer {
   /**
    * The type of parameter `param` of a closure passed as argument `arg` of
    * the crate's function `def`: from the argument's `F: Fn(A, …)` bound (its
-   * own generic, a `where` clause, `impl Fn(A)`, `&dyn Fn(A)`), or null.
+   * own generic, a `where` clause, `impl Fn(A)`, `&dyn Fn(A)`), or null. A
+   * trait's method called on a bounded `recv`: `Self::X` in the bound is the
+   * projection (as in a return type: `G: FnMut(B, Self::Item)` on `I: FallibleIterator`).
    */
-  private sigClosureParam(def: Def, arg: number, param: number): Ty | null {
+  private sigClosureParam(def: Def, arg: number, param: number, recv: Ty | null = null): Ty | null {
     const p = def.item.params?.[arg];
     if (!p) return null;
     let ty = p.ty;
@@ -888,6 +897,11 @@ export class Infer {
       const pt = args && args.k === 'tuple' ? args.of[param] : undefined;
       if (!pt) return null;
       const denv = this.env(def);
+      const r = recv ? stripRefs(recv) : null;
+      if (def.parent?.kind === 'trait' && r && (r.k === 'param' || r.k === 'dyn')) {
+        const t = this.projections(this.lowering.lower(pt, def.scope, { ...denv.ctx, self: null }, r), def.parent);
+        return t.k === 'unknown' ? null : t;
+      }
       const t = this.lowering.lower(pt, def.scope, denv.ctx, denv.selfTy);
       return t.k === 'unknown' ? null : t;
     }
