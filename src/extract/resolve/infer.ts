@@ -815,17 +815,31 @@ export class Infer {
 
   /** A method of a blanket impl (`impl<T: Bound> Trait for T`) whose bounds `t` meets: the impl's member, else the trait's item. */
   private viaBlanket(t: Ty, name: string, env: BodyEnv): Method | null {
+    for (const c of this.viaBlanketCandidates(name, env)) {
+      if (!this.blanketBounds(c.info, c.param).every((b) => this.satisfies(t, b, env))) continue;
+      return { res: c.res, ret: this.returnType(c.res, null, t), dispatch: 'static' };
+    }
+    return null;
+  }
+
+  /** The blanket impls for a type parameter that give `name` (their member, else their trait's item), in order; memoised by name. */
+  private viaBlanketCandidates(name: string, env: BodyEnv): readonly { info: ImplInfo; res: Res; param: string }[] {
+    let out = this.viaBlanketMemo.get(name);
+    if (out !== undefined) return out;
+    out = [];
     for (const info of this.impls.blanket) {
       const param = stripRefs(info.self);
       if (param.k !== 'param') continue;
       const member = pickFn(info.members.get(name));
       const res: Res | null = member ? { def: member } : this.traitItem(info.trait!, name, env);
-      if (!res) continue;
-      if (!this.blanketBounds(info, param.name).every((b) => this.satisfies(t, b, env))) continue;
-      return { res, ret: this.returnType(res, null, t), dispatch: 'static' };
+      if (res) out.push({ info, res, param: param.name });
     }
-    return null;
+    this.viaBlanketMemo.set(name, out);
+    return out;
   }
+
+  private readonly viaBlanketMemo = new Map<string, { info: ImplInfo; res: Res; param: string }[]>();
+
 
   /** A blanket impl's bounds on its type parameter `param`, lowered in the impl's scope (once per impl). */
   private blanketBounds(info: ImplInfo, param: string): Ty[] {
@@ -1532,9 +1546,7 @@ export class Infer {
       seen.add(r.def);
       const hit = r.def.children.find((c) => c.name === name && c.ns === 'value') ?? r.def.children.find((c) => c.name === name);
       if (hit) return { def: hit };
-      const ctx: PathCtx = { self: r, generics: r.def.item.generics, locals: [] };
-      for (const st of r.def.item.supertraits ?? []) {
-        const t = this.lowering.lower(st, r.def.scope, ctx, null);
+      for (const t of this.supertraits(r.def)) {
         if (t.k === 'adt') {
           const h = this.traitItemIn(t, name, env, seen);
           if (h) return h;
@@ -1558,6 +1570,19 @@ export class Infer {
     }
     return null;
   }
+
+  /** A trait's supertraits, lowered in its scope (`Self` the trait), once per trait. */
+  private supertraits(trait: Def): Ty[] {
+    let out = this.supertraitMemo.get(trait);
+    if (out === undefined) {
+      const ctx: PathCtx = { self: { def: trait }, generics: trait.item.generics, locals: [] };
+      out = (trait.item.supertraits ?? []).map((st) => this.lowering.lower(st, trait.scope, ctx, null));
+      this.supertraitMemo.set(trait, out);
+    }
+    return out;
+  }
+
+  private readonly supertraitMemo = new Map<Def, Ty[]>();
 
   /** `<T as Trait>::name` for a concrete T: the member of T's impl of Trait. */
   private traitMethodFor(self: Ty, trait: Ty & { k: 'adt' }, name: string): Res | null {
