@@ -4,14 +4,17 @@
 // registry (no others: the rest of the registry is the held-out set), the
 // oracle — rustdoc JSON and MIR with spans, built offline with nightly and
 // cached (bench/truth/oracle.ts) — against the same crates ingested into a
-// scratch lake with Mimir's own ingest. Prints per crate and per kind: item
+// scratch lake with Mimir's own ingest, with their dependencies: the measured
+// ones, and the others the Debian registry has (normal dependencies built on
+// x86_64 linux with default features; never measured, given an oracle so that
+// calls into them count as calls into the lake). Prints per crate and per kind: item
 // recall and precision (written and macro-generated apart), `def` right and
 // unique on every public path, call sites by syntax (right / wrong target /
 // unresolved / missing), `callers` completeness, calls into other lake crates;
 // each beside issue 7's target with ok/FAIL. A script, not a test.
 //
 // Flags:
-//   --crates a,b      measure only these (their measured dependencies are ingested too)
+//   --crates a,b      measure only these (their dependencies are ingested too)
 //   --json            machine-readable output on stdout
 //   --verbose         per-crate kind and call tables, oracle notes
 //   --misses items|extra|calls|paths   list misses: items the graph lacks, nodes the compiler
@@ -28,10 +31,10 @@
 //   --held-out a,b    also measure these registry crates that are not in the list (a held-out check:
 //                     report their figures, never tune on them); their oracle is built on first use
 import { mkdtempSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { readCrateDir } from '../src/extract/index.ts';
+import { activeFeatures, Cfg, pickVersion, readCrateDir } from '../src/extract/index.ts';
 import { crateModel, oracleCalls, type CrateModel, type OracleCall } from './truth/calls.ts';
 import { checkCalls, checkPaths, matchItems, type CallContext, type CallMiss, type ItemMiss, type Matching, type PathMiss } from './truth/compare.ts';
 import { loadDigest } from './truth/digest.ts';
@@ -106,17 +109,75 @@ if (unknown.length > 0) {
 }
 const selected = only ? all.filter((c) => only.includes(norm(c.name)) || heldOut.includes(c)) : all;
 const world: CrateDir[] = [];
-const pkgOf = new Map<CrateDir, { krate: string; deps: string[] }>();
-for (const c of all) {
+/** Per crate: its lake name and its dependencies (normal and build: measured crates; normal and enabled by default features: registry crates). */
+const pkgOf = new Map<CrateDir, { krate: string; deps: string[]; registryDeps: { name: string; req: string | null }[] }>();
+const readPkg = async (c: CrateDir) => {
   const { pkg } = await readCrateDir(c.dir);
-  pkgOf.set(c, { krate: pkg ? `${pkg.name}@${pkg.version}` : `${c.name}@${c.version}`, deps: (pkg?.deps ?? []).filter((d) => d.kind !== 'dev').map((d) => norm(d.crateName)) });
-}
-const addWorld = (c: CrateDir) => {
+  const on = pkg ? new Set(activeFeatures(pkg)) : new Set<string>();
+  const offTarget = offTargetDeps(await readFile(path.join(c.dir, 'Cargo.toml'), 'utf8').catch(() => ''));
+  const byDep = pkg ? new Set(on.size === 0 ? [] : [...on].flatMap((f) => pkg.features[f] ?? []).filter((e) => e.startsWith('dep:')).map((e) => e.slice(4))) : new Set<string>();
+  pkgOf.set(c, {
+    krate: pkg ? `${pkg.name}@${pkg.version}` : `${c.name}@${c.version}`,
+    deps: (pkg?.deps ?? []).filter((d) => d.kind !== 'dev').map((d) => norm(d.crateName)),
+    registryDeps: (pkg?.deps ?? []).filter((d) => d.kind === 'normal' && (!d.optional || on.has(d.localName) || byDep.has(d.localName)) && !offTarget.has(d.localName))
+      .map((d) => ({ name: norm(d.crateName), req: d.req })),
+  });
+};
+for (const c of all) await readPkg(c);
+// a world crate's dependencies: the measured ones, else (so that calls into them are calls into the lake, and a
+// type of theirs has its methods) the newest matching folder of the Debian registry — ingested and given an
+// oracle like a measured dependency, never measured itself
+const fromRegistry = new Map<string, CrateDir | null>();
+const addWorld = async (c: CrateDir) => {
   if (world.includes(c)) return;
   world.push(c);
-  for (const d of pkgOf.get(c)!.deps) { const dc = byNorm.get(d); if (dc) addWorld(dc); }
+  const p = pkgOf.get(c)!;
+  for (const d of p.deps) { const dc = byNorm.get(d); if (dc) await addWorld(dc); }
+  for (const d of p.registryDeps) {
+    if (byNorm.has(d.name)) continue;
+    if (!fromRegistry.has(d.name)) {
+      const found = (await registryCrates([d.name])).crates[0];
+      fromRegistry.set(d.name, found && pickVersion([found.version], d.req) !== null ? found : null);
+      if (found && fromRegistry.get(d.name)) await readPkg(found);
+    }
+    const dc = fromRegistry.get(d.name);
+    if (dc) await addWorld(dc);
+  }
 };
-for (const c of selected) addWorld(c);
+for (const c of selected) await addWorld(c);
+
+/**
+ * Normal dependencies a manifest declares only under `[target.SPEC.dependencies]` whose SPEC does not hold
+ * on x86_64-unknown-linux-gnu (cargo does not build them there): `cfg(windows)`, `x86_64-pc-windows-gnu`.
+ */
+function offTargetDeps(toml: string): Set<string> {
+  const linux = new Cfg({ features: [] });
+  const off = new Set<string>();
+  const on = new Set<string>();
+  let section: { holds: boolean; table: boolean } | null = null;
+  for (const raw of toml.split('\n')) {
+    const line = raw.trim();
+    if (line.startsWith('[')) {
+      section = null;
+      const plain = /^\[dependencies(?:\.([A-Za-z0-9_-]+))?\]$/.exec(line);
+      const target = /^\[target\.(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_.-]+?))\.dependencies(?:\.([A-Za-z0-9_-]+))?\]$/.exec(line);
+      if (plain) {
+        if (plain[1]) on.add(plain[1]);
+        else section = { holds: true, table: true };
+      } else if (target) {
+        const spec = (target[1]?.replace(/\\"/g, '"') ?? target[2] ?? target[3])!;
+        const holds = spec.startsWith('cfg(') ? linux.holds(spec.slice(4, -1)) : spec === 'x86_64-unknown-linux-gnu';
+        if (target[4]) (holds ? on : off).add(target[4]);
+        else section = { holds, table: true };
+      }
+      continue;
+    }
+    const key = section?.table ? /^([A-Za-z0-9_-]+)\s*[=.]/.exec(line) : null;
+    if (key && section) (section.holds ? on : off).add(key[1]!);
+  }
+  for (const n of on) off.delete(n);
+  return off;
+}
 
 // 1. the oracle
 const t0 = performance.now();
@@ -156,7 +217,10 @@ const loadSeconds = (performance.now() - t1) / 1000;
 const keep = flag('--lake');
 const lakeDir = keep ? path.resolve(keep) : mkdtempSync(path.join(tmpdir(), 'mimir-truth-'));
 log(`bench:truth: ingesting ${ok.length} crates into ${lakeDir}`);
-const { graph, log: eventLog } = await ingestGraph(lakeDir, ok.map((c) => c.dir), { workers });
+// registry dependencies go into the lake even without an oracle (as `ingest --with-deps` would put them there)
+const registryWorld = world.filter((c) => !all.includes(c));
+if (registryWorld.length > 0) log(`bench:truth: dependencies from the registry (in the lake, not measured): ${registryWorld.map((c) => c.dirName).join(', ')}`);
+const { graph, log: eventLog } = await ingestGraph(lakeDir, [...ok, ...registryWorld.filter((c) => !ok.includes(c))].map((c) => c.dir), { workers });
 for (const p of graph.report.problems.filter((q) => q.kind === 'extract-failed')) log(`ingest: ${p.message}`);
 
 // 4. compare
@@ -171,6 +235,7 @@ for (const [name, m] of models) matching.set(name, matchItems(m, nodesByKrate.ge
 const defs = new DefIndex(graph.nodes.values());
 const callersIdx = new CallersIndex(graph.calls, defs);
 const krateOf = new Map([...models].map(([n, m]) => [n, m.krate] as const));
+const unmeasured = new Set([...models].filter(([n]) => registryWorld.includes(dirOf.get(n)!)).map(([n]) => n));
 const callsOf = new Map<string, OracleCall[]>();
 const edgesOf = new Map<string, { at: Map<string, MEdge[]>; from: Map<string, MEdge[]> }>();
 for (const c of selected) {
@@ -191,7 +256,7 @@ const score = (answers: Answers): CrateFigures[] => {
   const callersMemo = new Map<string, Set<string>>();
   return [...callsOf].map(([name, calls]) => {
     const m = models.get(name)!;
-    const ctx: CallContext = { local: m, models, matching, krateOf, nodes: graph.nodes, edgesAt: edgesOf.get(name)!.at, edgesFrom: edgesOf.get(name)!.from, callers: answers, callersMemo };
+    const ctx: CallContext = { local: m, models, matching, krateOf, nodes: graph.nodes, edgesAt: edgesOf.get(name)!.at, edgesFrom: edgesOf.get(name)!.from, callers: answers, callersMemo, unmeasured };
     return { crate: m.name, krate: m.krate, items: matching.get(m.name)!, paths: checkPaths(m, matching.get(m.name)!, answers), calls: checkCalls(calls, ctx) };
   });
 };
@@ -222,7 +287,7 @@ if (!keep) await rm(lakeDir, { recursive: true, force: true });
 
 // 6. print
 const meta = {
-  toolchain, cache, measured: selected.map((c) => c.dirName), heldOut: heldOut.map((c) => c.dirName), world: world.map((c) => c.dirName), absent, failed,
+  toolchain, cache, measured: selected.map((c) => c.dirName), heldOut: heldOut.map((c) => c.dirName), world: world.map((c) => c.dirName), registryDeps: registryWorld.map((c) => c.dirName), absent, failed,
   seconds: { oracle: oracleSeconds, load: loadSeconds, ingest: graph.ingestSeconds, compare: compareSeconds },
   answers: answersBy,
   queryCheck: check,

@@ -267,6 +267,8 @@ export interface CallContext {
   callers: Pick<Answers, 'callers'>;
   /** Memo of `callers` per Mimir qpath: `krate file:line` set. */
   callersMemo: Map<string, Set<string>>;
+  /** Code names of the dependencies in the lake that are not measured (from the registry): their items' matching is unchecked. */
+  unmeasured?: ReadonlySet<string>;
 }
 
 type Scored = { c: OracleCall; caller: string | null; want: Set<string>; lake: boolean };
@@ -322,6 +324,9 @@ export function checkCalls(calls: OracleCall[], ctx: CallContext): CallFigures {
     const origins = targetItems.map((id) => targetModel.doc.items.get(id)?.origin);
     if (origins.every((o) => o === 'derive')) { inc(f.excluded, 'target derive-generated'); continue; }
     const want = new Set(targetItems.map((id) => tm.toNode.get(id)).filter((x): x is string => x !== undefined));
+    // an unmeasured dependency's item the matching could not place (its item figures are not checked): the
+    // right target is unknown, and the trait declaration alone would call Mimir's node for the impl wrong
+    if (want.size === 0 && ctx.unmeasured?.has(c.target.krate)) { inc(f.excluded, 'callee not matched in an unmeasured dependency'); continue; }
     const also = c.target.also;
     const am = also ? ctx.matching.get(also.krate) : undefined;
     if (also && am) for (const id of also.ids) { const nd = am.toNode.get(id); if (nd) want.add(nd); }

@@ -9,7 +9,7 @@
 // expressions are plain data (types.ts `Expr`) shared between the calls of a
 // chain, built once per syntax node. Never throws on odd syntax: what it does
 // not understand is `{ k: 'unknown' }`.
-import type { Node } from 'web-tree-sitter';
+import type { SyntaxNode as Node } from './tree.ts';
 import { Syntax, collapse } from './syntax.ts';
 import type { Binding, Expr, Item, MacroCall, Projection, Ref, TypeRef, UseDecl } from './types.ts';
 

@@ -17,9 +17,10 @@
 import { hash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { Language, Parser, type Node } from 'web-tree-sitter';
+import { Language, Parser } from 'web-tree-sitter';
 import { BodyReader, attrText } from './body.ts';
 import { Syntax, collapse } from './syntax.ts';
+import { flatten, initParser, type SyntaxNode as Node } from './tree.ts';
 import type { Item, NodeKind, ParsedFile, UseDecl } from './types.ts';
 
 export interface RustParser {
@@ -35,7 +36,7 @@ let language: Promise<Language> | null = null;
 function rustLanguage(): Promise<Language> {
   if (!language) {
     language = (async () => {
-      await Parser.init();
+      await initParser();
       const require = createRequire(import.meta.url);
       const dir = path.dirname(require.resolve('tree-sitter-rust/package.json'));
       return Language.load(path.join(dir, 'tree-sitter-rust.wasm'));
@@ -53,11 +54,13 @@ export async function loadRust(): Promise<RustParser> {
     parse(text: string): ParsedFile {
       const tree = parser.parse(chunked(text));
       if (!tree) throw new Error('tree-sitter returned no tree (parser has no language?)');
+      let flat;
       try {
-        return new FileReader(text).read(tree.rootNode);
+        flat = flatten(tree, text);
       } finally {
         tree.delete();
       }
+      return new FileReader(text).read(flat.root);
     },
   };
 }

@@ -6,7 +6,7 @@
 // syntax — an unknown type shape is `{ k: 'other' }`, an unknown path shape
 // is its text with whitespace removed. Tree-sitter indices are UTF-16 code
 // units, so a node's text is `src.slice(startIndex, endIndex)`.
-import type { Node } from 'web-tree-sitter';
+import type { SyntaxNode as Node } from './tree.ts';
 import type { GenericParam, TypeRef } from './types.ts';
 
 export function collapse(s: string): string {
