@@ -449,3 +449,10 @@ test('method calls: a trait the body cannot see (not imported, not the impl\'s o
   const leaf = '<calls::Leaf as calls::weights::Weights>::weight';
   assert.equal(callTo(g, '<calls::Tree as calls::weights::Weights>::weight', 964, leaf).dst, node(g, leaf).id);
 });
+
+test('macro arguments: `<T as Trait>::f()` is a qualified call (T\'s bound), and a chain on its value types through it', async () => {
+  const g = await extract('calls');
+  const max = callTo(g, 'calls::at_most', 975, 'calls::IndexLike::max');
+  assert.deepEqual([max.dst, max.dispatch, max.origin], [node(g, 'calls::IndexLike::max').id, 'dynamic', 'macro-arg']);
+  assert.equal(callTo(g, 'calls::at_most', 975, 'calls::IndexLike::index').dst, node(g, 'calls::IndexLike::index').id);
+});
