@@ -317,7 +317,7 @@ export class Lake {
     let generation = opts.generation;
     if (opts.asOfMs !== undefined) generation = this.catalog.generationAt(opts.asOfMs);
     if (generation !== undefined) {
-      const loc = this.catalog.pointersAt(generation).get(identToString(ident));
+      const loc = this.catalog.pointerAt(ident, generation);
       if (!loc) throw new Error(`table ${identToString(ident)} did not exist at lake generation ${generation}`);
       return new Table(this.io, loc, await this.readGenerationMetadata(ident, generation, loc), this.catalog, ident, `pinned to lake generation ${generation}`);
     }

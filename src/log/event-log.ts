@@ -469,7 +469,7 @@ export class EventLog {
       }
       g = runs.at;
     }
-    const loc = lake.catalog.pointersAt(g).get(identToString(id));
+    const loc = lake.catalog.pointerAt(id, g);
     return loc ? lake.loadTable(id, { generation: g }) : undefined;
   }
 
@@ -486,7 +486,7 @@ export class EventLog {
     const { lake } = this.shared;
     const id = ident(name);
     if (g === undefined) return lake.tableExists(id) ? lake.loadTable(id) : undefined;
-    const loc = lake.catalog.pointersAt(g).get(identToString(id));
+    const loc = lake.catalog.pointerAt(id, g);
     return loc ? lake.loadTable(id, { generation: g }) : undefined;
   }
 

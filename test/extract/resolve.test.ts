@@ -419,3 +419,16 @@ test('path calls into dependencies: a dependency type\'s provided trait method i
   assert.equal(e.dst, node(dep, 'dep::Seeded::from_other').id);
   assert.equal(e.dstKrate, 'dep@1.0.0');
 });
+
+test('method calls: `<P::X as Trait>::Y` is the trait\'s projection bounded as declared; a closure of a trait method on a bounded receiver gets `Self::Item` as its projection', async () => {
+  const g = await extract('calls');
+  const next = node(g, 'calls::Fallible::next').id;
+  const tryFold = node(g, 'calls::Fallible::try_fold').id;
+  const into = node(g, 'calls::IntoFallible::into_fallible').id;
+  const flatten = '<calls::FFlatten as calls::Fallible>';
+  // `it` from `&mut self.cur`, a field of type Option<<I::Item as IntoFallible>::IntoIter>: its bound Fallible's next
+  const e = callTo(g, `${flatten}::next`, 856, 'calls::Fallible::next');
+  assert.deepEqual([e.dst, e.dispatch], [next, 'dynamic']);
+  // `self.it.try_fold(acc, |acc, v| …)` with I: Fallible: v is I::Item, which `where I::Item: IntoFallible` bounds
+  assert.deepEqual([callTo(g, `${flatten}::try_fold`, 873, 'calls::IntoFallible::into_fallible').dst, callTo(g, `${flatten}::try_fold`, 874, 'calls::Fallible::try_fold').dst], [into, tryFold]);
+});

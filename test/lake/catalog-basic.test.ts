@@ -301,6 +301,8 @@ test('foreign: the PyIceberg SqlCatalog fixture opens read-only, loads its table
       // The table predates the log: as of generation 0 it stood at the location the first logged change replaced.
       assert.equal(w.pointersAt(0n).get('default.add_columns_with_defaults'), old);
       assert.equal(w.pointersAt(1n).get('default.add_columns_with_defaults'), 'new.metadata.json');
+      assert.equal(w.pointerAt(ident, 0n), old);
+      assert.equal(w.pointerAt(ident, 1n), 'new.metadata.json');
     } finally {
       w.close();
     }
@@ -331,6 +333,13 @@ test('generations: pointersAt / generationAt give the state as of an older gener
     assert.deepEqual(Object.fromEntries(cat.pointersAt(3n)), { 'mimir.t1': 'a1' });
     assert.deepEqual(Object.fromEntries(cat.pointersAt(4n)), { 'mimir.t1': 'a2' });
     assert.throws(() => cat.pointersAt(5n), RangeError);
+    // one table's pointer at a generation: the map's entry, from index seeks (a pinned read of one table)
+    const never = { namespace: ['mimir'], name: 'never' };
+    for (let g = 0n; g <= 4n; g++) {
+      const map = cat.pointersAt(g);
+      for (const id of [t1, t2, never]) assert.equal(cat.pointerAt(id, g), map.get(identToString(id)), `${identToString(id)} at ${g}`);
+    }
+    assert.throws(() => cat.pointerAt(t1, 5n), RangeError);
 
     assert.equal(cat.generationAt(0), 0n);
     assert.equal(cat.generationAt(afterG1), 1n);

@@ -31,7 +31,8 @@ export function edgeId(src: string, kind: EdgeKind, target: string, occurrence: 
 
 export class Edges {
   private readonly out: EdgeFact[] = [];
-  private readonly counts = new Map<string, number>();
+  /** Edges made so far by (source id, kind, target text): the occurrence in the next one's id (nested maps: no key string per edge). */
+  private readonly counts = new Map<string, Map<EdgeKind, Map<string, number>>>();
 
   constructor(
     private readonly table: DefTable, private readonly names: Names, private readonly impls: Impls,
@@ -89,14 +90,23 @@ export class Edges {
     src: Def, kind: EdgeKind, text: string, t: Res | null, ns: Namespace | null, file: string, line: number, col: number,
     reason: string | null, dispatch: EdgeFact['dispatch'], origin: string | null,
   ): void {
-    const key = `${src.id}\u0000${kind}\u0000${text}`;
-    const n = this.counts.get(key) ?? 0;
-    this.counts.set(key, n + 1);
+    const n = this.occurrence(src.id, kind, text);
     const d = this.describe(t, text, ns);
     this.out.push({
       id: edgeId(src.id, kind, text, n), src: src.id, dst: d.dst, dstPath: d.dstPath, dstKrate: d.dstKrate, kind, file, line, col,
       unresolvedReason: d.dst ? null : d.reason ?? reason ?? 'not found', origin, dispatch,
     });
+  }
+
+  /** How many edges (src, kind, text) were made before this one; counts it. */
+  private occurrence(src: string, kind: EdgeKind, text: string): number {
+    let byKind = this.counts.get(src);
+    if (byKind === undefined) this.counts.set(src, byKind = new Map());
+    let byText = byKind.get(kind);
+    if (byText === undefined) byKind.set(kind, byText = new Map());
+    const n = byText.get(text) ?? 0;
+    byText.set(text, n + 1);
+    return n;
   }
 
   private describe(t: Res | null, text: string, ns: Namespace | null): { dst: string | null; dstPath: string; dstKrate: string | null; reason?: string } {

@@ -20,7 +20,7 @@ import type { DepImpl, ImplInfo, Impls } from './impls.ts';
 import type { Names, PathCtx, Res } from './names.ts';
 import { DEREF_TO_ARG, stdKey } from './std.ts';
 import { ITER, keyOf as keyOfTy, stdClosureParam, stdItem, stdMethod, stdTy, type StdCallArgs } from './stdlib.ts';
-import { headOf, renderTy, resKey, resPath, substitute, UNKNOWN, type Ty, type TypeLowering } from './types.ts';
+import { headOf, renderTy, resKey, resPath, substitute, tyKey, UNKNOWN, type Ty, type TypeLowering } from './types.ts';
 
 /** A dependency's blanket impl and the trait it implements (a loaded crate's). */
 interface BlanketTrait {
@@ -92,6 +92,57 @@ const MAX_DEREF = 6;
 
 type Method = { res: Res; ret: Ty; dispatch: 'static' | 'dynamic' };
 
+/** A method `exact` found fitting, with the trait it comes from (null: inherent) and whether through a blanket impl. */
+interface Found {
+  res: Res;
+  trait: Res | null;
+  blanket: boolean;
+}
+
+/** A member of an impl of this crate for the probed type, and the references around its `self` parameter's type. */
+interface OwnCandidate {
+  info: ImplInfo;
+  res: { def: Def };
+  have: readonly ('ref' | 'mut')[];
+}
+
+/** A member of a loaded dependency's impl for the probed type (or its trait's default method). */
+interface DepCandidate {
+  impl: DepImpl;
+  res: Res;
+  have: readonly ('ref' | 'mut')[];
+}
+
+/** A blanket impl's method, the references its `self` type puts around the impl's parameter, and that parameter. */
+interface BlanketCandidate {
+  info: ImplInfo;
+  res: { def: Def };
+  have: readonly ('ref' | 'mut')[];
+  param: string;
+}
+
+interface Candidates {
+  own: OwnCandidate[];
+  dep: DepCandidate[];
+}
+
+/** An associated type asked of impls of std traits: the traits (by last path segment) and the item's name. */
+interface AssocQuery {
+  traits: readonly string[];
+  name: string;
+}
+
+const ITERATOR_ITEM: AssocQuery = { traits: ['Iterator'], name: 'Item' };
+const ITERATED_ITEM: AssocQuery = { traits: ['Iterator', 'IntoIterator'], name: 'Item' };
+const INDEX_OUTPUT: AssocQuery = { traits: ['Index'], name: 'Output' };
+const DEREF_TARGET: AssocQuery = { traits: ['Deref'], name: 'Target' };
+
+/** The impl whose associated type `assocOfTraitImpl` lowers: this crate's (and the item), or a dependency's (and the stored text). */
+type AssocImpl = { own: ImplInfo; a: Def } | { dep: DepImpl; text: string };
+
+/** `candidates`' key for types without member tables (parameters, unknowns, tuples). */
+const NO_KEY = '\u0000none';
+
 export class Infer {
   private blanketCache: BlanketTrait[] | null = null;
 
@@ -118,6 +169,13 @@ export class Infer {
   private projecting = 0;
 
   private projectionOnce(self: Ty, trait: Ty & { k: 'adt' }, name: string): Ty | null {
+    // `<P as Trait>::X` with P a type parameter or a projection (`<I::Item as IntoFallibleIterator>::IntoFallibleIter`):
+    // no impl to read, the trait's declaration of X — a parameter bounded as it declares
+    if (self.k === 'param' || (self.k === 'adt' && 'ext' in self.res && self.res.krate === null && self.args.length === 0 && /^[A-Za-z_]\w*::[A-Za-z_]\w*$/.test(self.res.ext))) {
+      const t = 'def' in trait.res && trait.res.def.kind === 'trait' ? this.projections({ k: 'adt', res: { ext: `Self::${name}`, krate: null, depName: null }, args: [] }, trait.res.def)
+        : 'dep' in trait.res ? this.depProjections({ k: 'adt', res: { ext: `Self::${name}`, krate: null, depName: null }, args: [] }, trait.res.dep) : null;
+      return t?.k === 'param' ? t : null;
+    }
     const want = refChain(self).join(' ');
     const mine = this.impls.implsOfTy(self).filter((i) => i.trait && sameItem(i.trait.res, trait.res))
       .sort((a, b) => Number(refChain(b.self).join(' ') === want) - Number(refChain(a.self).join(' ') === want));
@@ -693,7 +751,7 @@ export class Infer {
       if (r) return r;
       // a type of the crate (or a dependency) implementing Iterator: std's adapters over its Item
       // (regex's `self.find_iter(t).enumerate()` on its Matches)
-      const item = t.k === 'adt' && !('ext' in t.res) ? this.assocOfTraitImpl(t, ['Iterator'], 'Item') : null;
+      const item = t.k === 'adt' && !('ext' in t.res) ? this.assocOfTraitImpl(t, ITERATOR_ITEM) : null;
       const viaItem = item ? stdMethod(stdTy(ITER, [item]), e.name, args) : null;
       if (viaItem) return viaItem;
     }
@@ -746,7 +804,7 @@ export class Infer {
     if (MARKER_TRAITS.has(p)) return true;
     if (ITERATOR_TRAITS.has(p)) {
       if (this.iterLike(t, env) || keyOfTy(stripRefs(t)) === 'Iter') return true;
-      return this.assocOfTraitImpl(stripRefs(t), ['Iterator'], 'Item') !== null;
+      return this.assocOfTraitImpl(stripRefs(t), ITERATOR_ITEM) !== null;
     }
     const s = stripRefs(t);
     if (s.k === 'param') return (env.bounds.get(s.name) ?? []).some((x) => x.k === 'adt' && resKey(x.res) === resKey(b.res));
@@ -757,17 +815,31 @@ export class Infer {
 
   /** A method of a blanket impl (`impl<T: Bound> Trait for T`) whose bounds `t` meets: the impl's member, else the trait's item. */
   private viaBlanket(t: Ty, name: string, env: BodyEnv): Method | null {
+    for (const c of this.viaBlanketCandidates(name, env)) {
+      if (!this.blanketBounds(c.info, c.param).every((b) => this.satisfies(t, b, env))) continue;
+      return { res: c.res, ret: this.returnType(c.res, null, t), dispatch: 'static' };
+    }
+    return null;
+  }
+
+  /** The blanket impls for a type parameter that give `name` (their member, else their trait's item), in order; memoised by name. */
+  private viaBlanketCandidates(name: string, env: BodyEnv): readonly { info: ImplInfo; res: Res; param: string }[] {
+    let out = this.viaBlanketMemo.get(name);
+    if (out !== undefined) return out;
+    out = [];
     for (const info of this.impls.blanket) {
       const param = stripRefs(info.self);
       if (param.k !== 'param') continue;
       const member = pickFn(info.members.get(name));
       const res: Res | null = member ? { def: member } : this.traitItem(info.trait!, name, env);
-      if (!res) continue;
-      if (!this.blanketBounds(info, param.name).every((b) => this.satisfies(t, b, env))) continue;
-      return { res, ret: this.returnType(res, null, t), dispatch: 'static' };
+      if (res) out.push({ info, res, param: param.name });
     }
-    return null;
+    this.viaBlanketMemo.set(name, out);
+    return out;
   }
+
+  private readonly viaBlanketMemo = new Map<string, { info: ImplInfo; res: Res; param: string }[]>();
+
 
   /** A blanket impl's bounds on its type parameter `param`, lowered in the impl's scope (once per impl). */
   private blanketBounds(info: ImplInfo, param: string): Ty[] {
@@ -795,7 +867,7 @@ export class Infer {
     // a method of the crate: the closure parameter's type from the method's `F: Fn(A)` bound
     const m = this.lookupMethod(recv, c.method, env);
     if (m && 'def' in m.res) {
-      const t = this.sigClosureParam(m.res.def, c.arg, c.param);
+      const t = this.sigClosureParam(m.res.def, c.arg, c.param, recv);
       if (t) return t;
     }
     return UNKNOWN(`closure parameter of ${c.method} on ${describe(recv)}`);
@@ -804,9 +876,11 @@ export class Infer {
   /**
    * The type of parameter `param` of a closure passed as argument `arg` of
    * the crate's function `def`: from the argument's `F: Fn(A, …)` bound (its
-   * own generic, a `where` clause, `impl Fn(A)`, `&dyn Fn(A)`), or null.
+   * own generic, a `where` clause, `impl Fn(A)`, `&dyn Fn(A)`), or null. A
+   * trait's method called on a bounded `recv`: `Self::X` in the bound is the
+   * projection (as in a return type: `G: FnMut(B, Self::Item)` on `I: FallibleIterator`).
    */
-  private sigClosureParam(def: Def, arg: number, param: number): Ty | null {
+  private sigClosureParam(def: Def, arg: number, param: number, recv: Ty | null = null): Ty | null {
     const p = def.item.params?.[arg];
     if (!p) return null;
     let ty = p.ty;
@@ -823,6 +897,11 @@ export class Infer {
       const pt = args && args.k === 'tuple' ? args.of[param] : undefined;
       if (!pt) return null;
       const denv = this.env(def);
+      const r = recv ? stripRefs(recv) : null;
+      if (def.parent?.kind === 'trait' && r && (r.k === 'param' || r.k === 'dyn')) {
+        const t = this.projections(this.lowering.lower(pt, def.scope, { ...denv.ctx, self: null }, r), def.parent);
+        return t.k === 'unknown' ? null : t;
+      }
       const t = this.lowering.lower(pt, def.scope, denv.ctx, denv.selfTy);
       return t.k === 'unknown' ? null : t;
     }
@@ -843,7 +922,7 @@ export class Infer {
 
   /** The `Item` of a crate's or dependency's `Iterator` (or `IntoIterator`) impl for `t`. */
   private userItem(t: Ty): Ty | null {
-    return this.assocOfTraitImpl(t, ['Iterator', 'IntoIterator'], 'Item');
+    return this.assocOfTraitImpl(t, ITERATED_ITEM);
   }
 
   /** What indexing gives: std collections, else an `Index` impl's `Output`. */
@@ -851,27 +930,57 @@ export class Infer {
     for (const s of this.derefSteps(t)) {
       const std = elemOf(s);
       if (std.k !== 'unknown') return std;
-      const out = this.assocOfTraitImpl(s, ['Index'], 'Output');
+      const out = this.assocOfTraitImpl(s, INDEX_OUTPUT);
       if (out) return out;
     }
     return UNKNOWN(`element of ${describe(t)}`);
   }
 
-  /** The associated type `name` of `t`'s impl of a trait named one of `traits` (this crate's or a dependency's). */
-  private assocOfTraitImpl(t: Ty, traits: string[], name: string): Ty | null {
-    const isOne = (r: Res) => traits.includes(resPath(r).split('::').pop()!);
-    for (const info of this.impls.implsOfTy(t)) {
-      if (!info.trait || !isOne(info.trait.res)) continue;
-      const a = info.def.children.find((c) => c.name === name && c.item.ty);
-      if (!a) continue;
+  /** The associated type `q.name` of `t`'s impl of a trait named one of `q.traits` (this crate's or a dependency's). */
+  private assocOfTraitImpl(t: Ty, q: AssocQuery): Ty | null {
+    const hit = this.assocImpl(t, q);
+    if (hit === null) return null;
+    if ('own' in hit) {
+      const info = hit.own;
       const head = headOf(t);
       const ctx: PathCtx = { self: head ? head.res : null, generics: info.def.item.generics, locals: [] };
-      return substitute(this.lowering.lower(a.item.ty!, a.scope, ctx, info.self), matchArgs(info.self, t));
+      return substitute(this.lowering.lower(hit.a.item.ty!, hit.a.scope, ctx, info.self), matchArgs(info.self, t));
+    }
+    return this.depAssoc(hit.dep, hit.text, t);
+  }
+
+  /**
+   * The impl (and its associated item) `assocOfTraitImpl` takes for `t`:
+   * the first of this crate's impls for t's item, else of the dependencies'.
+   * Memoised by t's item (tyKey; the dependencies' impl key is a function of
+   * it): most types have no Deref or Iterator impl, and every autoderef step
+   * asked again.
+   */
+  private assocImpl(t: Ty, q: AssocQuery): AssocImpl | null {
+    const key = tyKey(t);
+    if (key === null) return null;
+    let memo = this.assocImplMemo.get(q);
+    if (memo === undefined) this.assocImplMemo.set(q, memo = new Map());
+    const known = memo.get(key);
+    if (known !== undefined) return known;
+    const hit = this.assocImplOnce(t, q);
+    memo.set(key, hit);
+    return hit;
+  }
+
+  private readonly assocImplMemo = new Map<AssocQuery, Map<object | string, AssocImpl | null>>();
+
+  private assocImplOnce(t: Ty, q: AssocQuery): AssocImpl | null {
+    const isOne = (r: Res) => q.traits.includes(resPath(r).split('::').pop()!);
+    for (const info of this.impls.implsOfTy(t)) {
+      if (!info.trait || !isOne(info.trait.res)) continue;
+      const a = info.def.children.find((c) => c.name === q.name && c.item.ty);
+      if (a) return { own: info, a };
     }
     for (const impl of this.impls.depImplsOfTy(t)) {
       if (!impl.trait || !isOne(impl.trait)) continue;
-      const a = impl.item.crate.childrenOf(impl.node).find((c) => c.name === name);
-      if (a?.typeInfo?.a) return this.depAssoc(impl, a.typeInfo.a, t);
+      const a = impl.item.crate.childrenOf(impl.node).find((c) => c.name === q.name);
+      if (a?.typeInfo?.a) return { dep: impl, text: a.typeInfo.a };
     }
     return null;
   }
@@ -940,18 +1049,29 @@ export class Infer {
 
   /** `name` from a loaded dependency's blanket impl of a trait in scope (its member, else the trait's item). */
   private depBlanket(name: string, env: BodyEnv): Method | null {
-    for (const { impl, trait } of this.blanketTraits()) {
-      // the member first (a lookup in two child lists), the scope only for an impl that has it
-      const own = impl.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
-      const hit = own ?? trait.crate.childrenOf(trait.node).find((c) => c.name === name && depNs(c) === 'value');
-      if (!hit) continue;
+    for (const { trait, res } of this.depBlanketCandidates(name)) {
       const seen = this.names.resolve([trait.node.name], env.def.scope, 'type', env.ctx);
       if (!seen || !('dep' in seen) || seen.dep.node !== trait.node) continue;
-      const res: Res = { dep: { crate: own ? impl.crate : trait.crate, node: hit } };
       return { res, ret: this.returnType(res, null, null), dispatch: 'static' };
     }
     return null;
   }
+
+  /** The loaded dependencies' blanket impls that give `name` (their member, else their trait's), in order; memoised by name. */
+  private depBlanketCandidates(name: string): readonly { trait: BlanketTrait['trait']; res: Res }[] {
+    let out = this.depBlanketMemo.get(name);
+    if (out !== undefined) return out;
+    out = [];
+    for (const { impl, trait } of this.blanketTraits()) {
+      const own = impl.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
+      const hit = own ?? trait.crate.childrenOf(trait.node).find((c) => c.name === name && depNs(c) === 'value');
+      if (hit) out.push({ trait, res: { dep: { crate: own ? impl.crate : trait.crate, node: hit } } });
+    }
+    this.depBlanketMemo.set(name, out);
+    return out;
+  }
+
+  private readonly depBlanketMemo = new Map<string, { trait: BlanketTrait['trait']; res: Res }[]>();
 
   /** The loaded dependencies' blanket impls with their traits lowered, once per crate's resolution (each call lowered every impl's trait: ~2 s of a worker's CPU on bench:ingest). */
   private blanketTraits(): readonly BlanketTrait[] {
@@ -973,68 +1093,47 @@ export class Infer {
    * that, `lenient` decides.
    */
   private probe(recv: Ty, name: string, env: BodyEnv, arg: (() => Ty) | null): Method | null {
+    const blanket = this.blanketCandidates(name);
     let u: Ty | null = recv;
     for (let i = 0; u && i < MAX_DEREF; i++) {
       if (u.k === 'param' || u.k === 'dyn' || u.k === 'unknown') return null;
-      for (const adj of ['value', 'ref', 'mut'] as const) {
-        const target: Ty = adj === 'value' ? u : { k: 'ref', mut: adj === 'mut', of: u };
-        const m = this.exact(target, name, env, arg);
-        if (m) return m;
+      // (the three adjustments share their base type, so its candidates are fetched once per step)
+      const cands = this.candidates(stripRefs(u), name);
+      if (cands.own.length > 0 || cands.dep.length > 0 || blanket.length > 0) {
+        for (const adj of ['value', 'ref', 'mut'] as const) {
+          const target: Ty = adj === 'value' ? u : { k: 'ref', mut: adj === 'mut', of: u };
+          const m = this.exact(target, name, cands, blanket, env, arg);
+          if (m) return m;
+        }
       }
       u = u.k === 'ref' || u.k === 'ptr' ? u.of : this.derefOnce(u);
     }
     return null;
   }
 
-  /** The method `name` whose `self` parameter type is exactly `target` (references compared), inherent first. */
-  private exact(target: Ty, name: string, env: BodyEnv, arg: (() => Ty) | null): Method | null {
-    const want = refChain(target);
-    const base = stripRefs(target);
-    const inherent: Method[] = [];
-    const traits: Method[] = [];
-    /** The trait each of `traits` comes from. */
-    const traitRes = new Map<Method, Res>();
-    /** Those of `traits` from blanket impls. */
-    const blanket = new Set<Method>();
+  /**
+   * The members named `name` of the impls for a type (this crate's, then the
+   * loaded dependencies'), with the reference chain of their `self`
+   * parameter: what `exact` compares. Memoised by the type's item (tyKey, of
+   * which the dependencies' impl key is a function) and name.
+   */
+  private candidates(base: Ty, name: string): Candidates {
+    const key = tyKey(base) ?? NO_KEY;
+    let byName = this.candidateMemo.get(key);
+    if (byName === undefined) this.candidateMemo.set(key, byName = new Map());
+    let out = byName.get(name);
+    if (out !== undefined) return out;
+    const own: OwnCandidate[] = [];
     for (const info of this.impls.implsOfTy(base)) {
       let hit = pickFn(info.members.get(name));
       // the trait's default method, inherited by an impl that does not define it (BufMut::put_u8 on BytesMut)
       if (!hit && info.trait && 'def' in info.trait.res && info.trait.res.def.kind === 'trait') {
         hit = info.trait.res.def.children.find((c) => c.name === name && (c.kind === 'trait_item' || c.kind === 'method') && c.item.ret !== undefined) ?? null;
       }
-      if (!hit || !sameChain(refChain(info.self), hit.item.selfParam ?? null, want)) continue;
-      if (info.trait && !this.argFits(info.trait, info.self, arg, name)) continue;
-      const res: Res = { def: hit };
-      const m: Method = { res, ret: this.returnType(res, null, target), dispatch: 'static' };
-      (info.trait ? traits : inherent).push(m);
-      if (info.trait) traitRes.set(m, info.trait.res);
+      const have = hit ? selfChain(refChain(info.self), hit.item.selfParam ?? null) : null;
+      if (hit && have) own.push({ info, res: { def: hit }, have });
     }
-    // this crate's blanket impls (`impl<T: Buf> Buf for &mut T`): at this autoref step when the method's
-    // `self` type is `target` with T in place of what is left of it, and that meets T's bounds
-    for (const info of this.impls.blanket) {
-      const hit = pickFn(info.members.get(name));
-      const param = stripRefs(info.self);
-      // (the impl's own type parameter — not a type named in a where clause, `where Standard: Distribution<T>`,
-      // which the generics list also holds)
-      if (!hit || param.k !== 'param' || !info.def.item.generics.includes(param.name) || hit.item.selfParam === undefined || hit.item.selfParam === null) continue;
-      if (this.names.lookup(info.def.scope, param.name, 'type') !== null) continue;
-      const sp = hit.item.selfParam;
-      const have = sp === 'value' ? refChain(info.self) : [sp === 'mut' ? 'mut' as const : 'ref' as const, ...refChain(info.self)];
-      let rest: Ty = target;
-      let ok = true;
-      for (const r of have) {
-        if (rest.k !== 'ref' || (rest.mut ? 'mut' : 'ref') !== r) { ok = false; break; }
-        rest = rest.of;
-      }
-      if (!ok || rest.k === 'unknown' || rest.k === 'param') continue;
-      const bounds = this.blanketBounds(info, param.name);
-      if (bounds.length === 0 || !bounds.every((b) => this.satisfies(rest, b, env))) continue;
-      const res: Res = { def: hit };
-      const m: Method = { res, ret: this.returnType(res, null, target), dispatch: 'static' };
-      traits.push(m);
-      blanket.add(m);
-      if (info.trait) traitRes.set(m, info.trait.res);
-    }
+    const dep: DepCandidate[] = [];
     for (const impl of this.impls.depImplsOfTy(base)) {
       const self = impl.node.typeInfo?.self ? this.lowering.lowerCanonical(impl.node.typeInfo.self) : null;
       if (!self) continue;
@@ -1046,34 +1145,101 @@ export class Infer {
         const d = impl.trait.dep.crate.childrenOf(impl.trait.dep.node).find((c) => c.name === name && depNs(c) === 'value');
         if (d) { res = { dep: { crate: impl.trait.dep.crate, node: d } }; selfParam = d.typeInfo?.s ?? null; }
       }
-      if (!res || !sameChain(refChain(self), selfParam, want)) continue;
-      if (impl.traitArgs !== null && arg && !this.argFitsText(impl.traitArgs, arg)) continue;
-      const m: Method = { res, ret: this.returnType(res, null, target), dispatch: 'static' };
-      (impl.trait ? traits : inherent).push(m);
-      if (impl.trait) traitRes.set(m, impl.trait);
+      const have = res ? selfChain(refChain(self), selfParam) : null;
+      if (res && have) dep.push({ impl, res, have });
     }
+    out = { own, dep };
+    byName.set(name, out);
+    return out;
+  }
+
+  private readonly candidateMemo = new Map<object | string, Map<string, Candidates>>();
+
+  /**
+   * This crate's blanket impls (`impl<T: Buf> Buf for &mut T`) with a method
+   * `name` taking `self` in some form, and the references its `self` type
+   * puts around the impl's own type parameter (not a type named in a where
+   * clause, `where Standard: Distribution<T>`, which the generics list also
+   * holds). Memoised by name.
+   */
+  private blanketCandidates(name: string): BlanketCandidate[] {
+    let out = this.blanketMemo.get(name);
+    if (out !== undefined) return out;
+    out = [];
+    for (const info of this.impls.blanket) {
+      const hit = pickFn(info.members.get(name));
+      const param = stripRefs(info.self);
+      if (!hit || param.k !== 'param' || !info.def.item.generics.includes(param.name) || hit.item.selfParam === undefined || hit.item.selfParam === null) continue;
+      if (this.names.lookup(info.def.scope, param.name, 'type') !== null) continue;
+      const sp = hit.item.selfParam;
+      const have = sp === 'value' ? refChain(info.self) : [sp === 'mut' ? 'mut' as const : 'ref' as const, ...refChain(info.self)];
+      out.push({ info, res: { def: hit }, have, param: param.name });
+    }
+    this.blanketMemo.set(name, out);
+    return out;
+  }
+
+  private readonly blanketMemo = new Map<string, BlanketCandidate[]>();
+
+  /** The method among `cands` whose `self` parameter type is exactly `target` (references compared), inherent first. */
+  private exact(target: Ty, name: string, cands: Candidates, blanketCands: readonly BlanketCandidate[], env: BodyEnv, arg: (() => Ty) | null): Method | null {
+    const want = refChain(target);
+    const inherent: Found[] = [];
+    const traits: Found[] = [];
+    let blanketFound = false;
+    for (const c of cands.own) {
+      if (!sameRefs(c.have, want)) continue;
+      const trait = c.info.trait;
+      if (trait && !this.argFits(trait, c.info.self, arg, name)) continue;
+      if (trait) traits.push({ res: c.res, trait: trait.res, blanket: false });
+      else inherent.push({ res: c.res, trait: null, blanket: false });
+    }
+    // blanket impls: at this autoref step when the method's `self` type is `target` with T in place of what
+    // is left of it, and that meets T's bounds
+    for (const c of blanketCands) {
+      let rest: Ty = target;
+      let ok = true;
+      for (const r of c.have) {
+        if (rest.k !== 'ref' || (rest.mut ? 'mut' : 'ref') !== r) { ok = false; break; }
+        rest = rest.of;
+      }
+      if (!ok || rest.k === 'unknown' || rest.k === 'param') continue;
+      const bounds = this.blanketBounds(c.info, c.param);
+      if (bounds.length === 0 || !bounds.every((b) => this.satisfies(rest, b, env))) continue;
+      traits.push({ res: c.res, trait: c.info.trait ? c.info.trait.res : null, blanket: true });
+      blanketFound = true;
+    }
+    for (const c of cands.dep) {
+      if (!sameRefs(c.have, want)) continue;
+      if (c.impl.traitArgs !== null && arg && !this.argFitsText(c.impl.traitArgs, arg)) continue;
+      if (c.impl.trait) traits.push({ res: c.res, trait: c.impl.trait, blanket: false });
+      else inherent.push({ res: c.res, trait: null, blanket: false });
+    }
+    const found = this.pickExact(inherent, traits, blanketFound, env, arg);
+    return found ? { res: found.res, ret: this.returnType(found.res, null, target), dispatch: 'static' } : null;
+  }
+
+  /** `exact`'s choice among the methods that fit: inherent first, then the one trait (in scope) that gives it. */
+  private pickExact(inherent: Found[], traits: Found[], blanketFound: boolean, env: BodyEnv, arg: (() => Ty) | null): Found | null {
     if (inherent[0]) return inherent[0];
     // an impl of a trait for exactly this type and a blanket impl of the same trait whose bounds seem met cannot
     // both apply (coherence): the blanket's bound check is the lenient one (petgraph's `impl IntoNeighbors for
     // &'a List` against `impl<'a, G: IntoNeighbors> IntoNeighbors for &'a G`)
-    if (blanket.size > 0) {
-      const concrete = new Set(traits.filter((m) => !blanket.has(m)).map((m) => resKey(traitRes.get(m)!)));
+    if (blanketFound) {
+      const concrete = new Set(traits.filter((m) => !m.blanket).map((m) => resKey(m.trait!)));
       for (let i = traits.length - 1; i >= 0; i--) {
-        const t = traitRes.get(traits[i]!);
-        if (blanket.has(traits[i]!) && t && concrete.has(resKey(t))) traits.splice(i, 1);
+        const t = traits[i]!.trait;
+        if (traits[i]!.blanket && t && concrete.has(resKey(t))) traits.splice(i, 1);
       }
     }
     if (traits.length <= 1) return traits[0] ?? null;
     // several traits give the method: the ones in scope (rustc's rule); several impls of one trait that
     // only the argument's type tells apart, and it does not: no guess
-    const traitOf = (m: Method): object | string | null => {
-      const t = traitRes.get(m);
-      return t ? resKey(t) : null;
-    };
+    const traitOf = (m: Found): object | string | null => (m.trait ? resKey(m.trait) : null);
     const distinct = new Set(traits.map(traitOf));
     if (distinct.size > 1) {
       const inScope = traits.filter((m) => {
-        const t = traitRes.get(m);
+        const t = m.trait;
         if (!t) return false;
         const seen = this.names.lookup(env.def.scope, resPath(t).split('::').pop()!, 'type');
         return seen !== null && resKey(seen) === resKey(t);
@@ -1361,9 +1527,7 @@ export class Infer {
       seen.add(r.def);
       const hit = r.def.children.find((c) => c.name === name && c.ns === 'value') ?? r.def.children.find((c) => c.name === name);
       if (hit) return { def: hit };
-      const ctx: PathCtx = { self: r, generics: r.def.item.generics, locals: [] };
-      for (const st of r.def.item.supertraits ?? []) {
-        const t = this.lowering.lower(st, r.def.scope, ctx, null);
+      for (const t of this.supertraits(r.def)) {
         if (t.k === 'adt') {
           const h = this.traitItemIn(t, name, env, seen);
           if (h) return h;
@@ -1387,6 +1551,19 @@ export class Infer {
     }
     return null;
   }
+
+  /** A trait's supertraits, lowered in its scope (`Self` the trait), once per trait. */
+  private supertraits(trait: Def): Ty[] {
+    let out = this.supertraitMemo.get(trait);
+    if (out === undefined) {
+      const ctx: PathCtx = { self: { def: trait }, generics: trait.item.generics, locals: [] };
+      out = (trait.item.supertraits ?? []).map((st) => this.lowering.lower(st, trait.scope, ctx, null));
+      this.supertraitMemo.set(trait, out);
+    }
+    return out;
+  }
+
+  private readonly supertraitMemo = new Map<Def, Ty[]>();
 
   /** `<T as Trait>::name` for a concrete T: the member of T's impl of Trait. */
   private traitMethodFor(self: Ty, trait: Ty & { k: 'adt' }, name: string): Res | null {
@@ -1426,7 +1603,7 @@ export class Infer {
     if (k && DEREF_TO_ARG.has(k)) return t.args[0] ?? null;
     if (k === 'String') return { k: 'prim', name: 'str' };
     if (k === 'Vec') return { k: 'slice', of: t.args[0] ?? UNKNOWN('element') };
-    return this.assocOfTraitImpl(t, ['Deref'], 'Target');
+    return this.assocOfTraitImpl(t, DEREF_TARGET);
   }
 }
 
@@ -1437,11 +1614,16 @@ function refChain(t: Ty): ('ref' | 'mut')[] {
   return out;
 }
 
-/** Is a method's `self` parameter (`self`, `&self`, `&mut self` of an impl for a type with `implRefs`) of type `want`? */
-function sameChain(implRefs: ('ref' | 'mut')[], selfParam: string | null, want: ('ref' | 'mut')[]): boolean {
-  if (selfParam === null) return false;
-  const have = selfParam === 'value' ? implRefs : [selfParam === 'mut' ? 'mut' as const : 'ref' as const, ...implRefs];
-  return have.length === want.length && have.every((r, i) => r === want[i]);
+/** The references around a method's `self` parameter's type (`self`, `&self`, `&mut self` of an impl for a type with `implRefs`); null when it takes no `self`. */
+function selfChain(implRefs: ('ref' | 'mut')[], selfParam: string | null): ('ref' | 'mut')[] | null {
+  if (selfParam === null) return null;
+  return selfParam === 'value' ? implRefs : [selfParam === 'mut' ? 'mut' as const : 'ref' as const, ...implRefs];
+}
+
+function sameRefs(have: readonly ('ref' | 'mut')[], want: readonly ('ref' | 'mut')[]): boolean {
+  if (have.length !== want.length) return false;
+  for (let i = 0; i < have.length; i++) if (have[i] !== want[i]) return false;
+  return true;
 }
 
 /** `t` without its references (raw pointers kept). */
