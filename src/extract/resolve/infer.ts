@@ -1047,6 +1047,21 @@ export class Infer {
     return seen !== null && resKey(seen) === resKey(trait);
   }
 
+  /** Is trait `t` in scope for the body: nameable in its module (its name, or a `use … as _` of it), or the trait of the impl it is in (rustc's current trait)? */
+  private nameInScope(t: Res, env: BodyEnv): boolean {
+    const impl = env.def.impl ?? (env.def.kind === 'impl' ? env.def : null);
+    const own = impl ? this.impls.byDef.get(impl)?.trait : undefined;
+    if (own && resKey(own.res) === resKey(t)) return true;
+    const seen = this.names.lookup(env.def.scope, resPath(t).split('::').pop()!, 'type');
+    if (seen !== null && resKey(seen) === resKey(t)) return true;
+    for (const u of [...env.ctx.locals, ...env.def.scope.uses]) {
+      if (u.glob || u.alias !== '_') continue;
+      const r = this.names.resolveUse(u, env.def.scope, 'type');
+      if (r && resKey(r) === resKey(t)) return true;
+    }
+    return false;
+  }
+
   /** `name` from a loaded dependency's blanket impl of a trait in scope (its member, else the trait's item). */
   private depBlanket(name: string, env: BodyEnv): Method | null {
     for (const { trait, res } of this.depBlanketCandidates(name)) {
@@ -1232,6 +1247,10 @@ export class Infer {
         if (traits[i]!.blanket && t && concrete.has(resKey(t))) traits.splice(i, 1);
       }
     }
+    // one trait gives it, and that trait (this crate's or a dependency's) is not in scope: rustc does not see it
+    // at this step (petgraph's `self.edge_weight(ix)` in StableGraph's impl: DataMap's `&mut G` impl fits the
+    // autoref, but DataMap is not imported there; the inherent method one step on is the one called)
+    if (traits.length === 1 && traits[0]!.trait && !('ext' in traits[0]!.trait) && !this.nameInScope(traits[0]!.trait, env)) return null;
     if (traits.length <= 1) return traits[0] ?? null;
     // several traits give the method: the ones in scope (rustc's rule); several impls of one trait that
     // only the argument's type tells apart, and it does not: no guess
