@@ -60,7 +60,11 @@ export async function loadRust(): Promise<RustParser> {
       } finally {
         tree.delete();
       }
-      return new FileReader(text).read(flat.root);
+      try {
+        return new FileReader(text).read(flat.root);
+      } finally {
+        flat.release();
+      }
     },
   };
 }
