@@ -60,7 +60,11 @@ export async function loadRust(): Promise<RustParser> {
       } finally {
         tree.delete();
       }
-      return new FileReader(text).read(flat.root);
+      try {
+        return new FileReader(text).read(flat.root);
+      } finally {
+        flat.release();
+      }
     },
   };
 }
@@ -428,6 +432,11 @@ class FileReader {
       if (p.type === 'self_parameter') {
         const t = this.text(p);
         item.selfParam = t.startsWith('&') ? (/\bmut\b/.test(t) ? 'mut' : 'ref') : 'value';
+      } else if (p.type === 'parameter' && p.childForFieldName('pattern')?.type === 'self') {
+        // a typed receiver: `self: &Self`, `self: &mut Self`, `self: Self` (others, `self: Box<Self>`, stay unknown)
+        const tn = p.childForFieldName('type');
+        const t = (tn ? this.text(tn) : '').replace(/\s+/g, ' ').replace(/'\w+ /, '').trim();
+        item.selfParam = t === 'Self' ? 'value' : t === '&Self' || t === '& Self' ? 'ref' : /^& ?mut Self$/.test(t) ? 'mut' : null;
       } else if (p.type === 'parameter') {
         const pat = p.childForFieldName('pattern');
         const ty = this.syn.typeOf(p.childForFieldName('type'));

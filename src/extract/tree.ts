@@ -18,10 +18,12 @@
 // Invariants: a SyntaxNode answers as web-tree-sitter's Node does for every
 // member defined here (same nodes, same order; `id` is unique within its
 // tree only), except that a token tree or a comment has no children in a
-// tree without errors, a field that names a token (`operator`) is not kept, and that in a tree with errors a node next to a
-// zero-width MISSING node may get that node as its sibling where tree-sitter
-// (which finds siblings by position) answers none; a FlatTree is valid after its Tree is deleted (it copies
-// everything). Crash story: none — memory only; a tree with more nodes than
+// tree without errors, a field that names a token (`operator`) is not kept,
+// and in a tree with errors a node next to a zero-width MISSING node may get
+// that node as its sibling where tree-sitter (which finds siblings by
+// position) answers none. A FlatTree holds everything it answers (its Tree
+// can be deleted at once) until its `release()`, which lends its arrays to
+// the next walk. Crash story: none — memory only; a tree with more nodes than
 // the arrays hold grows them.
 import { Parser, type Language, type Tree, type TreeCursor } from 'web-tree-sitter';
 
@@ -152,17 +154,22 @@ export class FlatTree {
   readonly lines: Int32Array;
   private readonly nodes: (SyntaxNode | undefined)[];
 
-  constructor(readonly g: Grammar, readonly size: number, arrays: Arrays, lines: Int32Array) {
-    this.type = arrays.type.slice(0, size);
-    this.field = arrays.field.slice(0, size);
-    this.start = arrays.start.slice(0, size);
-    this.end = arrays.end.slice(0, size);
-    this.parent = arrays.parent.slice(0, size);
-    this.prev = arrays.prev.slice(0, size);
-    this.sub = arrays.sub.slice(0, size);
-    this.flags = arrays.flags.slice(0, size);
+  constructor(readonly g: Grammar, readonly size: number, private readonly arrays: Arrays, lines: Int32Array) {
+    this.type = arrays.type;
+    this.field = arrays.field;
+    this.start = arrays.start;
+    this.end = arrays.end;
+    this.parent = arrays.parent;
+    this.prev = arrays.prev;
+    this.sub = arrays.sub;
+    this.flags = arrays.flags;
     this.lines = lines;
     this.nodes = new Array<SyntaxNode | undefined>(size);
+  }
+
+  /** Hand the arrays back for the next walk: this tree and its nodes must not be used after. */
+  release(): void {
+    scratch ??= this.arrays;
   }
 
   get root(): SyntaxNode {
@@ -187,7 +194,7 @@ export class FlatTree {
   }
 }
 
-/** Scratch arrays the walk fills (grown as needed; one walk at a time per thread). */
+/** The arrays a walk fills (grown as needed); a released tree's arrays are taken by the next walk. */
 interface Arrays {
   type: Uint16Array;
   field: Uint16Array;
@@ -206,7 +213,7 @@ function arrays(n: number): Arrays {
   };
 }
 
-let scratch = arrays(1 << 14);
+let scratch: Arrays | null = arrays(1 << 14);
 
 function grow(a: Arrays, n: number): Arrays {
   const b = arrays(Math.max(n, a.type.length * 2));
@@ -310,13 +317,14 @@ export function flatten(tree: Tree, text: string, viaPublicCursor = false): Flat
   const named = g.named;
   const underscore = g.underscore;
   const opaque = g.opaque;
-  let a = scratch;
+  let a = scratch ?? arrays(1 << 12);
+  scratch = null;
   let last = -1; // the previous sibling of the next node
   let p = -1;
   let n = 0;
   try {
     for (;;) {
-      if (n >= a.type.length) a = scratch = grow(a, n + 1);
+      if (n >= a.type.length) a = grow(a, n + 1);
       const type = w.typeId();
       a.type[n] = type;
       a.parent[n] = p;

@@ -419,3 +419,40 @@ test('path calls into dependencies: a dependency type\'s provided trait method i
   assert.equal(e.dst, node(dep, 'dep::Seeded::from_other').id);
   assert.equal(e.dstKrate, 'dep@1.0.0');
 });
+
+test('method calls: `<P::X as Trait>::Y` is the trait\'s projection bounded as declared; a closure of a trait method on a bounded receiver gets `Self::Item` as its projection', async () => {
+  const g = await extract('calls');
+  const next = node(g, 'calls::Fallible::next').id;
+  const tryFold = node(g, 'calls::Fallible::try_fold').id;
+  const into = node(g, 'calls::IntoFallible::into_fallible').id;
+  const flatten = '<calls::FFlatten as calls::Fallible>';
+  // `it` from `&mut self.cur`, a field of type Option<<I::Item as IntoFallible>::IntoIter>: its bound Fallible's next
+  const e = callTo(g, `${flatten}::next`, 856, 'calls::Fallible::next');
+  assert.deepEqual([e.dst, e.dispatch], [next, 'dynamic']);
+  // `self.it.try_fold(acc, |acc, v| …)` with I: Fallible: v is I::Item, which `where I::Item: IntoFallible` bounds
+  assert.deepEqual([callTo(g, `${flatten}::try_fold`, 873, 'calls::IntoFallible::into_fallible').dst, callTo(g, `${flatten}::try_fold`, 874, 'calls::Fallible::try_fold').dst], [into, tryFold]);
+});
+
+test('method calls: a typed receiver `self: &Self` probes like `&self`: on `&&Csr` the blanket impl for `&G` is found before the inherent method of Csr', async () => {
+  const g = await extract('calls');
+  const blanket = "<&G as calls::Counted>::count";
+  assert.equal(callTo(g, '<&calls::Csr2 as calls::Adjacent>::adjacent', 914, blanket).dst, node(g, blanket).id);
+  // inside Csr2's own impl, the path call names the inherent method
+  assert.equal(callTo(g, '<calls::Csr2 as calls::Counted>::count', 895, 'calls::Csr2::count').dst, node(g, 'calls::Csr2::count', 'method').id);
+});
+
+test('method calls: a trait the body cannot see (not imported, not the impl\'s own trait) gives no method at a probe step; the impl\'s own trait does', async () => {
+  const g = await extract('calls');
+  // `self.weight()` on &mut Stable: Weights' `impl for &mut G` fits the autoref step, but Weights is not in scope
+  assert.equal(callTo(g, 'calls::Stable::retain', 940, 'calls::Stable::weight').dst, node(g, 'calls::Stable::weight', 'method').id);
+  // inside `impl weights::Weights for Tree`, Weights is in scope (rustc's current trait) without a `use`
+  const leaf = '<calls::Leaf as calls::weights::Weights>::weight';
+  assert.equal(callTo(g, '<calls::Tree as calls::weights::Weights>::weight', 964, leaf).dst, node(g, leaf).id);
+});
+
+test('macro arguments: `<T as Trait>::f()` is a qualified call (T\'s bound), and a chain on its value types through it', async () => {
+  const g = await extract('calls');
+  const max = callTo(g, 'calls::at_most', 975, 'calls::IndexLike::max');
+  assert.deepEqual([max.dst, max.dispatch, max.origin], [node(g, 'calls::IndexLike::max').id, 'dynamic', 'macro-arg']);
+  assert.equal(callTo(g, 'calls::at_most', 975, 'calls::IndexLike::index').dst, node(g, 'calls::IndexLike::index').id);
+});

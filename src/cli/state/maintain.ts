@@ -2,13 +2,14 @@
 // too many delta or delete files into sorted files — src/log/state/maintain.ts.
 // A lake made before `code_paths` (history's index by qualified path) gets it
 // first: created and folded from the log (state rebuild of that table alone;
-// a build cut short, still marked PROP_BUILDING, is done again).
+// a build cut short, still marked PROP_BUILDING, is done again). A code_keys
+// of the former layout is named (maintenance keeps it; `state rebuild` switches it).
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { formatMaintainReport, maintainState } from '../../log/state/maintain.ts';
 import { openLog, withProgress } from '../log/common.ts';
 import { hasStateTables, rebuildState } from '../../log/state/rebuild.ts';
-import { CODE_PATHS, PROP_BUILDING } from '../../log/state/schema.ts';
+import { CODE_KEYS, CODE_PATHS, PROP_BUILDING, keysLayout } from '../../log/state/schema.ts';
 import { ident } from '../../log/schema.ts';
 
 export const command: CommandSpec = {
@@ -36,6 +37,10 @@ async function run(args: Args, ctx: Context): Promise<void> {
     else {
       if (built) await ctx.out.line(`state maintain: built ${CODE_PATHS} (${built.rows} rows, folded from the log) in ${built.ms} ms`);
       await ctx.out.line(formatMaintainReport(r));
+      // a merge keeps code_keys' layout: only a rebuild refolds it crate-keyed
+      if (hasStateTables(log) && keysLayout((await log.lake.loadTable(ident(CODE_KEYS))).properties) !== 'krate') {
+        await ctx.out.line(`state maintain: ${CODE_KEYS} has the former layout (nodes by id read through code_nodes); 'mimir state rebuild' refolds it crate-keyed`);
+      }
     }
   } finally {
     open.close();

@@ -11,6 +11,7 @@ export const command: CommandSpec = {
   description: [
     'Folds the log at the current generation, crate by crate, and replaces the state tables\' files in one commit;',
     'ingests committed meanwhile are kept. Memory is bounded by --group-events.',
+    'A lake made before the crate-keyed code_keys (nodes by id read from one page of it) gets that layout here.',
   ].join('\n'),
   positionals: [],
   options: [{ name: 'group-events', kind: 'value', arg: 'N', help: 'events folded at a time (default 400000)' }],

@@ -264,6 +264,7 @@ class Scanner {
       }
       return { expr: UNKNOWN(t.delim === '[' ? 'array' : 'block'), j: i + 1 };
     }
+    if (isPunct(t, '<')) return this.qualified(toks, i);
     if (!(isSegment(t) || (isPunct(t, '::') && isSegment(toks[i + 1])))) return null;
     // a path: segments joined by `::`, generic arguments after `::` skipped
     const prev = toks[i - 1];
@@ -311,6 +312,37 @@ class Scanner {
       return { expr: { k: 'struct', path }, j: j + 1 };
     }
     return { expr: { k: 'path', path }, j };
+  }
+
+  /**
+   * `<T as Trait>::f(…)` at `i` with T and Trait plain paths (petgraph's `assert!(<Ix as IndexType>::max()…)`):
+   * a call with its qualified self, as the parser gives it; its value types as `T::f(…)` (T's bounds). Else null.
+   */
+  private qualified(toks: Token[], i: number): { expr: Expr; j: number } | null {
+    const plain = (from: number): { path: string; j: number } | null => {
+      const segs: string[] = [];
+      let j = from;
+      while (isSegment(toks[j])) {
+        segs.push(segText(toks[j]!));
+        j++;
+        if (isPunct(toks[j], '::') && isSegment(toks[j + 1])) { j++; continue; }
+        break;
+      }
+      return segs.length > 0 ? { path: segs.join('::'), j } : null;
+    };
+    const self = plain(i + 1);
+    if (!self || !isIdent(toks[self.j], 'as')) return null;
+    const trait = plain(self.j + 1);
+    if (!trait || !isPunct(toks[trait.j], '>') || !isPunct(toks[trait.j + 1], '::')) return null;
+    const name = toks[trait.j + 2];
+    const call = groupOf(toks[trait.j + 3], '(');
+    if (!name || !isSegment(name) || !call) return null;
+    const target = `<${self.path} as ${trait.path}>::${segText(name)}`;
+    this.ref(target, name, {});
+    const r = this.out.refs[this.out.refs.length - 1]!;
+    r.qself = { self: { k: 'path', path: self.path, args: [] }, trait: { k: 'path', path: trait.path, args: [] } };
+    this.list(call.tokens);
+    return { expr: { k: 'call', f: `${self.path}::${segText(name)}` }, j: trait.j + 4 };
   }
 
   /** The expression a group holds when it is one chain (`(x.y())`, a captured `$e`), scanning nothing. */

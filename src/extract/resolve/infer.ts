@@ -169,6 +169,13 @@ export class Infer {
   private projecting = 0;
 
   private projectionOnce(self: Ty, trait: Ty & { k: 'adt' }, name: string): Ty | null {
+    // `<P as Trait>::X` with P a type parameter or a projection (`<I::Item as IntoFallibleIterator>::IntoFallibleIter`):
+    // no impl to read, the trait's declaration of X — a parameter bounded as it declares
+    if (self.k === 'param' || (self.k === 'adt' && 'ext' in self.res && self.res.krate === null && self.args.length === 0 && /^[A-Za-z_]\w*::[A-Za-z_]\w*$/.test(self.res.ext))) {
+      const t = 'def' in trait.res && trait.res.def.kind === 'trait' ? this.projections({ k: 'adt', res: { ext: `Self::${name}`, krate: null, depName: null }, args: [] }, trait.res.def)
+        : 'dep' in trait.res ? this.depProjections({ k: 'adt', res: { ext: `Self::${name}`, krate: null, depName: null }, args: [] }, trait.res.dep) : null;
+      return t?.k === 'param' ? t : null;
+    }
     const want = refChain(self).join(' ');
     const mine = this.impls.implsOfTy(self).filter((i) => i.trait && sameItem(i.trait.res, trait.res))
       .sort((a, b) => Number(refChain(b.self).join(' ') === want) - Number(refChain(a.self).join(' ') === want));
@@ -808,17 +815,31 @@ export class Infer {
 
   /** A method of a blanket impl (`impl<T: Bound> Trait for T`) whose bounds `t` meets: the impl's member, else the trait's item. */
   private viaBlanket(t: Ty, name: string, env: BodyEnv): Method | null {
+    for (const c of this.viaBlanketCandidates(name, env)) {
+      if (!this.blanketBounds(c.info, c.param).every((b) => this.satisfies(t, b, env))) continue;
+      return { res: c.res, ret: this.returnType(c.res, null, t), dispatch: 'static' };
+    }
+    return null;
+  }
+
+  /** The blanket impls for a type parameter that give `name` (their member, else their trait's item), in order; memoised by name. */
+  private viaBlanketCandidates(name: string, env: BodyEnv): readonly { info: ImplInfo; res: Res; param: string }[] {
+    let out = this.viaBlanketMemo.get(name);
+    if (out !== undefined) return out;
+    out = [];
     for (const info of this.impls.blanket) {
       const param = stripRefs(info.self);
       if (param.k !== 'param') continue;
       const member = pickFn(info.members.get(name));
       const res: Res | null = member ? { def: member } : this.traitItem(info.trait!, name, env);
-      if (!res) continue;
-      if (!this.blanketBounds(info, param.name).every((b) => this.satisfies(t, b, env))) continue;
-      return { res, ret: this.returnType(res, null, t), dispatch: 'static' };
+      if (res) out.push({ info, res, param: param.name });
     }
-    return null;
+    this.viaBlanketMemo.set(name, out);
+    return out;
   }
+
+  private readonly viaBlanketMemo = new Map<string, { info: ImplInfo; res: Res; param: string }[]>();
+
 
   /** A blanket impl's bounds on its type parameter `param`, lowered in the impl's scope (once per impl). */
   private blanketBounds(info: ImplInfo, param: string): Ty[] {
@@ -846,7 +867,7 @@ export class Infer {
     // a method of the crate: the closure parameter's type from the method's `F: Fn(A)` bound
     const m = this.lookupMethod(recv, c.method, env);
     if (m && 'def' in m.res) {
-      const t = this.sigClosureParam(m.res.def, c.arg, c.param);
+      const t = this.sigClosureParam(m.res.def, c.arg, c.param, recv);
       if (t) return t;
     }
     return UNKNOWN(`closure parameter of ${c.method} on ${describe(recv)}`);
@@ -855,9 +876,11 @@ export class Infer {
   /**
    * The type of parameter `param` of a closure passed as argument `arg` of
    * the crate's function `def`: from the argument's `F: Fn(A, …)` bound (its
-   * own generic, a `where` clause, `impl Fn(A)`, `&dyn Fn(A)`), or null.
+   * own generic, a `where` clause, `impl Fn(A)`, `&dyn Fn(A)`), or null. A
+   * trait's method called on a bounded `recv`: `Self::X` in the bound is the
+   * projection (as in a return type: `G: FnMut(B, Self::Item)` on `I: FallibleIterator`).
    */
-  private sigClosureParam(def: Def, arg: number, param: number): Ty | null {
+  private sigClosureParam(def: Def, arg: number, param: number, recv: Ty | null = null): Ty | null {
     const p = def.item.params?.[arg];
     if (!p) return null;
     let ty = p.ty;
@@ -874,6 +897,11 @@ export class Infer {
       const pt = args && args.k === 'tuple' ? args.of[param] : undefined;
       if (!pt) return null;
       const denv = this.env(def);
+      const r = recv ? stripRefs(recv) : null;
+      if (def.parent?.kind === 'trait' && r && (r.k === 'param' || r.k === 'dyn')) {
+        const t = this.projections(this.lowering.lower(pt, def.scope, { ...denv.ctx, self: null }, r), def.parent);
+        return t.k === 'unknown' ? null : t;
+      }
       const t = this.lowering.lower(pt, def.scope, denv.ctx, denv.selfTy);
       return t.k === 'unknown' ? null : t;
     }
@@ -1017,6 +1045,21 @@ export class Infer {
     const last = resPath(trait).split('::').pop()!;
     const seen = this.names.resolve([last], env.def.scope, 'type', env.ctx);
     return seen !== null && resKey(seen) === resKey(trait);
+  }
+
+  /** Is trait `t` in scope for the body: nameable in its module (its name, or a `use … as _` of it), or the trait of the impl it is in (rustc's current trait)? */
+  private nameInScope(t: Res, env: BodyEnv): boolean {
+    const impl = env.def.impl ?? (env.def.kind === 'impl' ? env.def : null);
+    const own = impl ? this.impls.byDef.get(impl)?.trait : undefined;
+    if (own && resKey(own.res) === resKey(t)) return true;
+    const seen = this.names.lookup(env.def.scope, resPath(t).split('::').pop()!, 'type');
+    if (seen !== null && resKey(seen) === resKey(t)) return true;
+    for (const u of [...env.ctx.locals, ...env.def.scope.uses]) {
+      if (u.glob || u.alias !== '_') continue;
+      const r = this.names.resolveUse(u, env.def.scope, 'type');
+      if (r && resKey(r) === resKey(t)) return true;
+    }
+    return false;
   }
 
   /** `name` from a loaded dependency's blanket impl of a trait in scope (its member, else the trait's item). */
@@ -1204,6 +1247,10 @@ export class Infer {
         if (traits[i]!.blanket && t && concrete.has(resKey(t))) traits.splice(i, 1);
       }
     }
+    // one trait gives it, and that trait (this crate's or a dependency's) is not in scope: rustc does not see it
+    // at this step (petgraph's `self.edge_weight(ix)` in StableGraph's impl: DataMap's `&mut G` impl fits the
+    // autoref, but DataMap is not imported there; the inherent method one step on is the one called)
+    if (traits.length === 1 && traits[0]!.trait && !('ext' in traits[0]!.trait) && !this.nameInScope(traits[0]!.trait, env)) return null;
     if (traits.length <= 1) return traits[0] ?? null;
     // several traits give the method: the ones in scope (rustc's rule); several impls of one trait that
     // only the argument's type tells apart, and it does not: no guess
@@ -1499,9 +1546,7 @@ export class Infer {
       seen.add(r.def);
       const hit = r.def.children.find((c) => c.name === name && c.ns === 'value') ?? r.def.children.find((c) => c.name === name);
       if (hit) return { def: hit };
-      const ctx: PathCtx = { self: r, generics: r.def.item.generics, locals: [] };
-      for (const st of r.def.item.supertraits ?? []) {
-        const t = this.lowering.lower(st, r.def.scope, ctx, null);
+      for (const t of this.supertraits(r.def)) {
         if (t.k === 'adt') {
           const h = this.traitItemIn(t, name, env, seen);
           if (h) return h;
@@ -1525,6 +1570,19 @@ export class Infer {
     }
     return null;
   }
+
+  /** A trait's supertraits, lowered in its scope (`Self` the trait), once per trait. */
+  private supertraits(trait: Def): Ty[] {
+    let out = this.supertraitMemo.get(trait);
+    if (out === undefined) {
+      const ctx: PathCtx = { self: { def: trait }, generics: trait.item.generics, locals: [] };
+      out = (trait.item.supertraits ?? []).map((st) => this.lowering.lower(st, trait.scope, ctx, null));
+      this.supertraitMemo.set(trait, out);
+    }
+    return out;
+  }
+
+  private readonly supertraitMemo = new Map<Def, Ty[]>();
 
   /** `<T as Trait>::name` for a concrete T: the member of T's impl of Trait. */
   private traitMethodFor(self: Ty, trait: Ty & { k: 'adt' }, name: string): Res | null {

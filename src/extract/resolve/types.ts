@@ -70,7 +70,7 @@ export class TypeLowering {
         if (t.trait && this.projection && depth < MAX_ALIAS_DEPTH) {
           const on = this.lower(t.self, scope, ctx, self, depth + 1);
           const trait = this.lower(t.trait, scope, ctx, self, depth + 1);
-          const hit = on.k !== 'unknown' && on.k !== 'param' && trait.k === 'adt' ? this.projection(on, trait, t.name) : null;
+          const hit = on.k !== 'unknown' && trait.k === 'adt' ? this.projection(on, trait, t.name) : null;
           if (hit) return hit;
         }
         return { k: 'unknown', why: `associated type ${t.name}` };
