@@ -29,6 +29,8 @@ export interface RustParser {
 
 const CHUNK = 64 * 1024;
 const SIGNATURE_CAP = 200;
+/** Text read for a long item's signature before falling back to the whole text (see `signature`). */
+const PREFIX = 4 * SIGNATURE_CAP;
 
 let language: Promise<Language> | null = null;
 
@@ -392,11 +394,26 @@ class FileReader {
     if (nameNode) item.col = nameNode.startPosition.column + 1;
     this.spans.set(item, [node.startIndex, node.endIndex]);
     item.visibility = this.visibility(node);
-    const end = body ? body.startIndex : node.endIndex;
-    let sig = collapse(this.src.slice(node.startIndex, end));
-    if (sig.endsWith(';') || sig.endsWith('=')) sig = sig.slice(0, -1).trimEnd();
-    item.signature = sig.length > SIGNATURE_CAP ? sig.slice(0, SIGNATURE_CAP) : sig;
+    item.signature = this.signature(node.startIndex, body ? body.startIndex : node.endIndex);
     return item;
+  }
+
+  /**
+   * The collapsed text `start..end` without a last `;`/`=`, cut at
+   * SIGNATURE_CAP. A long text (a `macro_rules!`, a tuple struct) is
+   * collapsed from a prefix when that prefix alone gives more than the cap
+   * plus the two characters the end can lose: the same first SIGNATURE_CAP
+   * characters (whitespace runs collapse the same in a prefix, and the text
+   * starts at a token), without collapsing the whole item.
+   */
+  private signature(start: number, end: number): string {
+    if (end - start > PREFIX) {
+      const head = collapse(this.src.slice(start, start + PREFIX));
+      if (head.length > SIGNATURE_CAP + 2) return head.slice(0, SIGNATURE_CAP);
+    }
+    let sig = collapse(this.src.slice(start, end));
+    if (sig.endsWith(';') || sig.endsWith('=')) sig = sig.slice(0, -1).trimEnd();
+    return sig.length > SIGNATURE_CAP ? sig.slice(0, SIGNATURE_CAP) : sig;
   }
 
   private visibility(node: Node): string {
