@@ -417,10 +417,8 @@ class FileReader {
   }
 
   private visibility(node: Node): string {
-    for (const c of node.namedChildren) {
-      if (c && c.type === 'visibility_modifier') return collapse(this.text(c));
-    }
-    return '';
+    const c = node.namedChildOfType('visibility_modifier');
+    return c ? collapse(this.text(c)) : '';
   }
 
   private generics(node: Node, item: Item, extra: string[] = []) {
@@ -627,14 +625,14 @@ class FileReader {
   }
 
   private attrName(attr: Node): string {
-    const a = attr.namedChildren.find((c) => c?.type === 'attribute');
+    const a = attr.namedChildOfType('attribute');
     const first = a?.namedChild(0);
     return first ? this.text(first) : '';
   }
 
   /** `#[name = "value"]` -> value (string literal content), else null. */
   private attrValue(attr: Node, name: string): string | null {
-    const a = attr.namedChildren.find((c) => c?.type === 'attribute');
+    const a = attr.namedChildOfType('attribute');
     if (!a || this.attrName(attr) !== name) return null;
     const v = a.childForFieldName('value');
     if (!v || v.type !== 'string_literal') return null;

@@ -180,9 +180,14 @@ export class FlatTree {
     return this.nodes[i] ??= new SyntaxNode(this, i);
   }
 
+  /** The row `point` found last: readers ask for nearby offsets in turn (a row, then its column; items in order). */
+  private row = 0;
+
   /** Row and column (code units) of a text offset. */
   point(index: number): Point {
     const lines = this.lines;
+    const r = this.row;
+    if (lines[r]! <= index && (r + 1 === lines.length || index < lines[r + 1]!)) return { row: r, column: index - lines[r]! };
     let lo = 0;
     let hi = lines.length - 1;
     while (lo < hi) {
@@ -190,6 +195,7 @@ export class FlatTree {
       if (lines[mid]! <= index) lo = mid;
       else hi = mid - 1;
     }
+    this.row = lo;
     return { row: lo, column: index - lines[lo]! };
   }
 }
@@ -515,6 +521,15 @@ export class SyntaxNode {
       if (!named[t.type[c]!]) continue;
       if (k++ === index) return t.node(c);
     }
+    return null;
+  }
+
+  /** The first named child of type `type` (what `namedChildren.find((c) => c.type === type)` gives, without the array). */
+  namedChildOfType(type: string): SyntaxNode | null {
+    const t = this.t;
+    const g = t.g;
+    const end = t.sub[this.id]!;
+    for (let c = this.id + 1; c < end; c = t.sub[c]!) if (g.named[t.type[c]!] && g.typeName(t.type[c]!) === type) return t.node(c);
     return null;
   }
 
