@@ -49,6 +49,14 @@ export interface FlatColumn {
   truncate: number;
 }
 
+/** What writeFlatColumn gives back: the chunk's page indexes and its values' bounds (undefined: no value). */
+export interface FlatChunk {
+  indexes: PageIndexes;
+  /** The least and greatest non-null value (strings in UTF-8 byte order), from the page bounds. */
+  min: unknown;
+  max: unknown;
+}
+
 /** Sampling rejects a dictionary when distinct values are more than this share of the sampled bytes (as hyparquet-writer). */
 const SAMPLE_REJECTION = 0.9;
 const HIGH_UNIT = 0xd800;
@@ -296,7 +304,7 @@ function plainValue(out: Scratch, kind: FlatKind, v: unknown): boolean {
  * `writer`; returns its chunk metadata and page indexes, as
  * hyparquet-writer's writeColumn does (statistics left to the caller).
  */
-export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes {
+export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
   const { data, rows: n, kind, element } = c;
   const type = element.type!;
   const optional = element.repetition_type !== 'REQUIRED';
@@ -349,14 +357,16 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
   let descending = true;
   let prevMin: unknown;
   let prevMax: unknown;
+  // the chunk's bounds: the least page min and the greatest page max (every page's bounds are
+  // computed, column index or not: they are the chunk's statistics and the file's metrics)
+  let chunkMin: unknown;
+  let chunkMax: unknown;
 
   const dataPageOffset = BigInt(writer.offset);
   let start = 0;
   for (const end of ends) {
     const pageOffset = writer.offset;
     let nulls = 0;
-    let min: unknown;
-    let max: unknown;
     levels.reset();
     if (defs) {
       nulls = countNulls(defs, start, end);
@@ -373,12 +383,19 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
       else plainInt64Page(data, start, end);
       raw = scratch.buf.subarray(0, scratch.len);
     }
-    if (columnIndex) {
-      // page bounds: one pass over the page's values (booleans: false < true)
-      if (high) utf8Bounds(data, start, end);
-      else nativeBounds(data, start, end);
-      min = boundMin;
-      max = boundMax;
+    // page bounds: one pass over the page's values (booleans: false < true)
+    if (high) utf8Bounds(data, start, end);
+    else nativeBounds(data, start, end);
+    const min = boundMin;
+    const max = boundMax;
+    if (min !== undefined) {
+      if (chunkMin === undefined) {
+        chunkMin = min;
+        chunkMax = max;
+      } else {
+        if (high ? compareStrings(min as string, chunkMin as string) < 0 : (min as number) < (chunkMin as number)) chunkMin = min;
+        if (high ? compareStrings(chunkMax as string, max as string) < 0 : (chunkMax as number) < (max as number)) chunkMax = max;
+      }
     }
     const body = compress ? compress(raw) : raw;
     const headerStart = writer.offset;
@@ -433,7 +450,7 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
   if (strings.buf.length > 32 << 20) strings.shrink();
   if (columnIndex) columnIndex.boundary_order = ascending ? 'ASCENDING' : descending ? 'DESCENDING' : 'UNORDERED';
 
-  return {
+  const indexes: PageIndexes = {
     chunk: {
       meta_data: {
         type,
@@ -451,6 +468,7 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): PageIndexes 
     ...(columnIndex ? { columnIndex } : {}),
     ...(offsetIndex ? { offsetIndex } : {}),
   };
+  return { indexes, min: chunkMin, max: chunkMax };
 }
 
 const levelsScratch = new Scratch();
