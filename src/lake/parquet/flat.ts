@@ -555,12 +555,31 @@ function countNulls(defs: Uint8Array, start: number, end: number): number {
  * after `pageRows` rows; a page of at least one value.
  */
 function pageEnds(data: readonly unknown[], n: number, pageBytes: number, pageRows: number, codes: Int32Array | undefined, offs: Int32Array | undefined, kind: FlatKind): number[] {
+  if (codes) return codePageEnds(codes, n, pageBytes, pageRows);
   const ends: number[] = [];
   let acc = 0;
   let start = 0;
   for (let i = 0; i < n; i++) {
     const v = data[i];
-    const size = v === null || v === undefined ? 0 : codes ? 4 : offs ? offs[i + 1]! - offs[i]! - 4 : estimate(kind, v);
+    const size = v === null || v === undefined ? 0 : offs ? offs[i + 1]! - offs[i]! - 4 : estimate(kind, v);
+    acc += size;
+    if ((acc >= pageBytes || i - start >= pageRows) && i > start) {
+      ends.push(i);
+      start = i;
+      acc = size;
+    }
+  }
+  if (start < n || n === 0) ends.push(n);
+  return ends;
+}
+
+/** pageEnds of a dictionary-coded column: a code counts 4 bytes, a null (-1) none; read from the codes alone. */
+function codePageEnds(codes: Int32Array, n: number, pageBytes: number, pageRows: number): number[] {
+  const ends: number[] = [];
+  let acc = 0;
+  let start = 0;
+  for (let i = 0; i < n; i++) {
+    const size = codes[i]! < 0 ? 0 : 4;
     acc += size;
     if ((acc >= pageBytes || i - start >= pageRows) && i > start) {
       ends.push(i);
