@@ -29,6 +29,8 @@ export interface RustParser {
 
 const CHUNK = 64 * 1024;
 const SIGNATURE_CAP = 200;
+/** Text read for a long item's signature before falling back to the whole text (see `signature`). */
+const PREFIX = 4 * SIGNATURE_CAP;
 
 let language: Promise<Language> | null = null;
 
@@ -392,18 +394,31 @@ class FileReader {
     if (nameNode) item.col = nameNode.startPosition.column + 1;
     this.spans.set(item, [node.startIndex, node.endIndex]);
     item.visibility = this.visibility(node);
-    const end = body ? body.startIndex : node.endIndex;
-    let sig = collapse(this.src.slice(node.startIndex, end));
-    if (sig.endsWith(';') || sig.endsWith('=')) sig = sig.slice(0, -1).trimEnd();
-    item.signature = sig.length > SIGNATURE_CAP ? sig.slice(0, SIGNATURE_CAP) : sig;
+    item.signature = this.signature(node.startIndex, body ? body.startIndex : node.endIndex);
     return item;
   }
 
-  private visibility(node: Node): string {
-    for (const c of node.namedChildren) {
-      if (c && c.type === 'visibility_modifier') return collapse(this.text(c));
+  /**
+   * The collapsed text `start..end` without a last `;`/`=`, cut at
+   * SIGNATURE_CAP. A long text (a `macro_rules!`, a tuple struct) is
+   * collapsed from a prefix when that prefix alone gives more than the cap
+   * plus the two characters the end can lose: the same first SIGNATURE_CAP
+   * characters (whitespace runs collapse the same in a prefix, and the text
+   * starts at a token), without collapsing the whole item.
+   */
+  private signature(start: number, end: number): string {
+    if (end - start > PREFIX) {
+      const head = collapse(this.src.slice(start, start + PREFIX));
+      if (head.length > SIGNATURE_CAP + 2) return head.slice(0, SIGNATURE_CAP);
     }
-    return '';
+    let sig = collapse(this.src.slice(start, end));
+    if (sig.endsWith(';') || sig.endsWith('=')) sig = sig.slice(0, -1).trimEnd();
+    return sig.length > SIGNATURE_CAP ? sig.slice(0, SIGNATURE_CAP) : sig;
+  }
+
+  private visibility(node: Node): string {
+    const c = node.namedChildOfType('visibility_modifier');
+    return c ? collapse(this.text(c)) : '';
   }
 
   private generics(node: Node, item: Item, extra: string[] = []) {
@@ -610,14 +625,14 @@ class FileReader {
   }
 
   private attrName(attr: Node): string {
-    const a = attr.namedChildren.find((c) => c?.type === 'attribute');
+    const a = attr.namedChildOfType('attribute');
     const first = a?.namedChild(0);
     return first ? this.text(first) : '';
   }
 
   /** `#[name = "value"]` -> value (string literal content), else null. */
   private attrValue(attr: Node, name: string): string | null {
-    const a = attr.namedChildren.find((c) => c?.type === 'attribute');
+    const a = attr.namedChildOfType('attribute');
     if (!a || this.attrName(attr) !== name) return null;
     const v = a.childForFieldName('value');
     if (!v || v.type !== 'string_literal') return null;

@@ -201,7 +201,7 @@ export class Syntax {
         if (n) out.push({ name: this.text(n), bounds: [] });
       }
     }
-    const where = node.namedChildren.find((c) => c?.type === 'where_clause');
+    const where = node.namedChildOfType('where_clause');
     for (const pred of where?.namedChildren ?? []) {
       if (!pred || pred.type !== 'where_predicate') continue;
       const left = pred.childForFieldName('left');

@@ -180,9 +180,14 @@ export class FlatTree {
     return this.nodes[i] ??= new SyntaxNode(this, i);
   }
 
+  /** The row `point` found last: readers ask for nearby offsets in turn (a row, then its column; items in order). */
+  private row = 0;
+
   /** Row and column (code units) of a text offset. */
   point(index: number): Point {
     const lines = this.lines;
+    const r = this.row;
+    if (lines[r]! <= index && (r + 1 === lines.length || index < lines[r + 1]!)) return { row: r, column: index - lines[r]! };
     let lo = 0;
     let hi = lines.length - 1;
     while (lo < hi) {
@@ -190,6 +195,7 @@ export class FlatTree {
       if (lines[mid]! <= index) lo = mid;
       else hi = mid - 1;
     }
+    this.row = lo;
     return { row: lo, column: index - lines[lo]! };
   }
 }
@@ -224,13 +230,21 @@ function grow(a: Arrays, n: number): Arrays {
 
 /** Offsets at which each line of `text` starts. */
 function lineStarts(text: string): Int32Array {
-  let count = 1;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) count++;
-  const out = new Int32Array(count);
+  let buf = lineScratch;
   let k = 1;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) out[k++] = i + 1;
-  return out;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) {
+    if (k === buf.length) {
+      const b = new Int32Array(buf.length * 2);
+      b.set(buf);
+      buf = lineScratch = b;
+    }
+    buf[k++] = i + 1;
+  }
+  return buf.slice(0, k);
 }
+
+/** Line starts are collected here, then copied out at their count (one pass over the text instead of two). */
+let lineScratch = new Int32Array(1 << 12);
 
 /** The cursor moves and reads the walk needs. */
 interface Walker {
@@ -313,6 +327,7 @@ function publicWalker(tree: Tree): Walker {
 export function flatten(tree: Tree, text: string, viaPublicCursor = false): FlatTree {
   const g = grammarOf(tree.language);
   const errors = tree.rootNode.hasError;
+  if (binding && !viaPublicCursor && !errors) return rawFlatten(binding, tree, g, text);
   const w = binding && !viaPublicCursor ? rawWalker(binding, tree) : publicWalker(tree);
   const named = g.named;
   const underscore = g.underscore;
@@ -357,6 +372,83 @@ export function flatten(tree: Tree, text: string, viaPublicCursor = false): Flat
     }
   } finally {
     w.done();
+  }
+  return new FlatTree(g, n, a, lineStarts(text));
+}
+
+/**
+ * `flatten` of a tree without errors through the wasm exports, each held in
+ * a local: the module object has hundreds of properties (a dictionary, not a
+ * fast-property object), so a property read per call was a hash lookup, and
+ * the walker's closures were one more call per node read.
+ */
+function rawFlatten(b: Binding, tree: Tree, g: Grammar, text: string): FlatTree {
+  const typeIdOf = b._ts_tree_cursor_current_node_type_id_wasm;
+  const fieldIdOf = b._ts_tree_cursor_current_field_id_wasm;
+  const startOf = b._ts_tree_cursor_start_index_wasm;
+  const endOf = b._ts_tree_cursor_end_index_wasm;
+  const firstChild = b._ts_tree_cursor_goto_first_child_wasm;
+  const nextSibling = b._ts_tree_cursor_goto_next_sibling_wasm;
+  const parent = b._ts_tree_cursor_goto_parent_wasm;
+  const t = (tree as unknown as { 0: number })[0];
+  const cursor = tree.walk();
+  const h = (cursor as unknown as Handles).handles;
+  const tb = transfer;
+  let heap = b.HEAP32;
+  heap[tb] = h[0]!; heap[tb + 1] = h[1]!; heap[tb + 2] = h[2]!; heap[tb + 3] = h[3]!;
+  const named = g.named;
+  const underscore = g.underscore;
+  const opaque = g.opaque;
+  let a = scratch ?? arrays(1 << 12);
+  scratch = null;
+  let type16 = a.type, field = a.field, start = a.start, end = a.end, par = a.parent, prev = a.prev, sub = a.sub, flags = a.flags;
+  let cap = type16.length;
+  let last = -1; // the previous sibling of the next node
+  let p = -1;
+  let n = 0;
+  try {
+    for (;;) {
+      if (n >= cap) {
+        a = grow(a, n + 1);
+        type16 = a.type; field = a.field; start = a.start; end = a.end; par = a.parent; prev = a.prev; sub = a.sub; flags = a.flags;
+        cap = type16.length;
+      }
+      const type = typeIdOf(t);
+      type16[n] = type;
+      par[n] = p;
+      prev[n] = last;
+      flags[n] = 0;
+      if (named[type]) {
+        start[n] = startOf(t);
+        end[n] = endOf(t);
+        field[n] = fieldIdOf(t);
+      } else {
+        start[n] = -1;
+        end[n] = -1;
+        field[n] = underscore.has(type) ? fieldIdOf(t) : 0;
+      }
+      const me = n++;
+      if (!opaque[type] && firstChild(t) !== 0) {
+        p = me;
+        last = -1;
+        continue;
+      }
+      sub[me] = n;
+      last = me;
+      let done = false;
+      while (nextSibling(t) === 0) {
+        if (parent(t) === 0) { done = true; break; }
+        sub[p] = n;
+        last = p;
+        p = par[p]!;
+      }
+      if (done) break;
+    }
+  } finally {
+    // the cursor's stack may have moved while it grew: hand its current handles back before freeing it
+    heap = b.HEAP32;
+    h[0] = heap[tb]!; h[1] = heap[tb + 1]!; h[2] = heap[tb + 2]!; h[3] = heap[tb + 3]!;
+    cursor.delete();
   }
   return new FlatTree(g, n, a, lineStarts(text));
 }
@@ -429,6 +521,15 @@ export class SyntaxNode {
       if (!named[t.type[c]!]) continue;
       if (k++ === index) return t.node(c);
     }
+    return null;
+  }
+
+  /** The first named child of type `type` (what `namedChildren.find((c) => c.type === type)` gives, without the array). */
+  namedChildOfType(type: string): SyntaxNode | null {
+    const t = this.t;
+    const g = t.g;
+    const end = t.sub[this.id]!;
+    for (let c = this.id + 1; c < end; c = t.sub[c]!) if (g.named[t.type[c]!] && g.typeName(t.type[c]!) === type) return t.node(c);
     return null;
   }
 

@@ -738,6 +738,8 @@ async function diffAndWrite(
     };
     for (const p of plans) rankOf(p, new Set());
     plans.sort((a, b) => rank.get(b)! - rank.get(a)!);
+    // ... and a free worker takes the ready crate of highest rank, whenever it was submitted
+    for (const p of plans) p.job!.priority = rank.get(p)!;
   }
 
   const pool = new ExtractPool(Math.min(opts.workers ?? 2, plans.length), opts.extractTimeoutMs);
@@ -789,6 +791,9 @@ async function diffAndWrite(
             if (!(res instanceof Error) && res.summary) summaries.put(res.summary);
             extracted.add(plan.spec.krate);
             ready.push({ plan, res });
+            // the crates that waited for this one start now, not when this thread has written
+            // what is ahead of it (seconds, while the workers would idle)
+            submit();
             const w = wake;
             wake = null;
             w?.();

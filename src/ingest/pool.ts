@@ -4,13 +4,16 @@
 //
 // Invariant: every job settles — with its graph, or with an error when
 // extraction threw or its worker died (the worker is then replaced). Read-only.
+// Every job is offered to every worker and run by the one that claims it first
+// (a shared compare-and-swap), so the workers take the next crate themselves
+// while this thread is busy writing.
 // Messages: a dependency summary is posted to a worker once and named by id
 // after; the worker keeps it until `forget` (DepSummaries calls it when no job
 // of the run will take it again), so a worker holds at most the summaries the
 // run still needs. Result batches cross as dictionaries where values repeat.
 // Creating a pool sets V8's tier-up budget for the process (see `tierUpLater`).
 import { readFileSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
+import { serialize, setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { extractCrate, loadRust, type CrateGraph, type DepCrate, type ExtractInput, type RustParser } from '../extract/index.ts';
 import { summaryOf } from './deps.ts';
@@ -44,6 +47,13 @@ export interface ExtractJob {
    * schemas) instead of returning those facts.
    */
   addRows?: { run: string; ts: bigint };
+  /**
+   * Among the jobs offered and not yet claimed, a free worker takes the one
+   * of highest priority (default 0; the oldest among equals): a crate that
+   * heads a long chain of dependants starts before smaller ones submitted
+   * earlier.
+   */
+  priority?: number;
 }
 
 export type ExtractReply =
@@ -164,27 +174,38 @@ interface Pending {
   job: ExtractJob;
   resolve: (r: ExtractResult) => void;
   reject: (e: Error) => void;
+  /** Shared with every worker (see JobMessage): slot 0 = the id of the worker that claimed the job, 0 while none has. */
+  claim: Int32Array;
+  /** The job's time limit, set once its worker says it started. */
+  timer: NodeJS.Timeout | null;
 }
 
 interface Slot {
+  /** Unique in the process (a replaced worker's successor gets a new one): what a claim holds. */
+  id: number;
   worker: Worker;
-  /** Jobs posted to the worker, oldest (the one running) first; only the oldest has a timer. */
-  posted: Pending[];
-  timer: NodeJS.Timeout | null;
   /** The dependency summaries the worker holds, by their ids (see JobMessage). */
   held: Map<DepCrate, number>;
 }
 
 /**
- * A job as posted to a worker. A dependency summary goes whole the first
- * time the worker gets it, then by id alone: the worker keeps it until told
- * to forget it. Summaries were most of the bytes posted to workers (the same
+ * A job as offered to the workers: every worker gets every job, and the first
+ * to claim it (compare-and-swap of `claim[0]` from 0 to its id) runs it; the
+ * others skip it. So a worker that finishes a crate starts the next one
+ * without this thread: while this thread is busy writing (seconds of Parquet
+ * encoding at a time), the workers keep taking jobs in order and no core
+ * waits for it to hand out work. A dependency summary goes whole the first
+ * time a worker gets it, then by id alone: the worker keeps it until told to
+ * forget it. Summaries were most of the bytes posted to workers (the same
  * crate's summary to every crate depending on it: 56 MB of messages for
  * bench:ingest's 103 crates, ~12 MB of distinct summaries).
  */
 export interface JobMessage {
   seq: number;
-  job: Omit<ExtractJob, 'depCrates'> & { depCrates?: { id: number; crate?: DepCrate }[] };
+  /** A view of a SharedArrayBuffer (the same memory in every worker): [claimed by]. */
+  claim: Int32Array;
+  /** A summary goes whole as `bytes` (v8.serialize: serialized once here, whatever the number of workers; a worker decodes it when it claims a job that needs it). */
+  job: Omit<ExtractJob, 'depCrates'> & { depCrates?: { id: number; bytes?: Uint8Array }[] };
 }
 
 /** The worker may drop these summaries: no job will name them again. */
@@ -192,12 +213,14 @@ export interface ForgetMessage {
   forget: number[];
 }
 
-/**
- * Jobs posted to one worker ahead of its replies: the worker starts the next
- * crate without waiting for this thread to read the last reply (this thread
- * may be busy writing for a while).
- */
-const AHEAD = 2;
+/** A worker claimed job `seq` at `at` (Date.now() in the worker): its time limit runs from then. */
+export interface ClaimedMessage {
+  claimed: number;
+  at: number;
+}
+
+/** What a worker posts: a claim, or a job's outcome. */
+export type WorkerMessage = ClaimedMessage | ExtractReply;
 
 /**
  * V8's interrupt budget (bytecode run before a function is considered for
@@ -241,21 +264,24 @@ function workerEntry(): { url: URL; execArgv?: string[] } {
 
 export class ExtractPool {
   private readonly slots: Slot[] = [];
-  private readonly queue: Omit<Pending, 'seq'>[] = [];
+  /** Jobs offered to the workers and not settled, by seq (oldest first). */
+  private readonly pending = new Map<number, Pending>();
   private seq = 0;
+  private lastSlotId = 0;
   private closed = false;
   private local: Promise<RustParser> | null = null;
   /** Ids of the dependency summaries posted (JobMessage), and those no job will need any more (`forget`). */
   private readonly summaryIds = new WeakMap<DepCrate, number>();
   private lastSummaryId = 0;
-  private readonly unwanted = new WeakSet<DepCrate>();
+  /** Each summary serialized once, for every worker it goes to. */
+  private readonly summaryBytes = new WeakMap<DepCrate, Uint8Array>();
 
   /**
    * `timeoutMs` bounds one crate's extraction in a worker: past it the worker
    * is terminated and replaced, and the job fails (a pathological input must
-   * not stall a run). A job's clock starts when it is the oldest one posted to
-   * its worker (so it runs at least that long). Jobs run in this thread
-   * (`workers: 0`) have no limit.
+   * not stall a run). A job's clock starts when a worker claims it (so it
+   * runs at least that long). Jobs run in this thread (`workers: 0`) have no
+   * limit.
    */
   constructor(readonly workers: number, private readonly timeoutMs = DEFAULT_EXTRACT_TIMEOUT_MS) {
     tierUpLater();
@@ -264,47 +290,54 @@ export class ExtractPool {
 
   private spawn(): Slot {
     const { url, execArgv } = workerEntry();
-    const worker = new Worker(url, execArgv ? { execArgv } : {});
-    const slot: Slot = { worker, posted: [], timer: null, held: new Map() };
-    worker.on('message', (r: ExtractReply) => {
-      const b = slot.posted[0];
-      if (!b || b.seq !== r.seq) return;
-      slot.posted.shift();
-      this.clock(slot);
-      if (r.ok) b.resolve(fromWireResult(r.result));
-      else b.reject(new Error(r.error));
-      this.pump();
+    const id = ++this.lastSlotId;
+    const worker = new Worker(url, { workerData: { id }, ...execArgv ? { execArgv } : {} });
+    const slot: Slot = { id, worker, held: new Map() };
+    worker.on('message', (m: WorkerMessage) => {
+      if ('claimed' in m) {
+        const p = this.pending.get(m.claimed);
+        if (p && !p.timer) p.timer = setTimeout(() => this.expire(slot, p), Math.max(0, this.timeoutMs - (Date.now() - m.at)));
+        return;
+      }
+      const p = this.pending.get(m.seq);
+      if (!p) return;
+      this.settle(p);
+      if (m.ok) p.resolve(fromWireResult(m.result));
+      else p.reject(new Error(m.error));
     });
     const die = (err: Error) => {
       const i = this.slots.indexOf(slot);
       if (i < 0) return;
       this.retire(slot, err);
-      if (!this.closed) {
-        this.slots[i] = this.spawn();
-        this.pump();
-      }
+      if (!this.closed) this.slots[i] = this.offerAll(this.spawn());
     };
     worker.on('error', (e) => die(e instanceof Error ? e : new Error(String(e))));
     worker.on('exit', (code) => { if (!this.closed && this.slots.includes(slot)) die(new Error(`extract worker exited with code ${code}`)); });
-    worker.unref();
+    if (this.pending.size === 0) worker.unref();
     return slot;
   }
 
-  /** (Re)start the limit for the oldest job posted to `slot`. */
-  private clock(slot: Slot): void {
-    if (slot.timer) clearTimeout(slot.timer);
-    slot.timer = null;
-    const head = slot.posted[0];
-    if (head) slot.timer = setTimeout(() => this.expire(slot, head.seq), this.timeoutMs);
+  /** The job leaves the pool (its outcome is the caller's to deliver). */
+  private settle(p: Pending): void {
+    if (p.timer) clearTimeout(p.timer);
+    p.timer = null;
+    this.pending.delete(p.seq);
+    if (this.pending.size === 0) for (const s of this.slots) s.worker.unref();
   }
 
-  /** A slot leaves the pool: its running job fails with `err`, the jobs posted behind it go back to the queue. */
+  /** A slot leaves the pool: the job it claimed and has not finished fails with `err`; the jobs no worker claimed stay offered. */
   private retire(slot: Slot, err: Error): void {
-    if (slot.timer) clearTimeout(slot.timer);
-    slot.timer = null;
-    const [head, ...rest] = slot.posted.splice(0);
-    this.queue.unshift(...rest.map(({ job, resolve, reject }) => ({ job, resolve, reject })));
-    head?.reject(err);
+    for (const p of [...this.pending.values()]) {
+      if (Atomics.load(p.claim, 0) !== slot.id) continue;
+      this.settle(p);
+      p.reject(err);
+    }
+  }
+
+  /** Offer a (new) worker every job no worker has claimed. */
+  private offerAll(slot: Slot): Slot {
+    for (const p of this.pending.values()) if (Atomics.load(p.claim, 0) === 0) this.post(slot, p);
+    return slot;
   }
 
   /** Extract one crate (in a worker, or here when the pool has none). */
@@ -312,8 +345,12 @@ export class ExtractPool {
     if (this.closed) return Promise.reject(new Error('the extract pool is closed'));
     if (this.workers === 0) return this.runHere(job);
     return new Promise((resolve, reject) => {
-      this.queue.push({ job, resolve, reject });
-      this.pump();
+      const p: Pending = { seq: ++this.seq, job, resolve, reject, claim: new Int32Array(new SharedArrayBuffer(4)), timer: null };
+      this.pending.set(p.seq, p);
+      for (const slot of this.slots) {
+        slot.worker.ref();
+        this.post(slot, p);
+      }
     });
   }
 
@@ -324,21 +361,6 @@ export class ExtractPool {
     return jobResult(job, graph, performance.now() - t0);
   }
 
-  private pump(): void {
-    for (let round = 0; round < AHEAD; round++) {
-      for (const slot of this.slots) {
-        if (slot.posted.length > round || this.queue.length === 0) continue;
-        const next = this.queue.shift()!;
-        const p: Pending = { seq: ++this.seq, ...next };
-        slot.posted.push(p);
-        if (slot.posted.length === 1) this.clock(slot);
-        slot.worker.ref();
-        this.post(slot, p);
-      }
-    }
-    for (const slot of this.slots) if (slot.posted.length === 0) slot.worker.unref();
-  }
-
   private post(slot: Slot, p: Pending): void {
     const used = p.job.depCrates ?? [];
     const depCrates = used.map((crate) => {
@@ -346,26 +368,26 @@ export class ExtractPool {
       if (id === undefined) this.summaryIds.set(crate, (id = ++this.lastSummaryId));
       if (slot.held.has(crate)) return { id };
       slot.held.set(crate, id);
-      return { id, crate };
+      let bytes = this.summaryBytes.get(crate);
+      if (!bytes) this.summaryBytes.set(crate, (bytes = serialize(crate)));
+      return { id, bytes };
     });
-    const msg: JobMessage = { seq: p.seq, job: { ...p.job, depCrates } };
+    const msg: JobMessage = { seq: p.seq, claim: p.claim, job: { ...p.job, depCrates } };
     slot.worker.postMessage(msg);
-    for (const crate of used) if (this.unwanted.has(crate)) this.release(crate);
   }
 
   /**
    * No job submitted from now on needs `crate` (a dependency summary): the
-   * workers drop it once no queued job names it either. Jobs already posted
-   * hold it already (a worker resolves a job's summaries as it receives it).
+   * workers drop it. Jobs already offered hold it already (a worker resolves
+   * a job's summaries as it receives it); a worker started later to replace
+   * one gets it whole again with the unclaimed jobs that name it.
    */
   forget(crate: DepCrate): void {
-    this.unwanted.add(crate);
     // after the caller's current step, which may be about to submit the last job that needs it
     setImmediate(() => { if (!this.closed) this.release(crate); });
   }
 
   private release(crate: DepCrate): void {
-    if (this.queue.some((q) => q.job.depCrates?.includes(crate))) return; // posted later: released then
     for (const slot of this.slots) {
       const id = slot.held.get(crate);
       if (id === undefined) continue;
@@ -376,24 +398,23 @@ export class ExtractPool {
   }
 
   /** A job ran past the limit: fail it, and replace its worker (terminating it stops the runaway work). */
-  private expire(slot: Slot, seq: number): void {
-    const b = slot.posted[0];
-    if (!b || b.seq !== seq) return;
+  private expire(slot: Slot, p: Pending): void {
+    if (this.pending.get(p.seq) !== p || Atomics.load(p.claim, 0) !== slot.id) return;
     const i = this.slots.indexOf(slot);
-    if (i >= 0) this.slots[i] = this.spawn();
+    if (i < 0) return;
+    this.settle(p);
+    this.slots[i] = this.offerAll(this.spawn());
     void slot.worker.terminate();
-    this.retire(slot, new Error(`extracting ${b.job.krate} took over ${this.timeoutMs} ms; its worker was stopped`));
-    this.pump();
+    p.reject(new Error(`extracting ${p.job.krate} took over ${this.timeoutMs} ms; its worker was stopped`));
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const q of this.queue.splice(0)) q.reject(new Error('the extract pool closed'));
-    await Promise.all(this.slots.map(async (s) => {
-      if (s.timer) clearTimeout(s.timer);
-      for (const p of s.posted.splice(0)) p.reject(new Error('the extract pool closed'));
-      await s.worker.terminate();
-    }));
+    for (const p of [...this.pending.values()]) {
+      this.settle(p);
+      p.reject(new Error('the extract pool closed'));
+    }
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
   }
 }

@@ -26,13 +26,32 @@ export interface EdgeOptions {
 }
 
 export function edgeId(src: string, kind: EdgeKind, target: string, occurrence: number): string {
-  return hash('sha256', JSON.stringify([src, kind, target, occurrence]), 'hex').slice(0, 32);
+  // the JSON text of [src, kind, target, occurrence], written out when no string needs escaping (the common case)
+  const json = ESCAPED.test(src) || ESCAPED.test(kind) || ESCAPED.test(target) || !Number.isSafeInteger(occurrence)
+    ? JSON.stringify([src, kind, target, occurrence])
+    : `["${src}","${kind}","${target}",${occurrence}]`;
+  return hash('sha256', json, 'hex').slice(0, 32);
 }
+
+/** edgeId of an edge `Edges` makes: its source is a node id (hex) and its kind a plain word, so only the text is checked. */
+function ownEdgeId(src: string, kind: EdgeKind, target: string, occurrence: number): string {
+  if (ESCAPED.test(target)) return edgeId(src, kind, target, occurrence);
+  return hash('sha256', `["${src}","${kind}","${target}",${occurrence}]`, 'hex').slice(0, 32);
+}
+
+/** A character JSON.stringify escapes in a string: `"`, `\`, a control character, a surrogate (a lone one is escaped). */
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 export class Edges {
   private readonly out: EdgeFact[] = [];
-  /** Edges made so far by (source id, kind, target text): the occurrence in the next one's id (nested maps: no key string per edge). */
-  private readonly counts = new Map<string, Map<EdgeKind, Map<string, number>>>();
+  /**
+   * Edges made so far by (source, kind, target text): the occurrence in the
+   * next one's id. A definition's own edges are all made while `of` runs
+   * for it, so those are counted for the current one only (kind -> text);
+   * `contains` edges come from the parent, counted per parent.
+   */
+  private readonly own = new Map<EdgeKind, Map<string, number>>();
+  private readonly contained = new Map<Def, Map<string, number>>();
 
   constructor(
     private readonly table: DefTable, private readonly names: Names, private readonly impls: Impls,
@@ -45,6 +64,7 @@ export class Edges {
   }
 
   private of(def: Def): void {
+    for (const m of this.own.values()) m.clear();
     const item = def.item;
     const origin = item.origin ?? null;
     if (def.parent) this.push(def.parent, 'contains', def.id, { def }, null, item.file, item.lineStart, item.col, null, null, origin);
@@ -71,7 +91,7 @@ export class Edges {
       const refOrigin = ref.origin !== undefined ? ref.origin : origin;
       if (ref.kind === 'type_ref') {
         env ??= this.infer.env(def);
-        const t = this.names.resolve(ref.target.split('::'), scope, 'type', env.ctx);
+        const t = this.names.resolve(this.names.segs(ref.target), scope, 'type', env.ctx);
         this.push(def, 'type_ref', ref.target, t, 'type', item.file, ref.line, ref.col, t ? null : 'type not found', null, refOrigin);
         continue;
       }
@@ -90,20 +110,24 @@ export class Edges {
     src: Def, kind: EdgeKind, text: string, t: Res | null, ns: Namespace | null, file: string, line: number, col: number,
     reason: string | null, dispatch: EdgeFact['dispatch'], origin: string | null,
   ): void {
-    const n = this.occurrence(src.id, kind, text);
+    const n = this.occurrence(src, kind, text);
     const d = this.describe(t, text, ns);
     this.out.push({
-      id: edgeId(src.id, kind, text, n), src: src.id, dst: d.dst, dstPath: d.dstPath, dstKrate: d.dstKrate, kind, file, line, col,
+      id: ownEdgeId(src.id, kind, text, n), src: src.id, dst: d.dst, dstPath: d.dstPath, dstKrate: d.dstKrate, kind, file, line, col,
       unresolvedReason: d.dst ? null : d.reason ?? reason ?? 'not found', origin, dispatch,
     });
   }
 
   /** How many edges (src, kind, text) were made before this one; counts it. */
-  private occurrence(src: string, kind: EdgeKind, text: string): number {
-    let byKind = this.counts.get(src);
-    if (byKind === undefined) this.counts.set(src, byKind = new Map());
-    let byText = byKind.get(kind);
-    if (byText === undefined) byKind.set(kind, byText = new Map());
+  private occurrence(src: Def, kind: EdgeKind, text: string): number {
+    let byText: Map<string, number> | undefined;
+    if (kind === 'contains') {
+      byText = this.contained.get(src);
+      if (byText === undefined) this.contained.set(src, byText = new Map());
+    } else {
+      byText = this.own.get(kind);
+      if (byText === undefined) this.own.set(kind, byText = new Map());
+    }
     const n = byText.get(text) ?? 0;
     byText.set(text, n + 1);
     return n;

@@ -21,7 +21,10 @@ export class Exports {
     const impl = def.impl ? this.impls.byDef.get(def.impl) : undefined;
     const self: Ty | null = impl ? impl.self : def.parent?.kind === 'trait' ? { k: 'param', name: 'Self' } : null;
     const ctx: PathCtx = { self: null, generics: item.generics, locals: [] };
-    const render = (t: Parameters<TypeLowering['lower']>[0], at: Def = def) => renderTy(this.lowering.lower(t, at.scope, ctx, self));
+    // (self an adt or none: the lowering infer made of the same declared type, when it did)
+    const render = (t: Parameters<TypeLowering['lower']>[0], at: Def = def) => renderTy(self === null || self.k === 'adt'
+      ? this.lowering.lowerDecl(t, at.scope, item.generics, self)
+      : this.lowering.lower(t, at.scope, ctx, self));
     switch (def.kind) {
       case 'fn':
       case 'method':

@@ -20,6 +20,7 @@ import type { DepImpl, ImplInfo, Impls } from './impls.ts';
 import type { Names, PathCtx, Res } from './names.ts';
 import { DEREF_TO_ARG, stdKey } from './std.ts';
 import { ITER, keyOf as keyOfTy, stdClosureParam, stdItem, stdMethod, stdTy, type StdCallArgs } from './stdlib.ts';
+import type { DepNode } from './summary.ts';
 import { headOf, renderTy, resKey, resPath, substitute, tyKey, UNKNOWN, type Ty, type TypeLowering } from './types.ts';
 
 /** A dependency's blanket impl and the trait it implements (a loaded crate's). */
@@ -90,7 +91,13 @@ const STD_WRAPPERS = /^(?:std|core)::(?:num::(?:Wrapping|Saturating)|cmp::Revers
 /** Autoderef steps tried. */
 const MAX_DEREF = 6;
 
-type Method = { res: Res; ret: Ty; dispatch: 'static' | 'dynamic' };
+type Method = { readonly res: Res; readonly ret: Ty; readonly dispatch: 'static' | 'dynamic' };
+
+/** A method found; its result type is made when first read (a call's edge needs only the method, a chain its type). */
+function method(res: Res, dispatch: 'static' | 'dynamic', ret: () => Ty): Method {
+  let t: Ty | undefined;
+  return { res, dispatch, get ret(): Ty { return t ??= ret(); } };
+}
 
 /** A method `exact` found fitting, with the trait it comes from (null: inherent) and whether through a blanket impl. */
 interface Found {
@@ -281,7 +288,7 @@ export class Infer {
   /** A path call `f(…)`, `T::f(…)`, `Self::f(…)`, `<T as Tr>::f(…)`. */
   pathCall(ref: Ref, env: BodyEnv): Resolved {
     if (ref.qself) return this.qualifiedCall(ref, env);
-    const segs = ref.target.split('::');
+    const segs = this.names.segs(ref.target);
     // `T::f()` with T a type parameter: the method of one of T's bounds
     if (segs.length === 2 && env.bounds.has(segs[0]!)) {
       const m = this.inBounds(env.bounds.get(segs[0]!)!, segs[1]!, env, { k: 'param', name: segs[0]! });
@@ -449,7 +456,7 @@ export class Infer {
         return first ?? UNKNOWN('no branch');
       }
       case 'struct': {
-        const segs = e.path.split('::');
+        const segs = this.names.segs(e.path);
         if (e.path === 'Self' && env.selfTy) return env.selfTy;
         const res = this.names.resolve(segs, env.def.scope, 'type', env.ctx);
         if (!res) return UNKNOWN(`struct ${e.path}`);
@@ -477,7 +484,7 @@ export class Infer {
       const b = this.binding(path, at, env);
       if (b) return this.bindingType(b, env, depth);
     }
-    const res = this.names.resolve(path.split('::'), env.def.scope, 'value', env.ctx);
+    const res = this.names.resolve(this.names.segs(path), env.def.scope, 'value', env.ctx);
     if (!res) return UNKNOWN(`${path} not found`);
     return this.valueType(res, env);
   }
@@ -516,7 +523,7 @@ export class Infer {
     if (b.ty) t = this.lowering.lower(b.ty, env.def.scope, env.ctx, env.selfTy);
     else if (b.closure?.fn && b.init?.k === 'path') {
       // a closure passed to a function: its parameter's type from the function's `Fn(A)` bound
-      const res = this.names.resolve(b.init.path.split('::'), env.def.scope, 'value', env.ctx);
+      const res = this.names.resolve(this.names.segs(b.init.path), env.def.scope, 'value', env.ctx);
       t = (res && 'def' in res ? this.sigClosureParam(res.def, b.closure.arg, b.closure.param) : null)
         ?? UNKNOWN(`closure parameter of ${b.init.path}`);
     } else if (b.init) {
@@ -550,7 +557,7 @@ export class Infer {
 
   /** Field `field` of the struct or variant `path` a pattern names, matched against a value of type `t`. */
   private patternField(t: Ty, pat: { path: string; field: string }, env: BodyEnv): Ty {
-    const segs = pat.path.split('::');
+    const segs = this.names.segs(pat.path);
     const scrutinee = headOf(t);
     let res = this.names.resolve(segs, env.def.scope, 'value', env.ctx) ?? this.names.resolve(segs, env.def.scope, 'type', env.ctx);
     // `Variant(x)` of a glob-imported or same-named enum: the scrutinee's enum's variant
@@ -609,7 +616,7 @@ export class Infer {
   }
 
   private callType(e: Expr & { k: 'call' }, at: number, env: BodyEnv, depth: number): Ty {
-    const segs = e.f.split('::');
+    const segs = this.names.segs(e.f);
     // `Some(x)`, `Ok(x)`, `Box::new(x)`, `Rc::new(x)`, `Arc::new(x)`
     const last = segs[segs.length - 1]!;
     const arg = () => (e.a0 ? this.typeOf(e.a0, at, env, depth + 1) : UNKNOWN('argument'));
@@ -673,8 +680,10 @@ export class Infer {
       if (d.item.ret === null) return { k: 'tuple', of: [] };
       const impl = d.impl ? this.impls.byDef.get(d.impl) : undefined;
       const self = recv && d.parent?.kind === 'trait' ? recv : impl ? impl.self : ownerSelf ?? recv;
-      const ctx: PathCtx = { self: self ? headOf(self)?.res ?? null : null, generics: d.item.generics, locals: [] };
-      const ret = this.lowering.lower(d.item.ret, d.scope, ctx, self);
+      // (memoised when Self is the impl's own type or there is none: the common case)
+      const ret = self === null || (impl && self === impl.self)
+        ? this.lowering.lowerDecl(d.item.ret, d.scope, d.item.generics, self)
+        : this.lowering.lower(d.item.ret, d.scope, { self: self ? headOf(self)?.res ?? null : null, generics: d.item.generics, locals: [] }, self);
       if (d.parent?.kind === 'trait' && recv && (stripRefs(recv).k === 'param' || stripRefs(recv).k === 'dyn')) return this.projections(ret, d.parent);
       return impl && recv ? substitute(ret, matchArgs(impl.self, recv)) : ret;
     }
@@ -732,7 +741,7 @@ export class Infer {
         const c = e.a0;
         // a function passed by path (`.map(TokenStream::unwrap_stable)`): its declared result
         if (c?.k === 'path' && c.path.includes('::')) {
-          const res = this.names.resolve(c.path.split('::'), env.def.scope, 'value', env.ctx);
+          const res = this.names.resolve(this.names.segs(c.path), env.def.scope, 'value', env.ctx);
           return res ? this.returnType(res, null, null) : UNKNOWN(`${c.path} not found`);
         }
         if (!c || c.k !== 'closure' || !c.body) return UNKNOWN('closure result');
@@ -817,7 +826,7 @@ export class Infer {
   private viaBlanket(t: Ty, name: string, env: BodyEnv): Method | null {
     for (const c of this.viaBlanketCandidates(name, env)) {
       if (!this.blanketBounds(c.info, c.param).every((b) => this.satisfies(t, b, env))) continue;
-      return { res: c.res, ret: this.returnType(c.res, null, t), dispatch: 'static' };
+      return method(c.res, 'static', () => this.returnType(c.res, null, t));
     }
     return null;
   }
@@ -1067,26 +1076,29 @@ export class Infer {
     for (const { trait, res } of this.depBlanketCandidates(name)) {
       const seen = this.names.resolve([trait.node.name], env.def.scope, 'type', env.ctx);
       if (!seen || !('dep' in seen) || seen.dep.node !== trait.node) continue;
-      return { res, ret: this.returnType(res, null, null), dispatch: 'static' };
+      return method(res, 'static', () => this.returnType(res, null, null));
     }
     return null;
   }
 
   /** The loaded dependencies' blanket impls that give `name` (their member, else their trait's), in order; memoised by name. */
   private depBlanketCandidates(name: string): readonly { trait: BlanketTrait['trait']; res: Res }[] {
-    let out = this.depBlanketMemo.get(name);
-    if (out !== undefined) return out;
-    out = [];
-    for (const { impl, trait } of this.blanketTraits()) {
-      const own = impl.crate.childrenOf(impl.node).find((c) => c.name === name && depNs(c) === 'value');
-      const hit = own ?? trait.crate.childrenOf(trait.node).find((c) => c.name === name && depNs(c) === 'value');
-      if (hit) out.push({ trait, res: { dep: { crate: own ? impl.crate : trait.crate, node: hit } } });
+    if (this.depBlanketMemo === null) {
+      // every name at once, one pass over the impls and their traits' items (was: one pass per name asked)
+      const memo = new Map<string, { trait: BlanketTrait['trait']; res: Res }[]>();
+      for (const { impl, trait } of this.blanketTraits()) {
+        const own = firstValues(impl.crate.childrenOf(impl.node));
+        for (const [n, hit] of own) pushTo(memo, n, { trait, res: { dep: { crate: impl.crate, node: hit } } });
+        for (const [n, hit] of firstValues(trait.crate.childrenOf(trait.node))) {
+          if (!own.has(n)) pushTo(memo, n, { trait, res: { dep: { crate: trait.crate, node: hit } } });
+        }
+      }
+      this.depBlanketMemo = memo;
     }
-    this.depBlanketMemo.set(name, out);
-    return out;
+    return this.depBlanketMemo.get(name) ?? [];
   }
 
-  private readonly depBlanketMemo = new Map<string, { trait: BlanketTrait['trait']; res: Res }[]>();
+  private depBlanketMemo: Map<string, { trait: BlanketTrait['trait']; res: Res }[]> | null = null;
 
   /** The loaded dependencies' blanket impls with their traits lowered, once per crate's resolution (each call lowered every impl's trait: ~2 s of a worker's CPU on bench:ingest). */
   private blanketTraits(): readonly BlanketTrait[] {
@@ -1231,7 +1243,7 @@ export class Infer {
       else inherent.push({ res: c.res, trait: null, blanket: false });
     }
     const found = this.pickExact(inherent, traits, blanketFound, env, arg);
-    return found ? { res: found.res, ret: this.returnType(found.res, null, target), dispatch: 'static' } : null;
+    return found ? method(found.res, 'static', () => this.returnType(found.res, null, target)) : null;
   }
 
   /** `exact`'s choice among the methods that fit: inherent first, then the one trait (in scope) that gives it. */
@@ -1334,39 +1346,55 @@ export class Infer {
       const head = headOf(t);
       const owner = head ? head.res : null;
       // impls for `&T` and for `T` share a table: on the first step, those matching the receiver's reference first
-      const impls = first ? [...this.impls.implsOfTy(t)].sort((a, b) => Number((b.self.k === 'ref') === byRef) - Number((a.self.k === 'ref') === byRef)) : this.impls.implsOfTy(t);
+      const impls = first ? this.refsFirst(this.impls.implsOfTy(t), byRef) : this.impls.implsOfTy(t);
       first = false;
       // inherent (this crate's impls, then the dependency's)
       for (const info of impls) {
         if (info.trait) continue;
         const hit = pickFn(info.members.get(name));
-        if (hit) return { res: { def: hit }, ret: this.returnType({ def: hit }, null, t), dispatch: 'static' };
+        if (hit) return method({ def: hit }, 'static', () => this.returnType({ def: hit }, null, t));
       }
       {
         const hit = this.depMethod(t, name, false);
-        if (hit) return { res: hit, ret: this.returnType(hit, null, t), dispatch: 'static' };
+        if (hit) return method(hit, 'static', () => this.returnType(hit, null, t));
       }
       // trait impls: the impl's member, else the trait's default method
+      // (whether the argument fits is asked only of an impl that gives `name`: it does not depend on which)
       for (const info of impls) {
-        if (!info.trait || !this.argFits(info.trait, info.self, arg, name)) continue;
+        if (!info.trait) continue;
         const hit = pickFn(info.members.get(name));
-        if (hit) return { res: { def: hit }, ret: this.returnType({ def: hit }, null, t), dispatch: 'static' };
-        const dflt = this.traitItem(info.trait, name, env);
-        if (dflt) return { res: dflt, ret: this.returnType(dflt, null, t), dispatch: 'static' };
+        const dflt = hit ? null : this.traitItem(info.trait, name, env);
+        if ((!hit && !dflt) || !this.argFits(info.trait, info.self, arg, name)) continue;
+        if (hit) return method({ def: hit }, 'static', () => this.returnType({ def: hit }, null, t));
+        return method(dflt!, 'static', () => this.returnType(dflt!, null, t));
       }
       {
         const hit = this.depMethod(t, name, true);
-        if (hit) return { res: hit, ret: this.returnType(hit, null, t), dispatch: 'static' };
+        if (hit) return method(hit, 'static', () => this.returnType(hit, null, t));
       }
       if (owner && 'def' in owner && owner.def.kind === 'trait') {
         const item = owner.def.children.find((c) => c.name === name);
-        if (item) return { res: { def: item }, ret: this.returnType({ def: item }, null, t), dispatch: 'dynamic' };
+        if (item) return method({ def: item }, 'dynamic', () => this.returnType({ def: item }, null, t));
       }
       const blanket = this.viaBlanket(t, name, env);
       if (blanket) return blanket;
     }
     return null;
   }
+
+  /** `impls` (one type's table) with those whose self type is a reference (`byRef`) or not (else) first, in order otherwise; memoised per table. */
+  private refsFirst(impls: ImplInfo[], byRef: boolean): ImplInfo[] {
+    if (impls.length < 2) return impls;
+    const memo = byRef ? this.refsFirstMemo[1] : this.refsFirstMemo[0];
+    let out = memo.get(impls);
+    if (out === undefined) {
+      out = [...impls].sort((a, b) => Number((b.self.k === 'ref') === byRef) - Number((a.self.k === 'ref') === byRef));
+      memo.set(impls, out);
+    }
+    return out;
+  }
+
+  private readonly refsFirstMemo: [Map<ImplInfo[], ImplInfo[]>, Map<ImplInfo[], ImplInfo[]>] = [new Map(), new Map()];
 
   /** A method of a dependency type: its inherent impls, or (`traits`) its trait impls and their traits' defaults. */
   private depMethod(t: Ty, name: string, traits: boolean): Res | null {
@@ -1511,7 +1539,7 @@ export class Infer {
       if (b.k !== 'adt') continue;
       const hit = this.traitItem(b, name, env);
       // `Edge: IntoWeightedEdge<E, NodeId = Ix>`: the bound's bindings are the result's `Self::NodeId`
-      if (hit) return { res: hit, ret: withBindings(this.returnType(hit, null, self), b.assoc), dispatch: 'dynamic' };
+      if (hit) return method(hit, 'dynamic', () => withBindings(this.returnType(hit, null, self), b.assoc));
     }
     return null;
   }
@@ -1627,6 +1655,19 @@ export class Infer {
 }
 
 /** The references around a type, outermost first (`&mut &T` -> ['mut', 'ref']). */
+/** The first value-namespace item of each name among a dependency item's children (what `find` by name would give). */
+function firstValues(children: readonly DepNode[]): Map<string, DepNode> {
+  const out = new Map<string, DepNode>();
+  for (const c of children) if (!out.has(c.name) && depNs(c) === 'value') out.set(c.name, c);
+  return out;
+}
+
+function pushTo<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  const list = m.get(k);
+  if (list) list.push(v);
+  else m.set(k, [v]);
+}
+
 function refChain(t: Ty): ('ref' | 'mut')[] {
   const out: ('ref' | 'mut')[] = [];
   for (let cur = t; cur.k === 'ref'; cur = cur.of) out.push(cur.mut ? 'mut' : 'ref');

@@ -60,6 +60,8 @@ export interface NamesOptions {
 /** Depth limit of one resolution chain; cycles are cut long before (see memoised). */
 const MAX_DEPTH = 32;
 const DEPTH_CUT = -1;
+/** lookup's memo tag of a name in a module's own names only (`outer` false). */
+const LOCAL_ONLY: Readonly<Record<Namespace, string>> = { type: 'type/own', value: 'value/own', macro: 'macro/own', impl: 'impl/own' };
 /** Public paths: at most this many per module (re-export webs), and this deep. */
 const MAX_PATHS_PER_MODULE = 8;
 const MAX_PUBLIC_DEPTH = 24;
@@ -71,8 +73,15 @@ export class Names {
    */
   assoc: ((owner: Res, name: string, ns: Namespace) => Res | null) | null = null;
 
-  private readonly memo = new Map<string, Res | null>();
+  /** resolvePath's answers: scope -> namespace -> path text (object and interned keys: no key string built on a hit). */
+  private readonly pathMemo = new Map<Scope, Map<Namespace, Map<string, Res | null>>>();
+  /** lookup's answers: scope -> namespace (outer) or LOCAL_ONLY's tag -> name. */
+  private readonly nameMemo = new Map<Scope, Map<string, Map<string, Res | null>>>();
+  /** Keys of the computations under way (built on a memo miss only). */
   private readonly active = new Map<string, number>();
+  /** Path texts split at `::`, and back (segs): one array per text, never mutated. */
+  private readonly splits = new Map<string, readonly string[]>();
+  private readonly joined = new Map<readonly string[], string>();
   private frames = 0;
   private lowCut = Infinity;
   private readonly edition2015: boolean;
@@ -82,6 +91,17 @@ export class Names {
   }
 
   // --- paths ---------------------------------------------------------------
+
+  /** `text.split('::')`, one shared (frozen in use: never mutate it) array per text; resolvePath knows its text back. */
+  segs(text: string): readonly string[] {
+    let s = this.splits.get(text);
+    if (s === undefined) {
+      s = text.split('::');
+      this.splits.set(text, s);
+      this.joined.set(s, text);
+    }
+    return s;
+  }
 
   /** Resolve a path written in `scope` (and, in a body, with `ctx`). */
   resolve(segs: readonly string[], scope: Scope, ns: Namespace, ctx: PathCtx = NO_CTX, depth = 0): Res | null {
@@ -107,7 +127,7 @@ export class Names {
 
   /** A `use` declaration's path (edition 2015: relative to the crate root unless it says otherwise). */
   resolveUse(u: UseDecl, scope: Scope, ns: Namespace, depth = 0): Res | null {
-    const segs = u.path.split('::');
+    const segs = this.segs(u.path);
     if (this.edition2015 && !['crate', 'self', 'super', '$crate', ''].includes(segs[0]!)) {
       return this.resolvePath(segs, scope.root, ns, depth) ?? this.resolvePath(segs, scope, ns, depth);
     }
@@ -117,7 +137,12 @@ export class Names {
   /** A path without `Self`, generics or body-local imports: memoised per (module, namespace, path). */
   private resolvePath(segs: readonly string[], scope: Scope, ns: Namespace, depth: number): Res | null {
     if (depth > MAX_DEPTH) return this.depthCut();
-    return this.memoised(`r|${scope.n}|${ns}|${segs.join('::')}`, () => {
+    let byNs = this.pathMemo.get(scope);
+    if (byNs === undefined) this.pathMemo.set(scope, byNs = new Map());
+    let table = byNs.get(ns);
+    if (table === undefined) byNs.set(ns, table = new Map());
+    const text = this.joined.get(segs) ?? segs.join('::');
+    return this.memoised(table, text, () => `r|${scope.n}|${ns}|${text}`, () => {
       const first = segs[0]!;
       const firstNs: Namespace = segs.length === 1 ? ns : 'type';
       let cur: Res | null = null;
@@ -192,7 +217,12 @@ export class Names {
   /** A name in a module (memoised, cycles cut). `outer` false: only the module's own names (a path `m::x`), no preludes. */
   lookup(scope: Scope, name: string, ns: Namespace, depth = 0, outer = true): Res | null {
     if (depth > MAX_DEPTH) return this.depthCut();
-    return this.memoised(`l|${scope.n}|${ns}|${outer ? 1 : 0}|${name}`, () => this.lookupIn(scope, name, ns, depth, outer), true);
+    let byNs = this.nameMemo.get(scope);
+    if (byNs === undefined) this.nameMemo.set(scope, byNs = new Map());
+    const tag = outer ? ns : LOCAL_ONLY[ns];
+    let table = byNs.get(tag);
+    if (table === undefined) byNs.set(tag, table = new Map());
+    return this.memoised(table, name, () => `l|${scope.n}|${ns}|${outer ? 1 : 0}|${name}`, () => this.lookupIn(scope, name, ns, depth, outer), true);
   }
 
   private lookupIn(scope: Scope, name: string, ns: Namespace, depth: number, outer: boolean): Res | null {
@@ -288,7 +318,7 @@ export class Names {
 
   /** A macro invocation's path (`foo`, `crate::foo`, `dep::foo`). */
   resolveMacro(path: string, scope: Scope): Res | null {
-    const segs = path.split('::');
+    const segs = this.segs(path);
     const name = segs[segs.length - 1]!;
     if (segs.length > 1) {
       const first = segs[0]!;
@@ -427,9 +457,10 @@ export class Names {
    * computed again (it reaches the lookup that closes the cycle at once).
    * Results that do not depend on a cut above them are memoised.
    */
-  private memoised(key: string, compute: () => Res | null, cut: boolean): Res | null {
-    const known = this.memo.get(key);
+  private memoised(memo: Map<string, Res | null>, text: string, keyOf: () => string, compute: () => Res | null, cut: boolean): Res | null {
+    const known = memo.get(text);
     if (known !== undefined) return known;
+    const key = keyOf();
     const at = this.active.get(key);
     if (at !== undefined) {
       if (!cut) return compute();
@@ -447,7 +478,7 @@ export class Names {
       this.active.delete(key);
       this.frames--;
     }
-    if (this.lowCut >= frame) this.memo.set(key, result);
+    if (this.lowCut >= frame) memo.set(text, result);
     this.lowCut = Math.min(outer, this.lowCut);
     return result;
   }

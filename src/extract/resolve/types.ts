@@ -45,7 +45,7 @@ export class TypeLowering {
     switch (t.k) {
       case 'path': {
         if (t.path === 'Self' && self) return self;
-        const segs = t.path.split('::');
+        const segs = this.names.segs(t.path);
         if (segs.length === 1 && ctx.generics.includes(t.path)) return { k: 'param', name: t.path };
         const args = t.args.map((a) => this.lower(a, scope, ctx, self, depth));
         const res = segs[0] === 'Self' && self && self.k === 'adt'
@@ -81,6 +81,28 @@ export class TypeLowering {
       }
     }
   }
+
+  /**
+   * `lower` of a type an item declares (its return type, a field's, a
+   * bound), in the item's own scope with its own generics and no body
+   * locals, `Self` = `self`: memoised by (t, self) when `self` is none or an
+   * adt — then the context's `Self` (any item of self's head, or none) does
+   * not change the answer: a `Self::…` path lowers through `self` itself.
+   * Callers pass the same scope and generics for a given `t` (its item's).
+   */
+  lowerDecl(t: TypeRef, scope: Scope, generics: readonly string[], self: Ty | null): Ty {
+    if (self !== null && self.k !== 'adt') return this.lower(t, scope, { self: headOf(self)?.res ?? null, generics, locals: [] }, self);
+    let bySelf = this.declared.get(t);
+    if (bySelf === undefined) this.declared.set(t, bySelf = new Map());
+    let ty = bySelf.get(self);
+    if (ty === undefined) {
+      ty = this.lower(t, scope, { self: self ? self.res : null, generics, locals: [] }, self);
+      bySelf.set(self, ty);
+    }
+    return ty;
+  }
+
+  private readonly declared = new Map<TypeRef, Map<Ty | null, Ty>>();
 
   /** A canonical type text a dependency stored, with its paths looked up in the loaded crates. */
   lowerCanonical(text: string, generics: Map<string, Ty> | null = null): Ty {

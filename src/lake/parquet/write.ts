@@ -487,6 +487,39 @@ function appendPrimitive(dst: unknown[], at: number, src: Value[], start: number
   s.max = max;
 }
 
+/**
+ * appendPrimitive for a column flat.ts writes (string, integer, boolean):
+ * validates values [start, end) of `src` and counts them into `s` — no
+ * bounds (flat.ts takes them from its page bounds, one pass instead of two)
+ * — copying them into `dst` from `at` unless `dst` is `src` itself (a batch
+ * that is its row group whole is encoded from its own columns).
+ */
+function appendFlat(dst: unknown[], at: number, src: Value[], start: number, end: number, s: Stats, kind: FlatKind): void {
+  const f = s.field;
+  const t = s.type;
+  const copy = dst !== src;
+  const shift = at - start;
+  let nulls = 0;
+  for (let i = start; i < end; i++) {
+    const v = src[i];
+    if (v === null || v === undefined) {
+      nulls++;
+      if (copy) dst[i + shift] = null;
+      continue;
+    }
+    if (kind === 'string') {
+      if (typeof v !== 'string') fail(f, 'a string', v);
+    } else if (kind === 'int32') {
+      if (typeof v !== 'number' || (v | 0) !== v) fail(f, `a 32-bit integer (${t.type})`, v);
+    } else if (kind === 'int64') {
+      if (typeof v !== 'bigint') fail(f, `a bigint (${t.type})`, v);
+    } else if (typeof v !== 'boolean') fail(f, 'a boolean', v);
+    if (copy) dst[i + shift] = v;
+  }
+  s.values += end - start;
+  s.nulls += nulls;
+}
+
 function bytesToUuidText(b: Uint8Array): string {
   let h = '';
   for (let i = 0; i < 16; i++) h += b[i]!.toString(16).padStart(2, '0');
@@ -802,13 +835,15 @@ export async function encodeDataFile(
   for (const batch of batches) totalInput += batch.numRows;
   const groupRows = (done: number): number => Math.min(rowGroupRows, Math.max(totalInput - done, 0));
   let pendingSize = groupRows(0);
-  let pending: unknown[][] = fields.map((_f, j) => (flat[j] ? new Array<unknown>(pendingSize) : []));
-  let groupStats: (Stats | undefined)[] = fields.map((f, j) => (flat[j] ? newStats(f, f.type as PrimitiveType) : undefined));
-  let pendingRows = 0;
-  let totalRows = 0;
   // every field a top-level string/integer/boolean (all of Mimir's own tables): written by flat.ts
   const kinds = fields.map((f) => flatKind(f.type));
   const flatOnly = !opts.genericWriter && kinds.every((k) => k !== undefined);
+  // a group's columns: allocated when a batch is copied in (a batch that is a row group whole lends its own)
+  const none: unknown[] = [];
+  let pending: unknown[][] = fields.map((_f, j) => (flatOnly ? none : flat[j] ? new Array<unknown>(pendingSize) : []));
+  let groupStats: (Stats | undefined)[] = fields.map((f, j) => (flat[j] ? newStats(f, f.type as PrimitiveType) : undefined));
+  let pendingRows = 0;
+  let totalRows = 0;
   const writeFlatGroup = (): void => {
     const groupStart = writer.offset;
     const columns: (typeof pq.row_groups)[number]['columns'] = [];
@@ -818,11 +853,15 @@ export async function encodeDataFile(
       const kind = kinds[j]!;
       const data = pending[j]!;
       if (data.length !== pendingRows) data.length = pendingRows;
-      const r = writeFlatColumn(writer, {
+      const { indexes: r, min, max } = writeFlatColumn(writer, {
         name: f.name, element: elements[j + 1]!, kind, data, rows: pendingRows, codec, compress: pq.compressors[codec],
         pageBytes, pageRows, tryDictionary: kind !== 'string' || sampleLikely(data), dictionaryCap: dictionaryBytes, columnIndex: pageIndex[j]!,
         truncate: STATS_TRUNCATE_BYTES,
       });
+      // the group's bounds, from flat.ts's page bounds (appendFlat computed none)
+      const g = groupStats[j]!;
+      g.min = min;
+      g.max = max;
       columns.push(r.chunk);
       pq.pendingIndexes.push(r);
       totalBytes += r.chunk.meta_data!.total_uncompressed_size;
@@ -843,7 +882,7 @@ export async function encodeDataFile(
       mergeStats(stats.get(g.field.id)!, g);
     }
     pendingSize = groupRows(totalRows);
-    pending = fields.map((_f, j) => (flat[j] ? new Array<unknown>(pendingSize) : []));
+    pending = fields.map((_f, j) => (flatOnly ? none : flat[j] ? new Array<unknown>(pendingSize) : []));
     groupStats = fields.map((f, j) => (flat[j] ? newStats(f, f.type as PrimitiveType) : undefined));
     pendingRows = 0;
   };
@@ -883,9 +922,12 @@ export async function encodeDataFile(
     while (start < batch.numRows) {
       const take = Math.min(rowGroupRows - pendingRows, batch.numRows - start);
       const end = start + take;
+      // the batch is a row group whole (it fills one, or is the last): encoded from its own columns
+      const whole = flatOnly && pendingRows === 0 && start === 0 && take === batch.numRows && (take === rowGroupRows || b === batches.length - 1);
       for (let j = 0; j < fields.length; j++) {
         const f = fields[j]!;
         const c = idx[j]!;
+        if (flatOnly && pending[j] === none) pending[j] = whole && c >= 0 ? batch.columns[c]! : new Array<unknown>(pendingSize);
         const dst = pending[j]!;
         const g = groupStats[j];
         if (c < 0) {
@@ -902,7 +944,8 @@ export async function encodeDataFile(
         const src = batch.columns[c]!;
         if (g) {
           const before = g.nulls;
-          appendPrimitive(dst, pendingRows, src, start, end, g);
+          if (flatOnly) appendFlat(dst, pendingRows, src, start, end, g, kinds[j]!);
+          else appendPrimitive(dst, pendingRows, src, start, end, g);
           if (f.required && g.nulls > before) {
             throw new TypeError(`field ${f.id} (${f.name}) is required but ${g.nulls - before} of its values in batch ${b} are null`);
           }
