@@ -13,7 +13,7 @@
 // run still needs. Result batches cross as dictionaries where values repeat.
 // Creating a pool sets V8's tier-up budget for the process (see `tierUpLater`).
 import { readFileSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
+import { serialize, setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { extractCrate, loadRust, type CrateGraph, type DepCrate, type ExtractInput, type RustParser } from '../extract/index.ts';
 import { summaryOf } from './deps.ts';
@@ -204,7 +204,8 @@ export interface JobMessage {
   seq: number;
   /** A view of a SharedArrayBuffer (the same memory in every worker): [claimed by]. */
   claim: Int32Array;
-  job: Omit<ExtractJob, 'depCrates'> & { depCrates?: { id: number; crate?: DepCrate }[] };
+  /** A summary goes whole as `bytes` (v8.serialize: serialized once here, whatever the number of workers; a worker decodes it when it claims a job that needs it). */
+  job: Omit<ExtractJob, 'depCrates'> & { depCrates?: { id: number; bytes?: Uint8Array }[] };
 }
 
 /** The worker may drop these summaries: no job will name them again. */
@@ -272,6 +273,8 @@ export class ExtractPool {
   /** Ids of the dependency summaries posted (JobMessage), and those no job will need any more (`forget`). */
   private readonly summaryIds = new WeakMap<DepCrate, number>();
   private lastSummaryId = 0;
+  /** Each summary serialized once, for every worker it goes to. */
+  private readonly summaryBytes = new WeakMap<DepCrate, Uint8Array>();
 
   /**
    * `timeoutMs` bounds one crate's extraction in a worker: past it the worker
@@ -365,7 +368,9 @@ export class ExtractPool {
       if (id === undefined) this.summaryIds.set(crate, (id = ++this.lastSummaryId));
       if (slot.held.has(crate)) return { id };
       slot.held.set(crate, id);
-      return { id, crate };
+      let bytes = this.summaryBytes.get(crate);
+      if (!bytes) this.summaryBytes.set(crate, (bytes = serialize(crate)));
+      return { id, bytes };
     });
     const msg: JobMessage = { seq: p.seq, claim: p.claim, job: { ...p.job, depCrates } };
     slot.worker.postMessage(msg);

@@ -4,6 +4,7 @@
 // crate's files and nothing else; a crash of the thread fails the job it
 // claimed (the pool reports it), never the lake; the jobs it did not claim
 // stay for the other workers.
+import { deserialize } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { extractCrate, loadRust, type DepCrate } from '../extract/index.ts';
 import {
@@ -16,11 +17,13 @@ const me = (workerData as { id?: unknown } | null)?.id;
 if (typeof me !== 'number' || me <= 0) throw new Error(`src/ingest/worker.ts: expected workerData.id, a positive number, found ${String(me)}`);
 const parser = loadRust();
 
-// Dependency summaries posted whole once, named by id after (pool.ts JobMessage).
-const summaries = new Map<number, DepCrate>();
+// Dependency summaries posted whole once (serialized), named by id after
+// (pool.ts JobMessage); decoded the first time a job this worker claims needs one.
+interface Held { bytes: Uint8Array | null; crate: DepCrate | null }
+const summaries = new Map<number, Held>();
 
 /** Jobs offered and not yet claimed or skipped, in the order offered; their summaries resolved on arrival. */
-const offers: { seq: number; claim: Int32Array; job: ExtractJob; missing: number[] }[] = [];
+const offers: { seq: number; claim: Int32Array; job: Omit<ExtractJob, 'depCrates'>; deps: Held[]; missing: number[] }[] = [];
 let running = false;
 
 port.on('message', (msg: JobMessage | ForgetMessage) => {
@@ -30,16 +33,26 @@ port.on('message', (msg: JobMessage | ForgetMessage) => {
   }
   // a job's summaries are looked up as it arrives: a later `forget` cannot take them
   const missing: number[] = [];
-  const depCrates: DepCrate[] = [];
+  const deps: Held[] = [];
   for (const d of msg.job.depCrates ?? []) {
-    if (d.crate) summaries.set(d.id, d.crate);
+    if (d.bytes) summaries.set(d.id, { bytes: d.bytes, crate: null });
     const c = summaries.get(d.id);
-    if (c) depCrates.push(c);
+    if (c) deps.push(c);
     else missing.push(d.id);
   }
-  offers.push({ seq: msg.seq, claim: msg.claim, job: { ...msg.job, depCrates }, missing });
+  const { depCrates: _d, ...job } = msg.job;
+  offers.push({ seq: msg.seq, claim: msg.claim, job, deps, missing });
   void next();
 });
+
+/** A held summary, decoded (once). */
+function decoded(h: Held): DepCrate {
+  if (!h.crate) {
+    h.crate = deserialize(h.bytes!) as DepCrate;
+    h.bytes = null;
+  }
+  return h.crate;
+}
 
 /** The offer of highest priority (the oldest among equals), out of the list; offers another worker claimed are dropped. */
 function take(): (typeof offers)[number] | undefined {
@@ -65,19 +78,20 @@ async function next(): Promise<void> {
       if (Atomics.compareExchange(o.claim, 0, 0, me as number) !== 0) continue; // another worker has it
       const claimed: ClaimedMessage = { claimed: o.seq, at: Date.now() };
       port!.postMessage(claimed);
-      await runJob(o.seq, o.job, o.missing);
+      await runJob(o.seq, o.job, o.deps, o.missing);
     }
   } finally {
     running = false;
   }
 }
 
-async function runJob(seq: number, job: ExtractJob, missing: number[]): Promise<void> {
+async function runJob(seq: number, offered: Omit<ExtractJob, 'depCrates'>, deps: Held[], missing: number[]): Promise<void> {
   const t0 = performance.now();
   let reply: ExtractReply;
   let transfer: ArrayBuffer[] = [];
   try {
-    if (missing.length > 0) throw new Error(`internal: job ${job.krate} names dependency summaries ${missing.join(', ')} this worker does not hold`);
+    if (missing.length > 0) throw new Error(`internal: job ${offered.krate} names dependency summaries ${missing.join(', ')} this worker does not hold`);
+    const job: ExtractJob = { ...offered, depCrates: deps.map(decoded) };
     const graph = await extractCrate(extractInput(job, await parser));
     const wire = wireResult(jobResult(job, graph, performance.now() - t0));
     reply = { seq, ok: true, result: wire.result };

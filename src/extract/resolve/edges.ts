@@ -33,6 +33,12 @@ export function edgeId(src: string, kind: EdgeKind, target: string, occurrence: 
   return hash('sha256', json, 'hex').slice(0, 32);
 }
 
+/** edgeId of an edge `Edges` makes: its source is a node id (hex) and its kind a plain word, so only the text is checked. */
+function ownEdgeId(src: string, kind: EdgeKind, target: string, occurrence: number): string {
+  if (ESCAPED.test(target)) return edgeId(src, kind, target, occurrence);
+  return hash('sha256', `["${src}","${kind}","${target}",${occurrence}]`, 'hex').slice(0, 32);
+}
+
 /** A character JSON.stringify escapes in a string: `"`, `\`, a control character, a surrogate (a lone one is escaped). */
 const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 
@@ -107,7 +113,7 @@ export class Edges {
     const n = this.occurrence(src, kind, text);
     const d = this.describe(t, text, ns);
     this.out.push({
-      id: edgeId(src.id, kind, text, n), src: src.id, dst: d.dst, dstPath: d.dstPath, dstKrate: d.dstKrate, kind, file, line, col,
+      id: ownEdgeId(src.id, kind, text, n), src: src.id, dst: d.dst, dstPath: d.dstPath, dstKrate: d.dstKrate, kind, file, line, col,
       unresolvedReason: d.dst ? null : d.reason ?? reason ?? 'not found', origin, dispatch,
     });
   }

@@ -91,7 +91,13 @@ const STD_WRAPPERS = /^(?:std|core)::(?:num::(?:Wrapping|Saturating)|cmp::Revers
 /** Autoderef steps tried. */
 const MAX_DEREF = 6;
 
-type Method = { res: Res; ret: Ty; dispatch: 'static' | 'dynamic' };
+type Method = { readonly res: Res; readonly ret: Ty; readonly dispatch: 'static' | 'dynamic' };
+
+/** A method found; its result type is made when first read (a call's edge needs only the method, a chain its type). */
+function method(res: Res, dispatch: 'static' | 'dynamic', ret: () => Ty): Method {
+  let t: Ty | undefined;
+  return { res, dispatch, get ret(): Ty { return t ??= ret(); } };
+}
 
 /** A method `exact` found fitting, with the trait it comes from (null: inherent) and whether through a blanket impl. */
 interface Found {
@@ -820,7 +826,7 @@ export class Infer {
   private viaBlanket(t: Ty, name: string, env: BodyEnv): Method | null {
     for (const c of this.viaBlanketCandidates(name, env)) {
       if (!this.blanketBounds(c.info, c.param).every((b) => this.satisfies(t, b, env))) continue;
-      return { res: c.res, ret: this.returnType(c.res, null, t), dispatch: 'static' };
+      return method(c.res, 'static', () => this.returnType(c.res, null, t));
     }
     return null;
   }
@@ -1070,7 +1076,7 @@ export class Infer {
     for (const { trait, res } of this.depBlanketCandidates(name)) {
       const seen = this.names.resolve([trait.node.name], env.def.scope, 'type', env.ctx);
       if (!seen || !('dep' in seen) || seen.dep.node !== trait.node) continue;
-      return { res, ret: this.returnType(res, null, null), dispatch: 'static' };
+      return method(res, 'static', () => this.returnType(res, null, null));
     }
     return null;
   }
@@ -1237,7 +1243,7 @@ export class Infer {
       else inherent.push({ res: c.res, trait: null, blanket: false });
     }
     const found = this.pickExact(inherent, traits, blanketFound, env, arg);
-    return found ? { res: found.res, ret: this.returnType(found.res, null, target), dispatch: 'static' } : null;
+    return found ? method(found.res, 'static', () => this.returnType(found.res, null, target)) : null;
   }
 
   /** `exact`'s choice among the methods that fit: inherent first, then the one trait (in scope) that gives it. */
@@ -1346,11 +1352,11 @@ export class Infer {
       for (const info of impls) {
         if (info.trait) continue;
         const hit = pickFn(info.members.get(name));
-        if (hit) return { res: { def: hit }, ret: this.returnType({ def: hit }, null, t), dispatch: 'static' };
+        if (hit) return method({ def: hit }, 'static', () => this.returnType({ def: hit }, null, t));
       }
       {
         const hit = this.depMethod(t, name, false);
-        if (hit) return { res: hit, ret: this.returnType(hit, null, t), dispatch: 'static' };
+        if (hit) return method(hit, 'static', () => this.returnType(hit, null, t));
       }
       // trait impls: the impl's member, else the trait's default method
       // (whether the argument fits is asked only of an impl that gives `name`: it does not depend on which)
@@ -1359,16 +1365,16 @@ export class Infer {
         const hit = pickFn(info.members.get(name));
         const dflt = hit ? null : this.traitItem(info.trait, name, env);
         if ((!hit && !dflt) || !this.argFits(info.trait, info.self, arg, name)) continue;
-        if (hit) return { res: { def: hit }, ret: this.returnType({ def: hit }, null, t), dispatch: 'static' };
-        return { res: dflt!, ret: this.returnType(dflt!, null, t), dispatch: 'static' };
+        if (hit) return method({ def: hit }, 'static', () => this.returnType({ def: hit }, null, t));
+        return method(dflt!, 'static', () => this.returnType(dflt!, null, t));
       }
       {
         const hit = this.depMethod(t, name, true);
-        if (hit) return { res: hit, ret: this.returnType(hit, null, t), dispatch: 'static' };
+        if (hit) return method(hit, 'static', () => this.returnType(hit, null, t));
       }
       if (owner && 'def' in owner && owner.def.kind === 'trait') {
         const item = owner.def.children.find((c) => c.name === name);
-        if (item) return { res: { def: item }, ret: this.returnType({ def: item }, null, t), dispatch: 'dynamic' };
+        if (item) return method({ def: item }, 'dynamic', () => this.returnType({ def: item }, null, t));
       }
       const blanket = this.viaBlanket(t, name, env);
       if (blanket) return blanket;
@@ -1533,7 +1539,7 @@ export class Infer {
       if (b.k !== 'adt') continue;
       const hit = this.traitItem(b, name, env);
       // `Edge: IntoWeightedEdge<E, NodeId = Ix>`: the bound's bindings are the result's `Self::NodeId`
-      if (hit) return { res: hit, ret: withBindings(this.returnType(hit, null, self), b.assoc), dispatch: 'dynamic' };
+      if (hit) return method(hit, 'dynamic', () => withBindings(this.returnType(hit, null, self), b.assoc));
     }
     return null;
   }

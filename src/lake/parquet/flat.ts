@@ -13,7 +13,6 @@
 // strings; the chunk is appended to `writer` whole (nothing is written to
 // storage here).
 import type { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
 import { unconvertMinMax } from 'hyparquet-writer/src/unconvert.js';
 import { compareStrings } from '../spec/values.ts';
 
@@ -333,12 +332,7 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
     const body = compress ? compress(raw) : raw;
     dictionaryPageOffset = BigInt(writer.offset);
     const headerStart = writer.offset;
-    writePageHeader(writer, {
-      type: 'DICTIONARY_PAGE',
-      uncompressed_page_size: raw.length,
-      compressed_page_size: body.length,
-      dictionary_page_header: { num_values: dictionary.dict.length, encoding: 'PLAIN' },
-    });
+    dictionaryPageHeader(writer, raw.length, body.length, dictionary.dict.length);
     uncompressed += writer.offset - headerStart + raw.length;
     writer.appendBytes(body);
     encodings.push('PLAIN');
@@ -362,6 +356,9 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
   let chunkMin: unknown;
   let chunkMax: unknown;
 
+  // a dictionary much smaller than the chunk: values ranked once, page bounds by comparing ranks
+  const ranks = dictionary && dictionary.dict.length * 8 <= n ? rankDictionary(dictionary.dict, high) : undefined;
+
   const dataPageOffset = BigInt(writer.offset);
   let start = 0;
   for (const end of ends) {
@@ -383,8 +380,9 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
       else plainInt64Page(data, start, end);
       raw = scratch.buf.subarray(0, scratch.len);
     }
-    // page bounds: one pass over the page's values (booleans: false < true)
-    if (high) utf8Bounds(data, start, end);
+    // page bounds: one pass over the page's values (booleans: false < true), or over its codes
+    if (ranks) codeBounds(dictionary!.codes, start, end, ranks);
+    else if (high) utf8Bounds(data, start, end);
     else nativeBounds(data, start, end);
     const min = boundMin;
     const max = boundMax;
@@ -399,20 +397,7 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
     }
     const body = compress ? compress(raw) : raw;
     const headerStart = writer.offset;
-    writePageHeader(writer, {
-      type: 'DATA_PAGE_V2',
-      uncompressed_page_size: levels.len + raw.length,
-      compressed_page_size: levels.len + body.length,
-      data_page_header_v2: {
-        num_values: end - start,
-        num_nulls: nulls,
-        num_rows: end - start,
-        encoding,
-        definition_levels_byte_length: levels.len,
-        repetition_levels_byte_length: 0,
-        is_compressed: true,
-      },
-    });
+    dataPageV2Header(writer, levels.len + raw.length, levels.len + body.length, end - start, nulls, ENCODING_CODES[encoding], levels.len);
     uncompressed += writer.offset - headerStart + levels.len + raw.length;
     if (levels.len > 0) writer.appendBytes(levels.buf.subarray(0, levels.len));
     writer.appendBytes(body);
@@ -472,6 +457,62 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
 }
 
 const levelsScratch = new Scratch();
+
+// ---- page headers: Thrift compact protocol, the bytes hyparquet-writer's
+// writePageHeader makes for these two kinds of page (its generic serializer
+// walks an object of `field_N` keys per header: ~1 s of bench:ingest's main thread)
+
+/** Parquet's Encoding enum values of the encodings flat.ts writes. */
+const ENCODING_CODES = { PLAIN: 0, RLE: 3, RLE_DICTIONARY: 8 } as const;
+const header = new Uint8Array(96);
+let headerLen = 0;
+
+/** An unsigned varint, as hyparquet-writer's ByteWriter#appendVarInt writes it. */
+function headerVarint(v: number): void {
+  while ((v & ~0x7f) !== 0) {
+    header[headerLen++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  header[headerLen++] = v;
+}
+
+/** A compact-protocol i32 field following the previous field id (delta 1): header byte, then zigzag varint. */
+function headerI32(v: number): void {
+  header[headerLen++] = 0x15;
+  headerVarint((v << 1) ^ (v >> 31));
+}
+
+/** PageHeader { type: DATA_PAGE_V2, sizes, data_page_header_v2 { …, is_compressed: true (the default, omitted) } }. */
+function dataPageV2Header(writer: ByteWriter, uncompressed: number, compressed: number, values: number, nulls: number, encoding: number, defsLength: number): void {
+  headerLen = 0;
+  headerI32(3); // 1: type DATA_PAGE_V2
+  headerI32(uncompressed); // 2
+  headerI32(compressed); // 3
+  header[headerLen++] = 0x5c; // 8 (delta 5): struct
+  headerI32(values); // 1: num_values
+  headerI32(nulls); // 2: num_nulls
+  headerI32(values); // 3: num_rows (flat: one value a row)
+  headerI32(encoding); // 4
+  headerI32(defsLength); // 5: definition_levels_byte_length
+  headerI32(0); // 6: repetition_levels_byte_length
+  header[headerLen++] = 0; // end of data_page_header_v2
+  header[headerLen++] = 0; // end of PageHeader
+  writer.appendBytes(header.subarray(0, headerLen));
+}
+
+/** PageHeader { type: DICTIONARY_PAGE, sizes, dictionary_page_header { num_values, encoding: PLAIN } }. */
+function dictionaryPageHeader(writer: ByteWriter, uncompressed: number, compressed: number, values: number): void {
+  headerLen = 0;
+  headerI32(2); // 1: type DICTIONARY_PAGE
+  headerI32(uncompressed); // 2
+  headerI32(compressed); // 3
+  header[headerLen++] = 0x4c; // 7 (delta 4): struct
+  headerI32(values); // 1: num_values
+  headerI32(ENCODING_CODES.PLAIN); // 2: encoding
+  header[headerLen++] = 0; // end of dictionary_page_header
+  header[headerLen++] = 0; // end of PageHeader
+  writer.appendBytes(header.subarray(0, headerLen));
+}
 
 // ---- the parts of writeFlatColumn: small functions, each with its own type
 // feedback (one kind of value a loop), so the JIT compiles each once, cheaply
@@ -615,6 +656,37 @@ function nativeBounds(data: readonly unknown[], start: number, end: number): voi
   }
   boundMin = min;
   boundMax = max;
+}
+
+/** A dictionary's values in order (strings in UTF-8 byte order) and each code's place in it. */
+interface Ranks {
+  sorted: unknown[];
+  rankOf: Int32Array;
+}
+
+function rankDictionary(dict: unknown[], high: boolean): Ranks {
+  const byRank = Array.from(dict.keys());
+  if (high) byRank.sort((a, b) => compareStrings(dict[a] as string, dict[b] as string));
+  else byRank.sort((a, b) => ((dict[a] as number) < (dict[b] as number) ? -1 : (dict[b] as number) < (dict[a] as number) ? 1 : 0));
+  const rankOf = new Int32Array(dict.length);
+  for (let r = 0; r < byRank.length; r++) rankOf[byRank[r]!] = r;
+  return { sorted: byRank.map((code) => dict[code]), rankOf };
+}
+
+/** Bounds of a dictionary-coded page from its codes (-1: null): the values of the least and greatest rank. */
+function codeBounds(codes: Int32Array, start: number, end: number, ranks: Ranks): void {
+  const rankOf = ranks.rankOf;
+  let lo = 0x7fffffff;
+  let hi = -1;
+  for (let i = start; i < end; i++) {
+    const code = codes[i]!;
+    if (code < 0) continue;
+    const r = rankOf[code]!;
+    if (r < lo) lo = r;
+    if (r > hi) hi = r;
+  }
+  boundMin = hi < 0 ? undefined : ranks.sorted[lo];
+  boundMax = hi < 0 ? undefined : ranks.sorted[hi];
 }
 
 /** Bounds of strings in UTF-8 byte order. */
