@@ -231,8 +231,7 @@ class FileReader {
   /** Items of a module body, impl, trait or extern block, appended to `into`. */
   private readItems(container: Node, scope: Scope, into: Item) {
     let attrs: Node[] = [];
-    for (const child of container.namedChildren) {
-      if (!child) continue;
+    for (let child = container.firstNamedChild; child; child = child.nextNamedSibling) {
       const type = child.type;
       if (type === 'attribute_item') { attrs.push(child); continue; }
       if (type === 'line_comment' || type === 'block_comment' || type === 'inner_attribute_item') continue;
@@ -579,7 +578,7 @@ class FileReader {
       case 'closure_expression':
         return; // expressions inside array lengths / const args
       default:
-        for (const c of node.namedChildren) if (c) this.typeRefs(c, out, generics);
+        for (let c = node.firstNamedChild; c; c = c.nextNamedSibling) this.typeRefs(c, out, generics);
     }
   }
 

@@ -524,6 +524,15 @@ export class SyntaxNode {
     return null;
   }
 
+  /** The first named child (`namedChildren[0]` without the array; with `nextNamedSibling`, a walk of them). */
+  get firstNamedChild(): SyntaxNode | null {
+    const t = this.t;
+    const named = t.g.named;
+    const end = t.sub[this.id]!;
+    for (let c = this.id + 1; c < end; c = t.sub[c]!) if (named[t.type[c]!]) return t.node(c);
+    return null;
+  }
+
   /** The first named child of type `type` (what `namedChildren.find((c) => c.type === type)` gives, without the array). */
   namedChildOfType(type: string): SyntaxNode | null {
     const t = this.t;

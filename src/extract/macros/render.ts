@@ -48,7 +48,10 @@ class Renderer {
   private line = -1;
   private readonly rows: number[] = [];
   private readonly rowStarts: number[] = [];
-  private readonly index = new Map<number, { list: Token[]; idx: number }>();
+  /** The tokens written, by offset (ascending): parallel lists, no object per token. */
+  private readonly offs: number[] = [];
+  private readonly lists: Token[][] = [];
+  private readonly idxs: number[] = [];
   /** Source positions of rendered closing delimiters (they are in no list). */
   private readonly closers = new Map<number, { line: number; col: number; text: string }>();
   private fresh = true;
@@ -94,7 +97,7 @@ class Renderer {
     } else if (this.fresh || this.line !== line) this.newline(line);
     else if (!this.lineEmpty) this.write(' ');
     const base = this.offset;
-    if (list) this.index.set(base, { list, idx });
+    if (list) this.indexed(base, list, idx);
     this.write(text);
     this.lineEmpty = false;
     // a multi-line literal: its later lines are the following source lines
@@ -106,6 +109,19 @@ class Renderer {
     }
     if (n > 0) this.line = line > 0 ? line + n : 0;
     return base;
+  }
+
+  /** Record the token at `base` (a later one at the same offset replaces it, as a map would). */
+  private indexed(base: number, list: Token[], idx: number) {
+    const n = this.offs.length;
+    if (n > 0 && this.offs[n - 1] === base) {
+      this.lists[n - 1] = list;
+      this.idxs[n - 1] = idx;
+      return;
+    }
+    this.offs.push(base);
+    this.lists.push(list);
+    this.idxs.push(idx);
   }
 
   private newline(line: number) {
@@ -134,17 +150,32 @@ class Renderer {
         at += l.length + 1;
       }
     }
-    const { index, rows, rowStarts, closers } = this;
+    const { offs, lists, idxs, rows, rowStarts, closers } = this;
+    const find = (o: number): number => {
+      let lo = 0;
+      let hi = offs.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const v = offs[mid]!;
+        if (v === o) return mid;
+        if (v < o) lo = mid + 1;
+        else hi = mid - 1;
+      }
+      return -1;
+    };
     return {
       text, rows,
-      at: (o) => index.get(o),
+      at: (o) => {
+        const k = find(o);
+        return k < 0 ? undefined : { list: lists[k]!, idx: idxs[k]! };
+      },
       source: (line, col) => {
         const start = rowStarts[line - 1];
         if (start === undefined || !(rows[line - 1]! > 0)) return null;
         const o = start + col - 1;
-        const hit = index.get(o);
-        if (hit) {
-          const t = hit.list[hit.idx]!;
+        const k = find(o);
+        if (k >= 0) {
+          const t = lists[k]![idxs[k]!]!;
           return t.line > 0 ? { line: t.line, col: t.col, text: t.k === 'group' ? t.delim : t.text } : null;
         }
         return closers.get(o) ?? null;

@@ -57,6 +57,9 @@ const PUNCT2 = new Set([
   '::', '->', '=>', '==', '!=', '<=', '>=', '&&', '||', '+=', '-=', '*=', '/=', '%=', '^=', '&=', '|=', '<<', '>>', '..',
 ]);
 
+/** Second characters of the compound operators above (char codes). */
+const GLUES = new Set([...PUNCT2, ...PUNCT3].map((p) => p.charCodeAt(1)));
+
 const ID_START = /[\p{XID_Start}_]/u;
 const ID_CONT = /[\p{XID_Continue}]/u;
 
@@ -143,7 +146,8 @@ class Lexer {
       if (c === 41 || c === 93 || c === 125) { // ) ] }
         const ch = s[this.i]!;
         // close the innermost group this closes; a stray closer is dropped
-        const at = stack.map((f) => CLOSE[f.group.delim as Delim]).lastIndexOf(ch);
+        let at = stack.length - 1;
+        while (at >= 0 && CLOSE[stack[at]!.group.delim as Delim] !== ch) at--;
         if (at >= 0) {
           const p = this.pos();
           while (stack.length > at + 1) stack.pop();
@@ -192,10 +196,12 @@ class Lexer {
       this.i += 6;
       return { k: 'crate', text: '$crate', line: p.line, col: p.col };
     }
-    const three = s.slice(this.i, this.i + 3);
-    if (PUNCT3.has(three)) { this.i += 3; return { k: 'punct', text: three, line: p.line, col: p.col }; }
-    const two = s.slice(this.i, this.i + 2);
-    if (PUNCT2.has(two)) { this.i += 2; return { k: 'punct', text: two, line: p.line, col: p.col }; }
+    if (GLUES.has(s.charCodeAt(this.i + 1))) { // a compound operator's second character
+      const three = s.slice(this.i, this.i + 3);
+      if (PUNCT3.has(three)) { this.i += 3; return { k: 'punct', text: three, line: p.line, col: p.col }; }
+      const two = s.slice(this.i, this.i + 2);
+      if (PUNCT2.has(two)) { this.i += 2; return { k: 'punct', text: two, line: p.line, col: p.col }; }
+    }
     const w = width(s, this.i);
     this.i += w;
     return { k: 'punct', text: s.slice(start, this.i), line: p.line, col: p.col };
