@@ -262,14 +262,33 @@ interface Walker {
 
 type Handles = { handles: number[] };
 
-/** The wasm exports on the transfer buffer (the cursor lives there between calls). */
-function rawWalker(b: Binding, tree: Tree): Walker {
+/**
+ * A cursor of `tree` put on the transfer buffer, where the wasm cursor
+ * exports read and move it; `release` hands its current handles back (its
+ * stack may have moved while it grew) and frees it.
+ */
+function cursorOnTransfer(b: Binding, tree: Tree): { t: number; release: () => void } {
   const t = (tree as unknown as { 0: number })[0];
   const cursor = tree.walk();
   const h = (cursor as unknown as Handles).handles;
   const tb = transfer;
-  let heap = b.HEAP32;
+  const heap = b.HEAP32;
   heap[tb] = h[0]!; heap[tb + 1] = h[1]!; heap[tb + 2] = h[2]!; heap[tb + 3] = h[3]!;
+  return {
+    t,
+    release: () => {
+      const now = b.HEAP32;
+      h[0] = now[tb]!; h[1] = now[tb + 1]!; h[2] = now[tb + 2]!; h[3] = now[tb + 3]!;
+      cursor.delete();
+    },
+  };
+}
+
+/** The wasm exports on the transfer buffer (the cursor lives there between calls). */
+function rawWalker(b: Binding, tree: Tree): Walker {
+  const { t, release } = cursorOnTransfer(b, tree);
+  const tb = transfer;
+  let heap = b.HEAP32;
   return {
     typeId: () => b._ts_tree_cursor_current_node_type_id_wasm(t),
     fieldId: () => b._ts_tree_cursor_current_field_id_wasm(t),
@@ -288,12 +307,7 @@ function rawWalker(b: Binding, tree: Tree): Walker {
     firstChild: () => b._ts_tree_cursor_goto_first_child_wasm(t) !== 0,
     nextSibling: () => b._ts_tree_cursor_goto_next_sibling_wasm(t) !== 0,
     parent: () => b._ts_tree_cursor_goto_parent_wasm(t) !== 0,
-    done: () => {
-      // the cursor's stack may have moved while it grew: hand its current handles back before freeing it
-      heap = b.HEAP32;
-      h[0] = heap[tb]!; h[1] = heap[tb + 1]!; h[2] = heap[tb + 2]!; h[3] = heap[tb + 3]!;
-      cursor.delete();
-    },
+    done: release,
   };
 }
 
@@ -390,12 +404,7 @@ function rawFlatten(b: Binding, tree: Tree, g: Grammar, text: string): FlatTree 
   const firstChild = b._ts_tree_cursor_goto_first_child_wasm;
   const nextSibling = b._ts_tree_cursor_goto_next_sibling_wasm;
   const parent = b._ts_tree_cursor_goto_parent_wasm;
-  const t = (tree as unknown as { 0: number })[0];
-  const cursor = tree.walk();
-  const h = (cursor as unknown as Handles).handles;
-  const tb = transfer;
-  let heap = b.HEAP32;
-  heap[tb] = h[0]!; heap[tb + 1] = h[1]!; heap[tb + 2] = h[2]!; heap[tb + 3] = h[3]!;
+  const { t, release } = cursorOnTransfer(b, tree);
   const named = g.named;
   const underscore = g.underscore;
   const opaque = g.opaque;
@@ -445,10 +454,7 @@ function rawFlatten(b: Binding, tree: Tree, g: Grammar, text: string): FlatTree 
       if (done) break;
     }
   } finally {
-    // the cursor's stack may have moved while it grew: hand its current handles back before freeing it
-    heap = b.HEAP32;
-    h[0] = heap[tb]!; h[1] = heap[tb + 1]!; h[2] = heap[tb + 2]!; h[3] = heap[tb + 3]!;
-    cursor.delete();
+    release();
   }
   return new FlatTree(g, n, a, lineStarts(text));
 }
