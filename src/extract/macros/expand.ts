@@ -8,7 +8,7 @@
 // Invariant: pure (the compiled rules are cached per definition); the output
 // is bounded by `budget` tokens.
 import type { Edition } from './fragments.ts';
-import { compile, flatten, matchRule, replay, type Bound, type Compiled, type Skeleton } from './matcher.ts';
+import { compile, flatten, matchRule, type Compiled } from './matcher.ts';
 import { parseRules, type TemplateNode } from './rules.ts';
 import type { Token } from './tokens.ts';
 import { TranscribeError, transcribe } from './transcriber.ts';
@@ -30,12 +30,6 @@ export interface MacroDef {
 interface CompiledMacro {
   rules: { matcher: Compiled; template: TemplateNode[] }[];
   errors: string[];
-  /**
-   * What the rules did with an input, by the input's key (matcher.ts): the
-   * rule that matched and its captures by position, or the error no rule
-   * matching gave. Kept as long as the definition (one crate's extraction).
-   */
-  matched: Map<string, { rule: number; skeleton: Skeleton[] } | { error: string }>;
 }
 
 export type Expansion =
@@ -48,10 +42,7 @@ function compiledOf(def: MacroDef): CompiledMacro {
   let c = compiled.get(def);
   if (!c) {
     const { rules, errors } = parseRules(def.body);
-    c = {
-      rules: rules.map((r) => ({ matcher: compile(r.matcher), template: def.localInner ? localInner(r.template) : r.template })),
-      errors, matched: new Map(),
-    };
+    c = { rules: rules.map((r) => ({ matcher: compile(r.matcher), template: def.localInner ? localInner(r.template) : r.template })), errors };
     compiled.set(def, c);
   }
   return c;
@@ -83,50 +74,28 @@ function localInner(nodes: TemplateNode[]): TemplateNode[] {
   return out;
 }
 
-/**
- * Expand `def` on `input` (the invocation's tokens inside its delimiters).
- * An input whose key was met before takes the rule (and the captures, from
- * its own tokens) the first one got, without matching again: matching reads
- * only what the key holds. Transcribing always runs (positions and the budget
- * differ).
- */
+/** Expand `def` on `input` (the invocation's tokens inside its delimiters). */
 export function expandMacro(def: MacroDef, input: Token[], budget: number): Expansion {
   const c = compiledOf(def);
   if (c.rules.length === 0) return { ok: false, error: `macro \`${def.name}\` has no usable rule${c.errors[0] ? ` (${c.errors[0]})` : ''}` };
-  const flat = flatten(input);
-  const known = c.matched.get(flat.key);
-  if (known) {
-    if ('error' in known) return { ok: false, error: known.error };
-    return transcribed(def, c, known.rule, replay(c.rules[known.rule]!.matcher.vars, known.skeleton, flat), budget);
-  }
   let first: string | null = null;
+  const flat = flatten(input);
   for (let i = 0; i < c.rules.length; i++) {
     const r = c.rules[i]!;
     const m = matchRule(r.matcher, flat, def.edition);
     if (!m.ok) {
-      if (m.ambiguous) {
-        const error = `\`${def.name}!\` rule ${i + 1}: ${m.message}`;
-        c.matched.set(flat.key, { error });
-        return { ok: false, error };
-      }
+      if (m.ambiguous) return { ok: false, error: `\`${def.name}!\` rule ${i + 1}: ${m.message}` };
       first ??= `rule ${i + 1}: ${m.message}`;
       continue;
     }
-    c.matched.set(flat.key, { rule: i, skeleton: m.skeleton });
-    return transcribed(def, c, i, m.bindings, budget);
-  }
-  const error = `no rule of \`${def.name}!\` matched (${first})`;
-  c.matched.set(flat.key, { error });
-  return { ok: false, error };
-}
-
-function transcribed(def: MacroDef, c: CompiledMacro, i: number, bindings: Map<string, Bound>, budget: number): Expansion {
-  try {
-    return { ok: true, tokens: transcribe(c.rules[i]!.template, bindings, { krate: def.krate, budget }), rule: i };
-  } catch (e) {
-    if (e instanceof TranscribeError) {
-      return { ok: false, error: `\`${def.name}!\` rule ${i + 1}: ${e.message}`, limit: e.constructor.name === 'SizeLimit' };
+    try {
+      return { ok: true, tokens: transcribe(r.template, m.bindings, { krate: def.krate, budget }), rule: i };
+    } catch (e) {
+      if (e instanceof TranscribeError) {
+        return { ok: false, error: `\`${def.name}!\` rule ${i + 1}: ${e.message}`, limit: e.constructor.name === 'SizeLimit' };
+      }
+      throw e;
     }
-    throw e;
   }
+  return { ok: false, error: `no rule of \`${def.name}!\` matched (${first})` };
 }

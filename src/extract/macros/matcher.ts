@@ -24,7 +24,7 @@ import type { Delim, FragKind, Group, Leaf, Token } from './tokens.ts';
 export type Bound = { one: Token[]; kind: FragKind } | { seq: Bound[] };
 
 export type MatchResult =
-  | { ok: true; bindings: Map<string, Bound>; skeleton: Skeleton[] }
+  | { ok: true; bindings: Map<string, Bound> }
   | { ok: false; ambiguous: boolean; message: string };
 
 type Loc =
@@ -91,8 +91,7 @@ export function compile(matcher: MatcherNode[]): Compiled {
 // --- bindings while matching (persistent) ---------------------------------------
 
 type Cons = { head: M; tail: Cons | null };
-/** A capture knows where it was taken: flat index `at` of its first token, `end` in that token's list (-1: an empty `vis`). */
-type M = { one: Token[]; kind: FragKind; at: number; end: number } | { items: Cons | null };
+type M = { one: Token[]; kind: FragKind } | { items: Cons | null };
 
 /** Push `m` into variable `v`'s binding at repetition depth `depth`. */
 function pushAt(b: (M | undefined)[], v: number, depth: number, m: M): (M | undefined)[] {
@@ -115,41 +114,11 @@ function pushInto(cur: M | undefined, d: number, m: M): M {
 
 function freeze(m: M | undefined): Bound {
   if (!m) return { seq: [] };
-  if ('one' in m) return { one: m.one, kind: m.kind };
+  if ('one' in m) return m;
   const items: Bound[] = [];
   for (let c = m.items; c; c = c.tail) items.push(freeze(c.head));
   items.reverse();
   return { seq: items };
-}
-
-/** A match's bindings by position only (see `replay`): what a memo keeps. */
-export type Skeleton = { at: number; end: number; kind: FragKind } | { seq: Skeleton[] };
-
-function skeleton(m: M | undefined): Skeleton {
-  if (!m) return { seq: [] };
-  if ('one' in m) return { at: m.at, end: m.end, kind: m.kind };
-  const items: Skeleton[] = [];
-  for (let c = m.items; c; c = c.tail) items.push(skeleton(c.head));
-  items.reverse();
-  return { seq: items };
-}
-
-/**
- * The bindings a match with skeleton `skel` gives on `input`: the same
- * captures, taken from `input`'s own tokens. Valid when `input` has the
- * `key` of the input the skeleton was made on (matching reads only what the
- * key holds, so the same rule matches it the same way).
- */
-export function replay(vars: string[], skel: Skeleton[], input: Input): Map<string, Bound> {
-  const bindings = new Map<string, Bound>();
-  const take = (k: Skeleton): Bound => {
-    if ('seq' in k) return { seq: k.seq.map(take) };
-    if (k.end < 0) return { one: [], kind: k.kind };
-    const e = input.flat[k.at]!;
-    return { one: e.list.slice(e.idx, k.end), kind: k.kind };
-  };
-  vars.forEach((name, v) => bindings.set(name, take(skel[v]!)));
-  return bindings;
 }
 
 // --- the input, flattened -------------------------------------------------------
@@ -166,72 +135,30 @@ interface Flat {
 export interface Input {
   flat: Flat[];
   starts: Map<Token[], number[]>;
-  /**
-   * Everything matching reads of the tokens (kinds, texts, delimiters, what
-   * an invisible group was captured as, and its tokens), positions left out:
-   * inputs with one key match every rule the same way.
-   */
-  key: string;
 }
 
 export function flatten(tokens: Token[]): Input {
   const flat: Flat[] = [];
   const starts = new Map<Token[], number[]>();
-  const key: string[] = [];
-  walkFlat(tokens, flat, starts, key);
+  const walk = (list: Token[]) => {
+    const s: number[] = [];
+    starts.set(list, s);
+    for (let i = 0; i < list.length; i++) {
+      s.push(flat.length);
+      const t = list[i]!;
+      if (t.k === 'group' && t.delim !== '') {
+        flat.push({ k: 'open', tok: t, list, idx: i });
+        walk(t.tokens);
+        flat.push({ k: 'close', tok: t, list: t.tokens, idx: t.tokens.length });
+      } else {
+        flat.push({ k: 'leaf', tok: t, list, idx: i });
+      }
+    }
+    s.push(flat.length); // the list's end: its closer (or the final eof)
+  };
+  walk(tokens);
   flat.push({ k: 'eof', tok: null, list: tokens, idx: tokens.length });
-  return { flat, starts, key: key.join('') };
-}
-
-function walkFlat(list: Token[], flat: Flat[], starts: Map<Token[], number[]>, key: string[]): void {
-  const s: number[] = [];
-  starts.set(list, s);
-  for (let i = 0; i < list.length; i++) {
-    s.push(flat.length);
-    const t = list[i]!;
-    if (t.k === 'group' && t.delim !== '') {
-      key.push(t.delim);
-      flat.push({ k: 'open', tok: t, list, idx: i });
-      walkFlat(t.tokens, flat, starts, key);
-      flat.push({ k: 'close', tok: t, list: t.tokens, idx: t.tokens.length });
-      key.push(')');
-    } else {
-      if (t.k === 'group') keyInvisible(t, key);
-      else keyLeaf(t, key);
-      flat.push({ k: 'leaf', tok: t, list, idx: i });
-    }
-  }
-  s.push(flat.length); // the list's end: its closer (or the final eof)
-}
-
-/**
- * Key characters of a leaf's kind; the leaf's text follows (a literal's with
- * its length first: only a literal may hold these control characters).
- */
-const KEY_KIND: Record<Leaf['k'], string> = { ident: '\u0001', lifetime: '\u0002', literal: '\u0003', punct: '\u0004', crate: '\u0005' };
-
-function keyLeaf(t: Leaf, key: string[]): void {
-  if (t.k === 'literal') key.push(KEY_KIND.literal, String(t.text.length), ':', t.text);
-  else key.push(KEY_KIND[t.k], t.text);
-}
-
-/** An invisible group (one token to the matcher) and all it holds. */
-function keyInvisible(g: Group, key: string[]): void {
-  key.push('\u0006', g.nt ?? '', '\u0007');
-  keyAll(g.tokens, key);
-  key.push('\u0008');
-}
-
-function keyAll(tokens: Token[], key: string[]): void {
-  for (const t of tokens) {
-    if (t.k !== 'group') keyLeaf(t, key);
-    else if (t.delim === '') keyInvisible(t, key);
-    else {
-      key.push(t.delim);
-      keyAll(t.tokens, key);
-      key.push(')');
-    }
-  }
+  return { flat, starts };
 }
 
 function tokEq(a: Leaf, b: Token | null): boolean {
@@ -258,110 +185,88 @@ export function matchRule(c: Compiled, input: Input, edition: Edition): MatchRes
   let p = 0;
   for (;;) {
     const entry = flat[p]!;
-    /** The one thread at a fragment that may start here, when no other thread goes on. */
-    let single: Thread | null = null;
-    if (cur.length === 1) {
-      // one thread at a literal token, a delimiter or a fragment (most of any matcher): it moves on or the rule
-      // fails, as the general step below decides, without its lists
-      const th = cur[0]!;
+    const next: Thread[] = [];
+    const bb: Thread[] = [];
+    const eof: Thread[] = [];
+    const stack = cur.slice();
+    let steps = 0;
+    while (stack.length > 0) {
+      if (++steps > MAX_THREADS) return { ok: false, ambiguous: false, message: `matcher ran over ${MAX_THREADS} positions at one token` };
+      const th = stack.pop()!;
       const loc = c.locs[th.idx]!;
-      if (loc.k === 'tok' || loc.k === 'open' || loc.k === 'close' || loc.k === 'frag') {
-        if (loc.k === 'frag') {
-          if ((entry.k === 'leaf' || entry.k === 'open') && mayBegin(loc.kind, entry.tok!, edition)) single = th;
-        } else if (loc.k === 'tok' ? entry.k === 'leaf' && tokEq(loc.tok, entry.tok) : entry.k === loc.k && (entry.tok as Group).delim === loc.delim) {
-          th.idx++;
-          p++;
+      switch (loc.k) {
+        case 'tok':
+          if (entry.k === 'leaf' && tokEq(loc.tok, entry.tok)) next.push(th);
+          break;
+        case 'open':
+          if (entry.k === 'open' && (entry.tok as Group).delim === loc.delim) next.push(th);
+          break;
+        case 'close':
+          if (entry.k === 'close' && (entry.tok as Group).delim === loc.delim) next.push(th);
+          break;
+        case 'seq': {
+          let b = th.b;
+          for (const v of loc.vars) b = pushAt(b, v, loc.depth, { items: null });
+          if (loc.op !== '+') stack.push({ idx: loc.after, b });
+          stack.push({ idx: th.idx + 1, b });
+          break;
+        }
+        case 'endNoSep':
+          stack.push({ idx: th.idx + 1, b: th.b });
+          // a body that matches nothing would loop here forever: rustc rejects such
+          // macros, the step limit above stops them
+          if (loc.op !== '?') stack.push({ idx: loc.first, b: th.b });
+          break;
+        case 'sep':
+          stack.push({ idx: th.idx + 2, b: th.b });
+          if (entry.k === 'leaf' && tokEq(loc.sep, entry.tok)) next.push(th);
+          break;
+        case 'afterSep':
+          stack.push({ idx: loc.first, b: th.b });
+          break;
+        case 'frag':
+          if ((entry.k === 'leaf' || entry.k === 'open') && mayBegin(loc.kind, entry.tok!, edition)) bb.push(th);
+          break;
+        case 'eof':
+          if (entry.k === 'eof') eof.push(th);
+          break;
+      }
+    }
+    if (entry.k === 'eof') {
+      if (eof.length === 1) {
+        const bindings = new Map<string, Bound>();
+        c.vars.forEach((name, v) => bindings.set(name, freeze(eof[0]!.b[v])));
+        return { ok: true, bindings };
+      }
+      if (eof.length > 1) return { ok: false, ambiguous: true, message: 'ambiguous: the input ends in several ways' };
+      return { ok: false, ambiguous: false, message: 'unexpected end of input' };
+    }
+    if (bb.length > 1 || (bb.length > 0 && next.length > 0)) {
+      return { ok: false, ambiguous: true, message: `local ambiguity at \`${describe(entry)}\`` };
+    }
+    if (next.length > 0) {
+      cur = [];
+      for (const t of next) cur.push({ idx: t.idx + 1, b: t.b });
+      p++;
+      continue;
+    }
+    if (bb.length === 1) {
+      const th = bb[0]!;
+      const loc = c.locs[th.idx] as Loc & { k: 'frag' };
+      const end = entry.k === 'leaf' || entry.k === 'open' ? parseFragment(loc.kind, entry.list, entry.idx, edition) : null;
+      if (end === null) {
+        if (loc.kind === 'vis') {
+          cur = [{ idx: th.idx + 1, b: pushAt(th.b, loc.v, loc.depth, { one: [], kind: 'vis' }) }];
           continue;
         }
-        if (!single) {
-          if (entry.k === 'eof') return { ok: false, ambiguous: false, message: 'unexpected end of input' };
-          return { ok: false, ambiguous: false, message: `no rule expected \`${describe(entry)}\`` };
-        }
+        return { ok: false, ambiguous: false, message: `no \`${loc.kind}\` fragment at \`${describe(entry)}\`` };
       }
+      const captured = entry.list.slice(entry.idx, end);
+      cur = [{ idx: th.idx + 1, b: pushAt(th.b, loc.v, loc.depth, { one: captured, kind: loc.kind }) }];
+      p = starts.get(entry.list)![end]!;
+      continue;
     }
-    if (!single) {
-      const next: Thread[] = [];
-      const bb: Thread[] = [];
-      const eof: Thread[] = [];
-      const stack = cur.slice();
-      let steps = 0;
-      while (stack.length > 0) {
-        if (++steps > MAX_THREADS) return { ok: false, ambiguous: false, message: `matcher ran over ${MAX_THREADS} positions at one token` };
-        const th = stack.pop()!;
-        const loc = c.locs[th.idx]!;
-        switch (loc.k) {
-          case 'tok':
-            if (entry.k === 'leaf' && tokEq(loc.tok, entry.tok)) next.push(th);
-            break;
-          case 'open':
-            if (entry.k === 'open' && (entry.tok as Group).delim === loc.delim) next.push(th);
-            break;
-          case 'close':
-            if (entry.k === 'close' && (entry.tok as Group).delim === loc.delim) next.push(th);
-            break;
-          case 'seq': {
-            let b = th.b;
-            for (const v of loc.vars) b = pushAt(b, v, loc.depth, { items: null });
-            if (loc.op !== '+') stack.push({ idx: loc.after, b });
-            stack.push({ idx: th.idx + 1, b });
-            break;
-          }
-          case 'endNoSep':
-            stack.push({ idx: th.idx + 1, b: th.b });
-            // a body that matches nothing would loop here forever: rustc rejects such
-            // macros, the step limit above stops them
-            if (loc.op !== '?') stack.push({ idx: loc.first, b: th.b });
-            break;
-          case 'sep':
-            stack.push({ idx: th.idx + 2, b: th.b });
-            if (entry.k === 'leaf' && tokEq(loc.sep, entry.tok)) next.push(th);
-            break;
-          case 'afterSep':
-            stack.push({ idx: loc.first, b: th.b });
-            break;
-          case 'frag':
-            if ((entry.k === 'leaf' || entry.k === 'open') && mayBegin(loc.kind, entry.tok!, edition)) bb.push(th);
-            break;
-          case 'eof':
-            if (entry.k === 'eof') eof.push(th);
-            break;
-        }
-      }
-      if (entry.k === 'eof') {
-        if (eof.length === 1) {
-          const bindings = new Map<string, Bound>();
-          const b = eof[0]!.b;
-          c.vars.forEach((name, v) => bindings.set(name, freeze(b[v])));
-          return { ok: true, bindings, skeleton: c.vars.map((_, v) => skeleton(b[v])) };
-        }
-        if (eof.length > 1) return { ok: false, ambiguous: true, message: 'ambiguous: the input ends in several ways' };
-        return { ok: false, ambiguous: false, message: 'unexpected end of input' };
-      }
-      if (bb.length > 1 || (bb.length > 0 && next.length > 0)) {
-        return { ok: false, ambiguous: true, message: `local ambiguity at \`${describe(entry)}\`` };
-      }
-      if (next.length > 0) {
-        cur = [];
-        for (const t of next) cur.push({ idx: t.idx + 1, b: t.b });
-        p++;
-        continue;
-      }
-      if (bb.length !== 1) return { ok: false, ambiguous: false, message: `no rule expected \`${describe(entry)}\`` };
-      single = bb[0]!;
-    }
-    const th = single;
-    const loc = c.locs[th.idx] as Loc & { k: 'frag' };
-    const end = entry.k === 'leaf' || entry.k === 'open' ? parseFragment(loc.kind, entry.list, entry.idx, edition) : null;
-    if (end === null) {
-      if (loc.kind === 'vis') {
-        cur = [{ idx: th.idx + 1, b: pushAt(th.b, loc.v, loc.depth, { one: [], kind: 'vis', at: p, end: -1 }) }];
-        continue;
-      }
-      return { ok: false, ambiguous: false, message: `no \`${loc.kind}\` fragment at \`${describe(entry)}\`` };
-    }
-    const captured = entry.list.slice(entry.idx, end);
-    cur = [{ idx: th.idx + 1, b: pushAt(th.b, loc.v, loc.depth, { one: captured, kind: loc.kind, at: p, end }) }];
-    p = starts.get(entry.list)![end]!;
+    return { ok: false, ambiguous: false, message: `no rule expected \`${describe(entry)}\`` };
   }
 }
 
