@@ -26,17 +26,21 @@ export interface EdgeOptions {
 }
 
 export function edgeId(src: string, kind: EdgeKind, target: string, occurrence: number): string {
-  // the JSON text of [src, kind, target, occurrence], written out when no string needs escaping (the common case)
-  const json = ESCAPED.test(src) || ESCAPED.test(kind) || ESCAPED.test(target) || !Number.isSafeInteger(occurrence)
-    ? JSON.stringify([src, kind, target, occurrence])
-    : `["${src}","${kind}","${target}",${occurrence}]`;
-  return hash('sha256', json, 'hex').slice(0, 32);
+  if (ESCAPED.test(src) || ESCAPED.test(kind) || !Number.isSafeInteger(occurrence)) {
+    return hash('sha256', JSON.stringify([src, kind, target, occurrence]), 'hex').slice(0, 32);
+  }
+  return ownEdgeId(src, kind, target, occurrence);
 }
 
-/** edgeId of an edge `Edges` makes: its source is a node id (hex) and its kind a plain word, so only the text is checked. */
+/**
+ * edgeId of an edge `Edges` makes: its source is a node id (hex), its kind a
+ * plain word and its occurrence a count, so only the text is checked; the
+ * JSON text of [src, kind, target, occurrence] is written out when no string
+ * needs escaping (the common case).
+ */
 function ownEdgeId(src: string, kind: EdgeKind, target: string, occurrence: number): string {
-  if (ESCAPED.test(target)) return edgeId(src, kind, target, occurrence);
-  return hash('sha256', `["${src}","${kind}","${target}",${occurrence}]`, 'hex').slice(0, 32);
+  const json = ESCAPED.test(target) ? JSON.stringify([src, kind, target, occurrence]) : `["${src}","${kind}","${target}",${occurrence}]`;
+  return hash('sha256', json, 'hex').slice(0, 32);
 }
 
 /** A character JSON.stringify escapes in a string: `"`, `\`, a control character, a surrogate (a lone one is escaped). */

@@ -1654,7 +1654,6 @@ export class Infer {
   }
 }
 
-/** The references around a type, outermost first (`&mut &T` -> ['mut', 'ref']). */
 /** The first value-namespace item of each name among a dependency item's children (what `find` by name would give). */
 function firstValues(children: readonly DepNode[]): Map<string, DepNode> {
   const out = new Map<string, DepNode>();
@@ -1668,6 +1667,7 @@ function pushTo<K, V>(m: Map<K, V[]>, k: K, v: V): void {
   else m.set(k, [v]);
 }
 
+/** The references around a type, outermost first (`&mut &T` -> ['mut', 'ref']). */
 function refChain(t: Ty): ('ref' | 'mut')[] {
   const out: ('ref' | 'mut')[] = [];
   for (let cur = t; cur.k === 'ref'; cur = cur.of) out.push(cur.mut ? 'mut' : 'ref');
