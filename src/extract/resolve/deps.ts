@@ -3,7 +3,9 @@
 // paths to items, items to their members, types to their methods.
 //
 // Invariant: read-only over the DepCrate data it is given; each crate is
-// indexed on first use, so a dependency the code never names costs nothing.
+// indexed on first use, so a dependency the code never names costs nothing,
+// and once per DepCrate object (a run hands the same summary to every crate
+// that depends on it; an index is never changed after it is built).
 // A crate that is not loaded (not in the lake) answers nothing: callers fall
 // back to the path text.
 import { namespaceOf, type Namespace } from './defs.ts';
@@ -25,8 +27,17 @@ export class DepIndex {
   private readonly byId = new Map<string, DepNode>();
   private readonly children = new Map<string, DepNode[]>();
   readonly ident: string;
+  /** This crate's impls by their self type's key, and its blanket impls (DepWorld.index), built on first use. */
+  private implsByKey: { keyed: [string, DepItem][]; blanket: DepItem[] } | null = null;
 
-  constructor(readonly crate: DepCrate) {
+  /** The index of `crate`: built on the first call for that object, the same one after. */
+  static of(crate: DepCrate): DepIndex {
+    let ix = built.get(crate);
+    if (!ix) built.set(crate, ix = new DepIndex(crate));
+    return ix;
+  }
+
+  private constructor(readonly crate: DepCrate) {
     this.ident = crateIdent(crate.krate);
     for (const n of crate.nodes) this.byId.set(n.id, n);
     for (const n of crate.nodes) {
@@ -61,7 +72,27 @@ export class DepIndex {
   childrenOf(n: DepNode): DepNode[] {
     return this.children.get(n.id) ?? [];
   }
+
+  /** The impls of this crate with a typed self type: by implKey, and the blanket ones (`impl<T: Bound> Trait for T`). */
+  impls(): { keyed: readonly [string, DepItem][]; blanket: readonly DepItem[] } {
+    if (!this.implsByKey) {
+      const keyed: [string, DepItem][] = [];
+      const blanket: DepItem[] = [];
+      for (const n of this.crate.nodes) {
+        if (n.kind !== 'impl' || !n.typeInfo?.self) continue;
+        const self = parseType(n.typeInfo.self);
+        const k = implKey(self);
+        if (k !== null) keyed.push([k, { crate: this, node: n }]);
+        else if (n.typeInfo.trait && self.k === 'path' && !self.path.includes('::') && self.args.length === 0) blanket.push({ crate: this, node: n });
+      }
+      this.implsByKey = { keyed, blanket };
+    }
+    return this.implsByKey;
+  }
 }
+
+/** Indexes by the summary they index (see DepIndex.of). */
+const built = new WeakMap<DepCrate, DepIndex>();
 
 /** All loaded dependency crates, by the ident their own qpaths start with. */
 export class DepWorld {
@@ -82,7 +113,7 @@ export class DepWorld {
     if (ix) return ix;
     const c = this.byIdent.get(ident);
     if (!c) return null;
-    ix = new DepIndex(c);
+    ix = DepIndex.of(c);
     this.indexes.set(ident, ix);
     return ix;
   }
@@ -107,14 +138,9 @@ export class DepWorld {
     if (!this.implIndex) {
       const index = new Map<string, DepItem[]>();
       for (const ident of this.byIdent.keys()) {
-        const ix = this.crate(ident)!;
-        for (const n of ix.crate.nodes) {
-          if (n.kind !== 'impl' || !n.typeInfo?.self) continue;
-          const self = parseType(n.typeInfo.self);
-          const k = implKey(self);
-          if (k !== null) push(index, k, { crate: ix, node: n });
-          else if (n.typeInfo.trait && self.k === 'path' && !self.path.includes('::') && self.args.length === 0) this.blanketList.push({ crate: ix, node: n });
-        }
+        const { keyed, blanket } = this.crate(ident)!.impls();
+        for (const [k, item] of keyed) push(index, k, item);
+        for (const item of blanket) this.blanketList.push(item);
       }
       this.implIndex = index;
     }

@@ -68,7 +68,7 @@ export class Edges {
   }
 
   private of(def: Def): void {
-    for (const m of this.own.values()) m.clear();
+    for (const m of this.own.values()) if (m.size > 0) m.clear(); // clear() allocates a new table even when empty
     const item = def.item;
     const origin = item.origin ?? null;
     if (def.parent) this.push(def.parent, 'contains', def.id, { def }, null, item.file, item.lineStart, item.col, null, null, origin);
