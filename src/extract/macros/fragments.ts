@@ -80,10 +80,10 @@ export function mayBegin(kind: FragKind, t: Token | undefined, edition: Edition)
  * (`tt`: one token tree; `vis` may be empty.)
  */
 export function parseFragment(kind: FragKind, tokens: Token[], i: number, edition: Edition): number | null {
+  if (kind === 'tt') return i < tokens.length ? i + 1 : null; // the commonest kind: no cursor
   const p = new Cursor(tokens, i, edition);
   let ok: boolean;
   switch (kind) {
-    case 'tt': return i < tokens.length ? i + 1 : null;
     case 'ident': ok = p.identFrag(); break;
     case 'lifetime': ok = p.nt('lifetime') || p.lifetime(); break;
     case 'literal': ok = p.literalFrag(); break;
@@ -149,10 +149,10 @@ export class Cursor {
     return true;
   }
 
-  /** An invisible group captured as one of `kinds`. */
-  nt(...kinds: FragKind[]): boolean {
+  /** An invisible group captured as one of the kinds given (up to three: no array made per call). */
+  nt(a: FragKind, b?: FragKind, c?: FragKind): boolean {
     const t = this.peek();
-    if (!t || t.k !== 'group' || t.delim !== '' || !t.nt || !kinds.includes(t.nt)) return false;
+    if (!t || t.k !== 'group' || t.delim !== '' || !t.nt || (t.nt !== a && t.nt !== b && t.nt !== c)) return false;
     this.bump();
     return true;
   }

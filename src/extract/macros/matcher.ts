@@ -131,45 +131,24 @@ function freeze(m: M | undefined): Bound {
   return { seq: items };
 }
 
-// --- the input, flattened -------------------------------------------------------
+// --- the input -----------------------------------------------------------------
 
-interface Flat {
-  k: 'leaf' | 'open' | 'close' | 'eof';
-  tok: Token | null;
-  /** The token list this entry's token belongs to, and its index there (open: the group's own index). */
-  list: Token[];
-  idx: number;
-}
-
-/** An invocation's tokens, flattened once for all the rules tried on them. */
+/**
+ * An invocation's tokens, as every rule tried on them reads them: the nested
+ * lists as they are (matching walks into and out of groups itself; an
+ * earlier flattened copy cost an object per token per invocation).
+ */
 export interface Input {
-  flat: Flat[];
-  starts: Map<Token[], number[]>;
+  tokens: Token[];
 }
 
+/** The Input of `tokens` (expand.ts makes one per invocation; the name is from the flattened copy it once built). */
 export function flatten(tokens: Token[]): Input {
-  const flat: Flat[] = [];
-  const starts = new Map<Token[], number[]>();
-  const walk = (list: Token[]) => {
-    const s: number[] = [];
-    starts.set(list, s);
-    for (let i = 0; i < list.length; i++) {
-      s.push(flat.length);
-      const t = list[i]!;
-      if (t.k === 'group' && t.delim !== '') {
-        flat.push({ k: 'open', tok: t, list, idx: i });
-        walk(t.tokens);
-        flat.push({ k: 'close', tok: t, list: t.tokens, idx: t.tokens.length });
-      } else {
-        flat.push({ k: 'leaf', tok: t, list, idx: i });
-      }
-    }
-    s.push(flat.length); // the list's end: its closer (or the final eof)
-  };
-  walk(tokens);
-  flat.push({ k: 'eof', tok: null, list: tokens, idx: tokens.length });
-  return { flat, starts };
+  return { tokens };
 }
+
+/** What the input offers at a position: a token, a group's opening or closing delimiter, or its end. */
+type Entry = 'leaf' | 'open' | 'close' | 'eof';
 
 function tokEq(a: Leaf, b: Token | null): boolean {
   return b !== null && b.k === a.k && (b as Leaf).text === a.text;
@@ -195,28 +174,42 @@ const MAX_THREADS = 10_000;
  */
 const lists: (Thread | undefined)[][] = [[], [], [], [], []];
 
-/** Match `input` (an invocation's tokens, delimiters stripped, flattened) against a compiled matcher. */
+/** Match `input` (an invocation's tokens, delimiters stripped) against a compiled matcher. */
 export function matchRule(c: Compiled, input: Input, edition: Edition): MatchResult {
-  const flat = input.flat;
+  const tokens = input.tokens;
   // a rule that starts with a literal token the input does not start with fails at once
   const first = c.locs[0]!;
-  if (first.k === 'tok' && !(flat[0]!.k === 'leaf' && tokEq(first.tok, flat[0]!.tok))) {
-    return { ok: false, ambiguous: false, message: `no rule expected \`${describe(flat[0]!)}\`` };
+  if (first.k === 'tok' && !(tokens.length > 0 && tokEq(first.tok, tokens[0]!))) {
+    const t = tokens[0];
+    return { ok: false, ambiguous: false, message: `no rule expected \`${t ? describe(entryOf(t), t) : 'end of input'}\`` };
   }
   used = 0;
+  usedDepth = 0;
   try {
-    return advance(c, input, edition);
+    return advance(c, tokens, edition);
   } finally {
     // let go of the threads (and the tokens their bindings hold)
     for (const l of lists) l.fill(undefined, 0, Math.min(used, l.length));
+    upList.fill(undefined, 0, Math.min(usedDepth, upList.length));
   }
 }
 
 /** The most slots any list used in the current call. */
 let used = 0;
+/** The lists enclosing the current position (innermost last) and the group's index in each; reused like `lists`. */
+const upList: (Token[] | undefined)[] = [];
+const upIdx: number[] = [];
+let usedDepth = 0;
 
-function advance(c: Compiled, input: Input, edition: Edition): MatchResult {
-  const { flat, starts } = input;
+function entryOf(t: Token): Entry {
+  return t.k === 'group' && t.delim !== '' ? 'open' : 'leaf';
+}
+
+function advance(c: Compiled, tokens: Token[], edition: Edition): MatchResult {
+  // the position: `idx` in `list`, `depth` groups deep (upList/upIdx hold the way back out)
+  let list = tokens;
+  let idx = 0;
+  let depth = 0;
   let cur = lists[0]!;
   let next = lists[1]!;
   const bb = lists[2]!;
@@ -224,9 +217,19 @@ function advance(c: Compiled, input: Input, edition: Edition): MatchResult {
   const stack = lists[4]!;
   cur[0] = { idx: 0, b: [], own: true };
   let nCur = 1;
-  let p = 0;
   for (;;) {
-    const entry = flat[p]!;
+    let tok: Token | null;
+    let entry: Entry;
+    if (idx < list.length) {
+      tok = list[idx]!;
+      entry = entryOf(tok);
+    } else if (depth > 0) {
+      tok = upList[depth - 1]![upIdx[depth - 1]!]!;
+      entry = 'close';
+    } else {
+      tok = null;
+      entry = 'eof';
+    }
     let nNext = 0;
     let nBb = 0;
     let nEof = 0;
@@ -240,13 +243,13 @@ function advance(c: Compiled, input: Input, edition: Edition): MatchResult {
       const loc = c.locs[th.idx]!;
       switch (loc.k) {
         case 'tok':
-          if (entry.k === 'leaf' && tokEq(loc.tok, entry.tok)) next[nNext++] = th;
+          if (entry === 'leaf' && tokEq(loc.tok, tok!)) next[nNext++] = th;
           break;
         case 'open':
-          if (entry.k === 'open' && (entry.tok as Group).delim === loc.delim) next[nNext++] = th;
+          if (entry === 'open' && (tok as Group).delim === loc.delim) next[nNext++] = th;
           break;
         case 'close':
-          if (entry.k === 'close' && (entry.tok as Group).delim === loc.delim) next[nNext++] = th;
+          if (entry === 'close' && (tok as Group).delim === loc.delim) next[nNext++] = th;
           break;
         case 'seq':
           for (const v of loc.vars) bind(th, v, loc.depth, { items: null });
@@ -266,7 +269,7 @@ function advance(c: Compiled, input: Input, edition: Edition): MatchResult {
           stack[sp++] = th;
           break;
         case 'sep':
-          if (entry.k === 'leaf' && tokEq(loc.sep, entry.tok)) {
+          if (entry === 'leaf' && tokEq(loc.sep, tok!)) {
             stack[sp++] = fork(th, th.idx + 2);
             next[nNext++] = th;
           } else {
@@ -279,17 +282,17 @@ function advance(c: Compiled, input: Input, edition: Edition): MatchResult {
           stack[sp++] = th;
           break;
         case 'frag':
-          if ((entry.k === 'leaf' || entry.k === 'open') && mayBegin(loc.kind, entry.tok!, edition)) bb[nBb++] = th;
+          if ((entry === 'leaf' || entry === 'open') && mayBegin(loc.kind, tok!, edition)) bb[nBb++] = th;
           break;
         case 'eof':
-          if (entry.k === 'eof') eof[nEof++] = th;
+          if (entry === 'eof') eof[nEof++] = th;
           break;
       }
     }
     if (nNext > used) used = nNext;
     if (nBb > used) used = nBb;
     if (nEof > used) used = nEof;
-    if (entry.k === 'eof') {
+    if (entry === 'eof') {
       if (nEof === 1) {
         const b = eof[0]!.b;
         const bindings = new Map<string, Bound>();
@@ -300,7 +303,7 @@ function advance(c: Compiled, input: Input, edition: Edition): MatchResult {
       return { ok: false, ambiguous: false, message: 'unexpected end of input' };
     }
     if (nBb > 1 || (nBb > 0 && nNext > 0)) {
-      return { ok: false, ambiguous: true, message: `local ambiguity at \`${describe(entry)}\`` };
+      return { ok: false, ambiguous: true, message: `local ambiguity at \`${describe(entry, tok)}\`` };
     }
     if (nNext > 0) {
       for (let i = 0; i < nNext; i++) next[i]!.idx++;
@@ -308,13 +311,25 @@ function advance(c: Compiled, input: Input, edition: Edition): MatchResult {
       cur = next;
       next = t;
       nCur = nNext;
-      p++;
+      if (entry === 'leaf') {
+        idx++;
+      } else if (entry === 'open') {
+        upList[depth] = list;
+        upIdx[depth] = idx;
+        if (++depth > usedDepth) usedDepth = depth;
+        list = (tok as Group).tokens;
+        idx = 0;
+      } else { // close
+        depth--;
+        list = upList[depth]!;
+        idx = upIdx[depth]! + 1;
+      }
       continue;
     }
     if (nBb === 1) {
       const th = bb[0]!;
       const loc = c.locs[th.idx] as Loc & { k: 'frag' };
-      const end = entry.k === 'leaf' || entry.k === 'open' ? parseFragment(loc.kind, entry.list, entry.idx, edition) : null;
+      const end = entry === 'leaf' || entry === 'open' ? parseFragment(loc.kind, list, idx, edition) : null;
       if (end === null) {
         if (loc.kind === 'vis') {
           bind(th, loc.v, loc.depth, { one: [], kind: 'vis' });
@@ -323,24 +338,23 @@ function advance(c: Compiled, input: Input, edition: Edition): MatchResult {
           nCur = 1;
           continue;
         }
-        return { ok: false, ambiguous: false, message: `no \`${loc.kind}\` fragment at \`${describe(entry)}\`` };
+        return { ok: false, ambiguous: false, message: `no \`${loc.kind}\` fragment at \`${describe(entry, tok)}\`` };
       }
-      const captured = entry.list.slice(entry.idx, end);
+      const captured = list.slice(idx, end);
       bind(th, loc.v, loc.depth, { one: captured, kind: loc.kind });
       th.idx++;
       cur[0] = th;
       nCur = 1;
-      p = starts.get(entry.list)![end]!;
+      idx = end;
       continue;
     }
-    return { ok: false, ambiguous: false, message: `no rule expected \`${describe(entry)}\`` };
+    return { ok: false, ambiguous: false, message: `no rule expected \`${describe(entry, tok)}\`` };
   }
 }
 
-function describe(e: Flat): string {
-  if (e.k === 'eof') return 'end of input';
-  const t = e.tok!;
+function describe(e: Entry, t: Token | null): string {
+  if (e === 'eof' || !t) return 'end of input';
   if (t.k !== 'group') return t.text;
-  if (e.k === 'close') return t.delim === '(' ? ')' : t.delim === '[' ? ']' : '}';
+  if (e === 'close') return t.delim === '(' ? ')' : t.delim === '[' ? ']' : '}';
   return t.delim || '<fragment>';
 }
