@@ -71,30 +71,6 @@ export async function loadRust(): Promise<RustParser> {
   };
 }
 
-/**
- * `parser` with a memo for texts it is given more than twice. `parse` is a
- * pure function of the text (a new ParsedFile each call, JSON-like data), so
- * from the third time on a text gets a structured clone of the result of its
- * second parse instead of a parse. A text seen once costs a Map entry (the
- * clone is made only when a text comes back); callers own and may change what
- * they get. Used for one crate's macro expansions (expander.ts), where
- * identical texts repeat: serde's `forward_to_deserialize_any!` renders the
- * same methods for many Deserializer impls of its de/value.rs and private/de.rs.
- */
-export function memoParser(parser: RustParser): RustParser {
-  const seen = new Map<string, ParsedFile | null>();
-  return {
-    parse(text: string): ParsedFile {
-      const kept = seen.get(text);
-      if (kept) return structuredClone(kept);
-      const parsed = parser.parse(text);
-      if (kept === null) seen.set(text, structuredClone(parsed));
-      else seen.set(text, null);
-      return parsed;
-    },
-  };
-}
-
 /** Parse only, for measuring the grammar's speed: returns whether the tree has errors. */
 export async function parseOnly(): Promise<(text: string) => boolean> {
   const lang = await rustLanguage();

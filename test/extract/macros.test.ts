@@ -4,8 +4,7 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { repoRoot, scratch } from '../helpers.ts';
-import { extractCrate, loadRust, readCrateDir, type CrateGraph, type EdgeFact, type NodeFact } from '../../src/extract/index.ts';
-import { memoParser } from '../../src/extract/parser.ts';
+import { extractCrate, readCrateDir, type CrateGraph, type EdgeFact, type NodeFact } from '../../src/extract/index.ts';
 import type { DepCrate } from '../../src/extract/resolve/summary.ts';
 
 const fixtures = path.join(repoRoot, 'test', 'extract', 'fixtures', 'macros');
@@ -251,8 +250,8 @@ test('macros: a type-position invocation (syn\'s Token![…]) is expanded to the
   assert.deepEqual(calls(g, 'bodies::typed_by_macro'), ['bodies::Parser::offset@109:7 -']);
 });
 
-test('macros: identical expansions (one text parsed, then memoized) each get their own members, lines and edges', async (t) => {
-  const { dir, cleanup } = scratch('macros-memo-');
+test('macros: identical expansions each get their own members, lines and edges', async (t) => {
+  const { dir, cleanup } = scratch('macros-same-');
   t.after(cleanup);
   mkdirSync(path.join(dir, 'src'));
   writeFileSync(path.join(dir, 'Cargo.toml'), '[package]\nname = "memo"\nversion = "0.1.0"\nedition = "2021"\n');
@@ -274,21 +273,4 @@ test('macros: identical expansions (one text parsed, then memoized) each get the
       assert.deepEqual(calls(g, m.qpath), [`memo::helper@${line}:5 macro:forward`], `${name}::${m.name}`);
     }
   }
-});
-
-test('memoParser: from a text\'s third parse on, a copy of the second parse\'s result, equal to a parse and independent of it', async () => {
-  const inner = await loadRust();
-  let parses = 0;
-  const memo = memoParser({ parse: (text) => { parses++; return inner.parse(text); } });
-  const text = 'impl X {\n#[inline] fn f(&self) -> u32 { g(1) } fn h() {}\n}';
-  const fresh = inner.parse(text);
-  const got = [memo.parse(text), memo.parse(text), memo.parse(text), memo.parse(text)];
-  assert.equal(parses, 2);
-  for (const r of got) assert.deepEqual(r, fresh);
-  got[2]!.items[0]!.children[0]!.lineStart = 99;
-  got[2]!.items[0]!.children.pop();
-  assert.deepEqual(got[3], fresh, 'a change to one copy shows in no other');
-  assert.deepEqual(memo.parse(text), fresh);
-  assert.equal(memo.parse('fn other() {}').items[0]!.name, 'other');
-  assert.equal(parses, 3);
 });

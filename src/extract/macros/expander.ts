@@ -24,7 +24,7 @@
 // `macro` problem, its items not indexed — never a hang. Never throws for
 // bad input: a failed expansion is counted (stats) and produces nothing.
 import type { Expansion, ItemExpander } from '../modules.ts';
-import { memoParser, type RustParser } from '../parser.ts';
+import type { RustParser } from '../parser.ts';
 import type { DepCrate } from '../resolve/summary.ts';
 import type { ExpansionStats, Item, MacroCall, Problem } from '../types.ts';
 import { scanArgs, scanCode, type InnerMacro } from './args.ts';
@@ -87,11 +87,8 @@ export class MacroExpander implements ItemExpander {
   private readonly maxDepth: number;
   private readonly maxTokens: number;
   private file = '';
-  /** The parser for expansion texts: identical texts repeat within a crate (see memoParser). */
-  private readonly parser: RustParser;
 
   constructor(private readonly opts: ExpanderOptions) {
-    this.parser = memoParser(opts.parser);
     this.maxDepth = opts.maxDepth ?? 128;
     this.maxTokens = opts.maxTokens ?? 2_000_000;
     for (const c of opts.depCrates ?? []) this.depNodes.set(c.krate, c);
@@ -142,7 +139,7 @@ export class MacroExpander implements ItemExpander {
       return r;
     });
     const produced = produceItems(inlined.tokens, context, site, top.def, `macro:${name}`, {
-      parser: this.parser, crateRoot: (k) => this.crateRoot(k), ...(this.opts.onParsed ? { onParsed: this.opts.onParsed } : {}),
+      parser: this.opts.parser, crateRoot: (k) => this.crateRoot(k), ...(this.opts.onParsed ? { onParsed: this.opts.onParsed } : {}),
     }, inlined.anchors);
     if (produced.syntaxErrors > 0 && top.def) this.fail(site, `its expansion has ${produced.syntaxErrors} syntax error(s); kept the items that parsed`);
     this.stats.producedItems += produced.items.length;
