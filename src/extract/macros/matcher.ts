@@ -12,7 +12,9 @@
 // - `$(…)*`/`?` may be skipped, `$(…)` repeats after its separator;
 // - success = exactly one position at the end when the input ends.
 // Repetitions bind nested sequences; a binding is extended per thread with
-// persistent (shared-tail) lists so forking threads is cheap.
+// persistent (shared-tail) lists, and a thread's array of bindings is copied
+// only when a forked thread shares it, so forking is cheap and a lone thread
+// binds in place.
 //
 // Invariant: pure, total, bounded: each input token is consumed once per
 // thread, and threads are deduplicated per matcher position and bindings.
@@ -93,15 +95,23 @@ export function compile(matcher: MatcherNode[]): Compiled {
 type Cons = { head: M; tail: Cons | null };
 type M = { one: Token[]; kind: FragKind } | { items: Cons | null };
 
-/** Push `m` into variable `v`'s binding at repetition depth `depth`. */
-function pushAt(b: (M | undefined)[], v: number, depth: number, m: M): (M | undefined)[] {
-  const out = b.slice();
-  if (depth === 0) {
-    out[v] = m;
-    return out;
+/**
+ * Push `m` into variable `v`'s binding at repetition depth `depth`, in the
+ * thread's own bindings: copied first when another thread shares them (the
+ * nested sequences are persistent lists, so only the top array is copied).
+ */
+function bind(th: Thread, v: number, depth: number, m: M): void {
+  if (!th.own) {
+    th.b = th.b.slice();
+    th.own = true;
   }
-  out[v] = pushInto(out[v], depth, m);
-  return out;
+  th.b[v] = depth === 0 ? m : pushInto(th.b[v], depth, m);
+}
+
+/** A second thread at `idx` sharing `th`'s bindings (neither may change them in place now). */
+function fork(th: Thread, idx: number): Thread {
+  th.own = false;
+  return { idx, b: th.b, own: false };
 }
 
 /** `m` pushed at depth `d` into binding `cur` (a module-level function: no closure made per push). */
@@ -168,101 +178,158 @@ function tokEq(a: Leaf, b: Token | null): boolean {
 interface Thread {
   idx: number;
   b: (M | undefined)[];
+  /** `b` is this thread's alone (see bind). */
+  own: boolean;
 }
 
 /** Threads above this are a runaway matcher (never seen on real macros): the match fails. */
 const MAX_THREADS = 10_000;
 
+/**
+ * The thread lists of one match: the module's, reused for every token and
+ * every call (matching never reenters itself). Each is filled up to a count
+ * kept beside it, never emptied by `length = 0` (that drops the backing
+ * store, and the next push allocates it again); matchRule clears the slots
+ * it used before returning. A thread object is in one list at a time, so it
+ * is moved on in place rather than copied.
+ */
+const lists: (Thread | undefined)[][] = [[], [], [], [], []];
+
 /** Match `input` (an invocation's tokens, delimiters stripped, flattened) against a compiled matcher. */
 export function matchRule(c: Compiled, input: Input, edition: Edition): MatchResult {
-  const { flat, starts } = input;
+  const flat = input.flat;
   // a rule that starts with a literal token the input does not start with fails at once
   const first = c.locs[0]!;
   if (first.k === 'tok' && !(flat[0]!.k === 'leaf' && tokEq(first.tok, flat[0]!.tok))) {
     return { ok: false, ambiguous: false, message: `no rule expected \`${describe(flat[0]!)}\`` };
   }
-  let cur: Thread[] = [{ idx: 0, b: [] }];
+  used = 0;
+  try {
+    return advance(c, input, edition);
+  } finally {
+    // let go of the threads (and the tokens their bindings hold)
+    for (const l of lists) l.fill(undefined, 0, Math.min(used, l.length));
+  }
+}
+
+/** The most slots any list used in the current call. */
+let used = 0;
+
+function advance(c: Compiled, input: Input, edition: Edition): MatchResult {
+  const { flat, starts } = input;
+  let cur = lists[0]!;
+  let next = lists[1]!;
+  const bb = lists[2]!;
+  const eof = lists[3]!;
+  const stack = lists[4]!;
+  cur[0] = { idx: 0, b: [], own: true };
+  let nCur = 1;
   let p = 0;
   for (;;) {
     const entry = flat[p]!;
-    const next: Thread[] = [];
-    const bb: Thread[] = [];
-    const eof: Thread[] = [];
-    const stack = cur.slice();
+    let nNext = 0;
+    let nBb = 0;
+    let nEof = 0;
+    let sp = 0;
+    for (let i = 0; i < nCur; i++) stack[sp++] = cur[i];
     let steps = 0;
-    while (stack.length > 0) {
+    while (sp > 0) {
+      if (sp > used) used = sp;
       if (++steps > MAX_THREADS) return { ok: false, ambiguous: false, message: `matcher ran over ${MAX_THREADS} positions at one token` };
-      const th = stack.pop()!;
+      const th = stack[--sp]!;
       const loc = c.locs[th.idx]!;
       switch (loc.k) {
         case 'tok':
-          if (entry.k === 'leaf' && tokEq(loc.tok, entry.tok)) next.push(th);
+          if (entry.k === 'leaf' && tokEq(loc.tok, entry.tok)) next[nNext++] = th;
           break;
         case 'open':
-          if (entry.k === 'open' && (entry.tok as Group).delim === loc.delim) next.push(th);
+          if (entry.k === 'open' && (entry.tok as Group).delim === loc.delim) next[nNext++] = th;
           break;
         case 'close':
-          if (entry.k === 'close' && (entry.tok as Group).delim === loc.delim) next.push(th);
+          if (entry.k === 'close' && (entry.tok as Group).delim === loc.delim) next[nNext++] = th;
           break;
-        case 'seq': {
-          let b = th.b;
-          for (const v of loc.vars) b = pushAt(b, v, loc.depth, { items: null });
-          if (loc.op !== '+') stack.push({ idx: loc.after, b });
-          stack.push({ idx: th.idx + 1, b });
+        case 'seq':
+          for (const v of loc.vars) bind(th, v, loc.depth, { items: null });
+          if (loc.op !== '+') stack[sp++] = fork(th, loc.after);
+          th.idx++;
+          stack[sp++] = th;
           break;
-        }
         case 'endNoSep':
-          stack.push({ idx: th.idx + 1, b: th.b });
           // a body that matches nothing would loop here forever: rustc rejects such
           // macros, the step limit above stops them
-          if (loc.op !== '?') stack.push({ idx: loc.first, b: th.b });
+          if (loc.op !== '?') {
+            stack[sp++] = fork(th, th.idx + 1);
+            th.idx = loc.first;
+          } else {
+            th.idx++;
+          }
+          stack[sp++] = th;
           break;
         case 'sep':
-          stack.push({ idx: th.idx + 2, b: th.b });
-          if (entry.k === 'leaf' && tokEq(loc.sep, entry.tok)) next.push(th);
+          if (entry.k === 'leaf' && tokEq(loc.sep, entry.tok)) {
+            stack[sp++] = fork(th, th.idx + 2);
+            next[nNext++] = th;
+          } else {
+            th.idx += 2;
+            stack[sp++] = th;
+          }
           break;
         case 'afterSep':
-          stack.push({ idx: loc.first, b: th.b });
+          th.idx = loc.first;
+          stack[sp++] = th;
           break;
         case 'frag':
-          if ((entry.k === 'leaf' || entry.k === 'open') && mayBegin(loc.kind, entry.tok!, edition)) bb.push(th);
+          if ((entry.k === 'leaf' || entry.k === 'open') && mayBegin(loc.kind, entry.tok!, edition)) bb[nBb++] = th;
           break;
         case 'eof':
-          if (entry.k === 'eof') eof.push(th);
+          if (entry.k === 'eof') eof[nEof++] = th;
           break;
       }
     }
+    if (nNext > used) used = nNext;
+    if (nBb > used) used = nBb;
+    if (nEof > used) used = nEof;
     if (entry.k === 'eof') {
-      if (eof.length === 1) {
+      if (nEof === 1) {
+        const b = eof[0]!.b;
         const bindings = new Map<string, Bound>();
-        c.vars.forEach((name, v) => bindings.set(name, freeze(eof[0]!.b[v])));
+        for (let v = 0; v < c.vars.length; v++) bindings.set(c.vars[v]!, freeze(b[v]));
         return { ok: true, bindings };
       }
-      if (eof.length > 1) return { ok: false, ambiguous: true, message: 'ambiguous: the input ends in several ways' };
+      if (nEof > 1) return { ok: false, ambiguous: true, message: 'ambiguous: the input ends in several ways' };
       return { ok: false, ambiguous: false, message: 'unexpected end of input' };
     }
-    if (bb.length > 1 || (bb.length > 0 && next.length > 0)) {
+    if (nBb > 1 || (nBb > 0 && nNext > 0)) {
       return { ok: false, ambiguous: true, message: `local ambiguity at \`${describe(entry)}\`` };
     }
-    if (next.length > 0) {
-      cur = [];
-      for (const t of next) cur.push({ idx: t.idx + 1, b: t.b });
+    if (nNext > 0) {
+      for (let i = 0; i < nNext; i++) next[i]!.idx++;
+      const t = cur;
+      cur = next;
+      next = t;
+      nCur = nNext;
       p++;
       continue;
     }
-    if (bb.length === 1) {
+    if (nBb === 1) {
       const th = bb[0]!;
       const loc = c.locs[th.idx] as Loc & { k: 'frag' };
       const end = entry.k === 'leaf' || entry.k === 'open' ? parseFragment(loc.kind, entry.list, entry.idx, edition) : null;
       if (end === null) {
         if (loc.kind === 'vis') {
-          cur = [{ idx: th.idx + 1, b: pushAt(th.b, loc.v, loc.depth, { one: [], kind: 'vis' }) }];
+          bind(th, loc.v, loc.depth, { one: [], kind: 'vis' });
+          th.idx++;
+          cur[0] = th;
+          nCur = 1;
           continue;
         }
         return { ok: false, ambiguous: false, message: `no \`${loc.kind}\` fragment at \`${describe(entry)}\`` };
       }
       const captured = entry.list.slice(entry.idx, end);
-      cur = [{ idx: th.idx + 1, b: pushAt(th.b, loc.v, loc.depth, { one: captured, kind: loc.kind }) }];
+      bind(th, loc.v, loc.depth, { one: captured, kind: loc.kind });
+      th.idx++;
+      cur[0] = th;
+      nCur = 1;
       p = starts.get(entry.list)![end]!;
       continue;
     }
