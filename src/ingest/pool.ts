@@ -194,7 +194,7 @@ export function factsOf(r: Pick<ExtractResult | WireResult, 'graph' | 'batches'>
  * by the caller (running, posted, or waiting to be taken), at most `results`
  * of them, and no new claim once they hold `facts` facts or more (a claim
  * does not know its crate's size: the bound is passed by at most one crate
- * per worker).
+ * per worker). With none held, a worker may always claim one.
  */
 export interface Room { results: number; facts: number }
 

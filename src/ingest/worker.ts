@@ -138,7 +138,8 @@ function reserve(): boolean {
   let said = false;
   for (;;) {
     const n = Atomics.load(ctl, ROOM_RESULTS);
-    if (n < results && Atomics.load(ctl, ROOM_FACTS) < facts) {
+    // none held: always room (the facts a worker counted for a result that never reached the pool block nothing)
+    if (n === 0 || (n < results && Atomics.load(ctl, ROOM_FACTS) < facts)) {
       if (Atomics.compareExchange(ctl, ROOM_RESULTS, n, n + 1) === n) return true;
       continue;
     }

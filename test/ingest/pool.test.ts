@@ -116,6 +116,19 @@ test('with a room of one result, a second job is claimed only once the first res
   assert.equal(settled, 2);
 });
 
+test('with a room of one fact, a second job waits for the first result to be consumed; with none held, one is always claimed', { timeout: 120_000 }, async () => {
+  const pool = new ExtractPool(2, undefined, { results: 10, facts: 1 });
+  pools.push(pool);
+  let settled = 0;
+  const jobs = [pool.run(fnvish), pool.run(tally([]))].map((j) => j.finally(() => { settled++; }));
+  const first = await Promise.race(jobs);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(settled, 1, 'the first result holds more than one fact: no second claim');
+  pool.consumed(first);
+  await Promise.all(jobs);
+  assert.equal(settled, 2);
+});
+
 test('batches cross as dictionaries where values repeat and come back equal', () => {
   const fields = kindSchema('edge').fields;
   const n = 300;
