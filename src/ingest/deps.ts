@@ -1,14 +1,14 @@
 // What a crate's resolution needs of the crates it depends on — their nodes'
 // ids, kinds, names, qpaths, parents, public paths and type_info
-// (extract's DepCrate) — from the lake at the run's generation, or from this
-// run's own results for a dependency extracted earlier in the same run.
-// Never their sources: a repo resolves into universe crates without
-// reparsing them.
+// (extract's DepCrate) — from the lake at the run's generation (a dependency
+// extracted earlier in the same run is summarized by the worker that
+// extracted it: summaryOf, and pool.ts). Never their sources: a repo resolves
+// into universe crates without reparsing them.
 //
 // Invariants: memory is bounded by the dependencies of the jobs in flight —
 // a summary is loaded when the first job that needs it starts and dropped
-// when the last job that needs it (known up front) has started, not kept for
-// the run. Read-only on the lake (one projected, krate-filtered scan per
+// when the last job that needs it (known up front) has started or gets it
+// elsewhere (`pass`), not kept for the run. Read-only on the lake (one projected, krate-filtered scan per
 // load). A dependency that is neither in the lake nor in this run is simply
 // absent: resolution keeps text paths into it.
 import { decodeTypeInfo, type CrateGraph, type DepCrate, type DepNode, type NodeKind } from '../extract/index.ts';
@@ -71,9 +71,9 @@ export async function loadDepCrates(log: EventLog, deps: readonly DepRef[]): Pro
 }
 
 /**
- * Summaries shared by the jobs of a run: each is loaded (or put, from this
- * run's results) once and kept while jobs that declared it are still to
- * start. `expect` declares every job's dependencies up front.
+ * Summaries shared by the jobs of a run: each is loaded once and kept while
+ * jobs that declared it are still to start. `expect` declares every job's
+ * dependencies up front.
  */
 export class DepSummaries {
   private readonly cache = new Map<string, DepCrate | null>();
@@ -88,11 +88,6 @@ export class DepSummaries {
     for (const d of deps) this.pending.set(d.krate, (this.pending.get(d.krate) ?? 0) + 1);
   }
 
-  /** A summary this run produced (a dependency extracted before its dependants start). */
-  put(summary: DepCrate): void {
-    if ((this.pending.get(summary.krate) ?? 0) > 0) this.cache.set(summary.krate, summary);
-  }
-
   /** The summaries for a job that starts now (loading the missing ones), after which the job no longer counts as pending. */
   async take(deps: readonly DepRef[]): Promise<DepCrate[]> {
     const missing = deps.filter((d) => !this.cache.has(d.krate));
@@ -104,13 +99,24 @@ export class DepSummaries {
     for (const d of deps) {
       const c = this.cache.get(d.krate);
       if (c) out.push(c);
-      const left = (this.pending.get(d.krate) ?? 1) - 1;
-      if (left <= 0) {
-        this.pending.delete(d.krate);
-        this.cache.delete(d.krate);
-        if (c) this.onDrop?.(c);
-      } else this.pending.set(d.krate, left);
+      this.taken(d.krate, c);
     }
     return out;
+  }
+
+  /** A job that starts now gets `deps` elsewhere (from the run's own results): it no longer counts as pending for them. */
+  pass(deps: readonly DepRef[]): void {
+    for (const d of deps) this.taken(d.krate, this.cache.get(d.krate));
+  }
+
+  private taken(krate: string, c: DepCrate | null | undefined): void {
+    const left = (this.pending.get(krate) ?? 1) - 1;
+    if (left > 0) {
+      this.pending.set(krate, left);
+      return;
+    }
+    this.pending.delete(krate);
+    this.cache.delete(krate);
+    if (c) this.onDrop?.(c);
   }
 }

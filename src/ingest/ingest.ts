@@ -34,7 +34,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import {
-  activeFeatures, compareVersions, pickVersion, readCrateDir, readWorkspace, type CrateGraph, type Dependency, type FeatureSelection, type FileStatus, type Package,
+  activeFeatures, compareVersions, pickVersion, readCrateDir, readWorkspace, type CrateGraph, type DepCrate, type Dependency, type FeatureSelection, type FileStatus, type Package,
   type ProblemKind, type Workspace,
 } from '../extract/index.ts';
 import { and, eq, inList } from '../lake/expr/expr.ts';
@@ -47,8 +47,8 @@ import { SourcesWriter, ensureSourcesTable, type SourcesWritten } from '../log/b
 import { placed } from '../log/state/rows.ts';
 import { crashPoint } from '../lake/testing/crash.ts';
 import { UNIVERSE_REPO, runNote, targetKrate, type Kind, type TargetKind } from '../log/schema.ts';
-import { DepSummaries, type DepRef } from './deps.ts';
-import { ExtractPool, type ExtractJob, type ExtractResult } from './pool.ts';
+import { DepSummaries, loadDepCrates, type DepRef } from './deps.ts';
+import { ExtractPool, type Awaits, type ExtractJob, type ExtractResult } from './pool.ts';
 import { Writer } from './writer.ts';
 import { LocalCrates, defaultSearchDirs, expandCrateDirs, findCrate, nearestCompatible, parseCrateDirName } from './locate.ts';
 import {
@@ -281,6 +281,11 @@ const DEFAULT_BATCH = 50_000;
  * run's maintenance then rewrote both edge tables whole (~300k rows each).
  */
 const STATE_FLUSH_ROWS = 131_072;
+/**
+ * Facts (nodes, edges) of the results the extract workers may hold before this thread takes
+ * them (pool.ts Room): enough for the workers to go on through a few seconds of writing here.
+ */
+const RESULT_FACTS = 100_000;
 /** Strict mode keeps the graphs of its check pass for the write pass up to this many facts. */
 const STRICT_KEEP_FACTS = 500_000;
 
@@ -742,7 +747,11 @@ async function diffAndWrite(
     for (const p of plans) p.job!.priority = rank.get(p)!;
   }
 
-  const pool = new ExtractPool(Math.min(opts.workers ?? 2, plans.length), opts.extractTimeoutMs);
+  // The workers hold at most 4 * depth results (below) and claim no crate once those hold
+  // RESULT_FACTS facts, whatever this thread is doing (pool.ts Room).
+  const workers = Math.min(opts.workers ?? 2, plans.length);
+  const depth = Math.max(2, workers * 8);
+  const pool = new ExtractPool(workers, opts.extractTimeoutMs, { results: 4 * depth, facts: RESULT_FACTS });
   const writer = new Writer(run, opts.batchRows ?? DEFAULT_BATCH, state);
   try {
     const extractProblems = (plan: Plan, res: ExtractResult | Error): IngestProblem[] => {
@@ -753,47 +762,97 @@ async function diffAndWrite(
     };
     // A pipeline: the pool works ahead on the next crates while this thread diffs and writes.
     // Results are consumed as they complete (not in crate order), so one slow crate never
-    // idles the other workers; `depth` bounds how many jobs (and graphs) are held at once.
-    const depth = Math.max(2, pool.workers * 8);
+    // idles the other workers. Every crate is offered at once, but for those that read
+    // summaries from the lake: at most `depth` of them are offered and not done (the summaries
+    // they hold). The results the workers hold are bounded by the pool's room.
     // Dependencies first: a crate of this run waits until the crates of this run it depends on
-    // are extracted (their summaries, ingest/deps.ts, are what it resolves into); the others
-    // are read from the lake. Among ready crates, the order above (largest first) holds.
+    // are extracted (their summaries, ingest/deps.ts, are what it resolves into): it is offered
+    // once they are, and a worker claims it once their summaries reach it, from the worker that
+    // made each (no turn of this thread). The others are read from the lake. Among ready
+    // crates, the order above (largest first) holds.
     const inRun = new Map(plans.map((p) => [p.spec.krate, p]));
     const waitsFor = new Map(plans.map((p) => [p, p.spec.resolveInto.filter((d) => inRun.has(d.krate) && d.krate !== p.spec.krate).map((d) => d.krate)]));
     for (const p of plans) for (const k of waitsFor.get(p)!) inRun.get(k)!.job!.summary = true;
     const pipeline = async (each: (plan: Plan, res: ExtractResult | Error) => Promise<void>, kept?: Map<string, ExtractResult>) => {
       const summaries = new DepSummaries(log, (c) => pool.forget(c));
       for (const p of plans) summaries.expect(p.spec.resolveInto);
-      const ready: { plan: Plan; res: ExtractResult | Error }[] = [];
-      const extracted = new Set<string>();
+      // this pass's summary id of each crate others wait for, and how many of those are still to be offered
+      const madeId = new Map<string, number>();
+      const waiting = new Map<string, number>();
+      for (const p of plans) {
+        for (const k of waitsFor.get(p)!) {
+          if (!madeId.has(k)) madeId.set(k, pool.summaryId());
+          waiting.set(k, (waiting.get(k) ?? 0) + 1);
+        }
+      }
+      const ready: { plan: Plan; res: ExtractResult | Error; pooled: boolean }[] = [];
+      const submitted = new Set<string>();
       let wake: (() => void) | null = null;
       let inFlight = 0;
+      let fromLake = 0;
       const todo = [...plans];
-      const start = (plan: Plan): Promise<ExtractResult | Error> => {
-        const keptRes = kept?.get(plan.spec.krate);
-        if (keptRes) return Promise.resolve(keptRes);
-        return (async () => {
-          const job = { ...plan.job!, depCrates: await summaries.take(plan.spec.resolveInto) };
-          return pool.run(job);
-        })().catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+      /** Reads summaries from the lake (at most `depth` such crates are offered and not done). */
+      const readsLake = (p: Plan) => p.spec.resolveInto.some((d) => !inRun.has(d.krate) || d.krate === p.spec.krate);
+      const start = async (plan: Plan): Promise<{ res: ExtractResult | Error; pooled: boolean }> => {
+        const krate = plan.spec.krate;
+        const id = madeId.get(krate);
+        const keptRes = kept?.get(krate);
+        if (keptRes) {
+          if (id !== undefined) pool.provide(id, keptRes.summary ?? null);
+          return { res: keptRes, pooled: false };
+        }
+        // (decided now: crates offered while this one reads the lake are not among them)
+        const offered = new Set(plan.spec.resolveInto.filter((d) => d.krate !== krate && submitted.has(d.krate) && madeId.has(d.krate)).map((d) => d.krate));
+        const awaited = (d: DepRef) => offered.has(d.krate);
+        const deps = plan.spec.resolveInto;
+        // the crates of this run offered before it, by id; the others (a cycle's) from the lake
+        summaries.pass(deps.filter(awaited));
+        let res: Promise<ExtractResult> | null = null;
+        try {
+          const read = await summaries.take(deps.filter((d) => !awaited(d)));
+          const depCrates = deps.flatMap((d): (DepCrate | Awaits)[] => (awaited(d) ? [{ awaits: madeId.get(d.krate)! }] : read.filter((c) => c.krate === d.krate)));
+          res = pool.run({ ...plan.job!, depCrates, ...id !== undefined ? { summaryId: id } : {} });
+        } catch (e) {
+          res = Promise.reject(e);
+        }
+        // offered: the summaries it awaits are held for it, and the workers may drop those no crate still to offer awaits
+        for (const d of deps) {
+          if (!awaited(d)) continue;
+          const left = waiting.get(d.krate)! - 1;
+          waiting.set(d.krate, left);
+          if (left === 0) pool.forget(madeId.get(d.krate)!);
+        }
+        try {
+          return { res: await res, pooled: true };
+        } catch (e) {
+          // its dependants go on with what the lake holds of it, as when it had not been extracted
+          if (id !== undefined && !pool.isClosed) pool.provide(id, (await loadDepCrates(log, [{ krate, repo }]).catch(() => []))[0] ?? null);
+          return { res: e instanceof Error ? e : new Error(String(e)), pooled: false };
+        }
       };
       const submit = () => {
-        while (todo.length > 0 && inFlight < depth) {
-          let i = todo.findIndex((p) => waitsFor.get(p)!.every((k) => extracted.has(k)));
+        while (todo.length > 0) {
+          // extracting in this thread: `depth` crates at a time, as there is no room to bound them
+          if (pool.workers === 0 && inFlight >= depth) return;
+          let i = todo.findIndex((p) => waitsFor.get(p)!.every((k) => submitted.has(k)) && (fromLake < depth || !readsLake(p)));
           if (i < 0) {
-            if (inFlight > 0) return; // wait for a dependency to finish
-            i = 0; // a cycle among this run's crates: go on without the summaries it lacks
+            if (todo.some((p) => waitsFor.get(p)!.every((k) => submitted.has(k)))) return; // wait for room to read the lake
+            // a cycle among this run's crates: go on without the summaries it lacks
+            if (fromLake >= depth && readsLake(todo[0]!)) return;
+            i = 0;
           }
           const plan = todo.splice(i, 1)[0]!;
           progress('extract', plan.spec.krate);
+          submitted.add(plan.spec.krate);
           inFlight++;
-          void start(plan).then((res) => {
-            if (!(res instanceof Error) && res.summary) summaries.put(res.summary);
-            extracted.add(plan.spec.krate);
-            ready.push({ plan, res });
-            // the crates that waited for this one start now, not when this thread has written
-            // what is ahead of it (seconds, while the workers would idle)
-            submit();
+          const lake = readsLake(plan);
+          if (lake) fromLake++;
+          void start(plan).then(({ res, pooled }) => {
+            ready.push({ plan, res, pooled: pooled && !(res instanceof Error) });
+            if (lake) {
+              fromLake--;
+              submit();
+            }
             const w = wake;
             wake = null;
             w?.();
@@ -803,11 +862,12 @@ async function diffAndWrite(
       submit();
       while (inFlight > 0) {
         if (ready.length === 0) await new Promise<void>((resolve) => { wake = resolve; });
-        const { plan, res } = ready.shift()!;
+        const { plan, res, pooled } = ready.shift()!;
         inFlight--;
-        submit(); // keep the workers fed while this thread writes
         await each(plan, res);
+        if (pooled) pool.consumed(res as ExtractResult);
         done++;
+        submit();
       }
     };
 

@@ -6,15 +6,21 @@
 // extraction threw or its worker died (the worker is then replaced). Read-only.
 // Every job is offered to every worker and run by the one that claims it first
 // (a shared compare-and-swap), so the workers take the next crate themselves
-// while this thread is busy writing.
+// while this thread is busy writing. A job may wait for the summary another
+// job of the pool makes (`awaits`): the worker that makes it posts it to the
+// other workers directly, and a worker claims a job only once it holds every
+// summary the job names, so a dependant starts without a turn of this thread.
+// With `room`, a worker claims a job only while the results claimed and not
+// yet `consumed` stay within the room's bounds (shared counters).
 // Messages: a dependency summary is posted to a worker once and named by id
 // after; the worker keeps it until `forget` (DepSummaries calls it when no job
-// of the run will take it again), so a worker holds at most the summaries the
-// run still needs. Result batches cross as dictionaries where values repeat.
+// of the run will take it again) and no offer it holds names it, so a worker
+// holds at most the summaries the run still needs. Result batches cross as
+// dictionaries where values repeat.
 // Creating a pool sets V8's tier-up budget for the process (see `tierUpLater`).
 import { readFileSync } from 'node:fs';
-import { serialize, setFlagsFromString } from 'node:v8';
-import { Worker } from 'node:worker_threads';
+import { deserialize, serialize, setFlagsFromString } from 'node:v8';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { extractCrate, loadRust, type CrateGraph, type DepCrate, type ExtractInput, type RustParser } from '../extract/index.ts';
 import { summaryOf } from './deps.ts';
 import type { Batch, NestedField, Value } from '../lake/spec/types.ts';
@@ -37,10 +43,16 @@ export interface ExtractJob {
   cfgNames?: string[];
   /** The release profile's cfg (`debug_assertions` off; extract's ExtractInput). */
   release?: boolean;
-  /** Summaries of the dependencies to resolve into (ingest/deps.ts). */
-  depCrates?: DepCrate[];
+  /**
+   * Summaries of the dependencies to resolve into (ingest/deps.ts), in order:
+   * a summary, or `{ awaits: id }` for the one the pool's job of that
+   * `summaryId` makes (the job waits for it; left out when its crate has none).
+   */
+  depCrates?: (DepCrate | Awaits)[];
   /** Return this crate's own summary too (a later job of the run depends on it). */
   summary?: boolean;
+  /** Offer the summary, under this id (`ExtractPool.summaryId`), to the pool's jobs that await it. Implies `summary`. */
+  summaryId?: number;
   /**
    * The lake has no event of this crate: build its node and edge rows here
    * (all `add`, stamped with this run, as columnar batches of the kinds'
@@ -55,6 +67,9 @@ export interface ExtractJob {
    */
   priority?: number;
 }
+
+/** A summary another job of the pool makes (see ExtractJob.depCrates). */
+export interface Awaits { awaits: number }
 
 export type ExtractReply =
   | { seq: number; ok: true; result: WireResult }
@@ -135,15 +150,15 @@ export function fromWireResult(r: WireResult): ExtractResult {
 export interface ExtractResult {
   /** With `addRows`, `nodes` and `edges` are empty: they are in `batches`. */
   graph: CrateGraph;
-  /** With `summary`: what dependants resolve against. */
-  summary?: DepCrate;
+  /** With `summary`: what dependants resolve against (from a worker, as v8.serialize wrote it). */
+  summary?: DepCrate | Uint8Array;
   batches?: { node: Batch; edge: Batch };
   /** Time the extraction took in its thread. */
   ms: number;
 }
 
 /** What extract gets for a job (in the thread that runs it). */
-export function extractInput(job: ExtractJob, parser: RustParser): ExtractInput {
+export function extractInput(job: ExtractJob & { depCrates?: DepCrate[] }, parser: RustParser): ExtractInput {
   return {
     repo: job.repo, krate: job.krate, rootDir: job.rootDir, targets: job.targets, deps: new Map(job.deps),
     // synchronous: the thread has nothing else to do meanwhile, and a promise read is an open,
@@ -156,7 +171,7 @@ export function extractInput(job: ExtractJob, parser: RustParser): ExtractInput 
 
 /** The result of a job from its graph (in the thread that extracted it). */
 export function jobResult(job: ExtractJob, graph: CrateGraph, ms: number): ExtractResult {
-  const summary = job.summary ? { summary: summaryOf(job.krate, job.repo, graph) } : {};
+  const summary = job.summary || job.summaryId !== undefined ? { summary: summaryOf(job.krate, job.repo, graph) } : {};
   if (!job.addRows) return { graph, ms, ...summary };
   const ctx: RowContext = { repo: job.repo, krate: job.krate, run: job.addRows.run, ts: job.addRows.ts };
   const nodes = new Map<string, Fields>();
@@ -167,6 +182,34 @@ export function jobResult(job: ExtractJob, graph: CrateGraph, ms: number): Extra
   for (const e of graph.edges) edges.set(e.id, edgeFields(e));
   const edge = addBatch('edge', ctx, edges);
   return { graph: { ...graph, nodes: [], edges: [] }, batches: { node, edge }, ms, ...summary };
+}
+
+/** The facts (nodes, edges and their rows) of a result: what its room counts. */
+export function factsOf(r: Pick<ExtractResult | WireResult, 'graph' | 'batches'>): number {
+  return r.graph.nodes.length + r.graph.edges.length + (r.batches ? r.batches.node.numRows + r.batches.edge.numRows : 0);
+}
+
+/**
+ * Bounds on the results the workers may hold: claimed and not yet `consumed`
+ * by the caller (running, posted, or waiting to be taken), at most `results`
+ * of them, and no new claim once they hold `facts` facts or more (a claim
+ * does not know its crate's size: the bound is passed by at most one crate
+ * per worker). With none held, a worker may always claim one.
+ */
+export interface Room { results: number; facts: number }
+
+/** Slots of the shared room counters (WorkerData.room.ctl). */
+export const ROOM_RESULTS = 0;
+export const ROOM_FACTS = 1;
+/** Set by a worker that found no room: the pool wakes the workers when it frees some. */
+export const ROOM_WAITING = 2;
+
+/** What a worker starts with. */
+export interface WorkerData {
+  id: number;
+  /** Ports to the workers started with it: a summary it makes goes to them (MadeMessage). */
+  peers: MessagePort[];
+  room: (Room & { ctl: Int32Array }) | null;
 }
 
 interface Pending {
@@ -186,6 +229,23 @@ interface Slot {
   worker: Worker;
   /** The dependency summaries the worker holds, by their ids (see JobMessage). */
   held: Map<DepCrate, number>;
+  /** Started to replace one: it has no peers, so the summaries workers make reach it through this thread. */
+  late: boolean;
+  /** Ids of the made summaries this thread posted to it. */
+  got: Set<number>;
+}
+
+/** A summary a job of the pool makes (ExtractJob.summaryId), as this thread knows it. */
+interface Made {
+  /** undefined: not made yet; null: its crate has none. */
+  value: DepCrate | Uint8Array | null | undefined;
+  /** Made by a worker with peers: those have it from that worker. */
+  byPeers: boolean;
+  /** Unsettled jobs that await it (a replacement worker gets it from here). */
+  users: number;
+  forgotten: boolean;
+  /** Jobs run in this thread that wait for it. */
+  waiters: ((v: DepCrate | null) => void)[];
 }
 
 /**
@@ -204,8 +264,23 @@ export interface JobMessage {
   seq: number;
   /** A view of a SharedArrayBuffer (the same memory in every worker): [claimed by]. */
   claim: Int32Array;
-  /** A summary goes whole as `bytes` (v8.serialize: serialized once here, whatever the number of workers; a worker decodes it when it claims a job that needs it). */
-  job: Omit<ExtractJob, 'depCrates'> & { depCrates?: { id: number; bytes?: Uint8Array }[] };
+  /**
+   * A summary goes whole as `bytes` (v8.serialize: serialized once, whatever the number of workers;
+   * a worker decodes it when it claims a job that needs it; null: its crate has none); without
+   * `bytes`, the worker holds it or it comes later (MadeMessage) and the job waits for it.
+   */
+  job: Omit<ExtractJob, 'depCrates'> & { depCrates?: { id: number; bytes?: Uint8Array | null }[] };
+}
+
+/** A summary made (by a job of the pool, or given by its caller) for the jobs that await it; null: none. */
+export interface MadeMessage {
+  made: number;
+  bytes: Uint8Array | null;
+}
+
+/** The pool has room for results again (see Room). */
+export interface WakeMessage {
+  wake: true;
 }
 
 /** The worker may drop these summaries: no job will name them again. */
@@ -221,6 +296,9 @@ export interface ClaimedMessage {
 
 /** What a worker posts: a claim, or a job's outcome. */
 export type WorkerMessage = ClaimedMessage | ExtractReply;
+
+/** What a worker receives (from this thread, or a made summary from a peer). */
+export type PoolMessage = JobMessage | ForgetMessage | MadeMessage | WakeMessage;
 
 /**
  * V8's interrupt budget (bytecode run before a function is considered for
@@ -275,24 +353,40 @@ export class ExtractPool {
   private lastSummaryId = 0;
   /** Each summary serialized once, for every worker it goes to. */
   private readonly summaryBytes = new WeakMap<DepCrate, Uint8Array>();
+  /** Summaries jobs of the pool make, by id (ExtractJob.summaryId). */
+  private readonly made = new Map<number, Made>();
+  /** The room's shared counters (see Room), when the pool has one. */
+  private readonly room: (Room & { ctl: Int32Array }) | null;
 
   /**
    * `timeoutMs` bounds one crate's extraction in a worker: past it the worker
    * is terminated and replaced, and the job fails (a pathological input must
    * not stall a run). A job's clock starts when a worker claims it (so it
    * runs at least that long). Jobs run in this thread (`workers: 0`) have no
-   * limit.
+   * limit. With `room`, the caller says when it is done with each result
+   * (`consumed`); without, results are not bounded.
    */
-  constructor(readonly workers: number, private readonly timeoutMs = DEFAULT_EXTRACT_TIMEOUT_MS) {
+  constructor(readonly workers: number, private readonly timeoutMs = DEFAULT_EXTRACT_TIMEOUT_MS, room?: Room) {
     tierUpLater();
-    for (let i = 0; i < workers; i++) this.slots.push(this.spawn());
+    this.room = room && workers > 0 ? { ...room, ctl: new Int32Array(new SharedArrayBuffer(3 * 4)) } : null;
+    // every pair of workers started now shares a channel
+    const peers: MessagePort[][] = Array.from({ length: workers }, () => []);
+    for (let i = 0; i < workers; i++) {
+      for (let j = i + 1; j < workers; j++) {
+        const { port1, port2 } = new MessageChannel();
+        peers[i]!.push(port1);
+        peers[j]!.push(port2);
+      }
+    }
+    for (let i = 0; i < workers; i++) this.slots.push(this.spawn(peers[i]!));
   }
 
-  private spawn(): Slot {
+  private spawn(peers: MessagePort[] | null): Slot {
     const { url, execArgv } = workerEntry();
     const id = ++this.lastSlotId;
-    const worker = new Worker(url, { workerData: { id }, ...execArgv ? { execArgv } : {} });
-    const slot: Slot = { id, worker, held: new Map() };
+    const workerData: WorkerData = { id, peers: peers ?? [], room: this.room };
+    const worker = new Worker(url, { workerData, transferList: peers ?? [], ...execArgv ? { execArgv } : {} });
+    const slot: Slot = { id, worker, held: new Map(), late: peers === null, got: new Set() };
     worker.on('message', (m: WorkerMessage) => {
       if ('claimed' in m) {
         const p = this.pending.get(m.claimed);
@@ -300,16 +394,25 @@ export class ExtractPool {
         return;
       }
       const p = this.pending.get(m.seq);
-      if (!p) return;
-      this.settle(p);
-      if (m.ok) p.resolve(fromWireResult(m.result));
-      else p.reject(new Error(m.error));
+      if (!p) {
+        // a result past its time limit (the job failed; its room is free but for the facts the worker counted)
+        if (m.ok && this.room) Atomics.sub(this.room.ctl, ROOM_FACTS, factsOf(m.result));
+        return;
+      }
+      this.settle(p, !m.ok);
+      if (!m.ok) {
+        p.reject(new Error(m.error));
+        return;
+      }
+      const result = fromWireResult(m.result);
+      if (p.job.summaryId !== undefined && result.summary) this.madeBy(p.job.summaryId, result.summary, slot);
+      p.resolve(result);
     });
     const die = (err: Error) => {
       const i = this.slots.indexOf(slot);
       if (i < 0) return;
       this.retire(slot, err);
-      if (!this.closed) this.slots[i] = this.offerAll(this.spawn());
+      if (!this.closed) this.slots[i] = this.offerAll(this.spawn(null));
     };
     worker.on('error', (e) => die(e instanceof Error ? e : new Error(String(e))));
     worker.on('exit', (code) => { if (!this.closed && this.slots.includes(slot)) die(new Error(`extract worker exited with code ${code}`)); });
@@ -317,11 +420,13 @@ export class ExtractPool {
     return slot;
   }
 
-  /** The job leaves the pool (its outcome is the caller's to deliver). */
-  private settle(p: Pending): void {
+  /** The job leaves the pool (its outcome is the caller's to deliver); `failed`: it has no result to hold. */
+  private settle(p: Pending, failed: boolean): void {
     if (p.timer) clearTimeout(p.timer);
     p.timer = null;
     this.pending.delete(p.seq);
+    for (const d of p.job.depCrates ?? []) if ('awaits' in d) this.unuse(d.awaits);
+    if (failed && this.room && Atomics.load(p.claim, 0) !== 0) this.free(0);
     if (this.pending.size === 0) for (const s of this.slots) s.worker.unref();
   }
 
@@ -329,7 +434,7 @@ export class ExtractPool {
   private retire(slot: Slot, err: Error): void {
     for (const p of [...this.pending.values()]) {
       if (Atomics.load(p.claim, 0) !== slot.id) continue;
-      this.settle(p);
+      this.settle(p, true);
       p.reject(err);
     }
   }
@@ -340,10 +445,73 @@ export class ExtractPool {
     return slot;
   }
 
+  /**
+   * A new id for a summary a job of this pool will make (ExtractJob.summaryId);
+   * other jobs await it by that id. When the job fails, the caller says what
+   * its dependants get instead (`provide`): they wait until then.
+   */
+  summaryId(): number {
+    const id = ++this.lastSummaryId;
+    this.made.set(id, { value: undefined, byPeers: false, users: 0, forgotten: false, waiters: [] });
+    return id;
+  }
+
+  /** The summary of id `id` is `value` (null: none): a job that made it failed, or its result came from elsewhere. */
+  provide(id: number, value: DepCrate | Uint8Array | null): void {
+    const m = this.made.get(id);
+    if (!m || m.value !== undefined || this.closed) return;
+    m.value = value;
+    this.madeReady(m);
+    if (m.users === 0) return;
+    const bytes = value === null || value instanceof Uint8Array ? value : serialize(value);
+    for (const s of this.slots) {
+      s.got.add(id);
+      const msg: MadeMessage = { made: id, bytes };
+      s.worker.postMessage(msg);
+    }
+  }
+
+  /** A worker made summary `id`: its peers have it from it; a worker without peers gets it from here. */
+  private madeBy(id: number, bytes: DepCrate | Uint8Array, by: Slot): void {
+    const m = this.made.get(id);
+    if (!m || m.value !== undefined) return;
+    m.value = bytes;
+    m.byPeers = !by.late;
+    this.madeReady(m);
+    if (m.users === 0) return;
+    for (const s of this.slots) {
+      if (s === by || s.got.has(id) || !(s.late || by.late)) continue;
+      s.got.add(id);
+      const msg: MadeMessage = { made: id, bytes: bytes instanceof Uint8Array ? bytes : serialize(bytes) };
+      s.worker.postMessage(msg);
+    }
+  }
+
+  private madeReady(m: Made): void {
+    if (m.waiters.length === 0) return;
+    const v = m.value instanceof Uint8Array ? deserialize(m.value) as DepCrate : m.value ?? null;
+    for (const w of m.waiters.splice(0)) w(v);
+  }
+
+  private unuse(id: number): void {
+    const m = this.made.get(id);
+    if (!m) return;
+    m.users--;
+    if (m.forgotten && m.users <= 0) this.made.delete(id);
+  }
+
   /** Extract one crate (in a worker, or here when the pool has none). */
   run(job: ExtractJob): Promise<ExtractResult> {
     if (this.closed) return Promise.reject(new Error('the extract pool is closed'));
-    if (this.workers === 0) return this.runHere(job);
+    for (const d of job.depCrates ?? []) {
+      if (!('awaits' in d)) continue;
+      const m = this.made.get(d.awaits);
+      if (!m) return Promise.reject(new Error(`job ${job.krate} awaits summary ${d.awaits}, which is no summaryId of this pool or was forgotten`));
+      m.users++;
+    }
+    if (this.workers === 0) {
+      return this.runHere(job).finally(() => { for (const d of job.depCrates ?? []) if ('awaits' in d) this.unuse(d.awaits); });
+    }
     return new Promise((resolve, reject) => {
       const p: Pending = { seq: ++this.seq, job, resolve, reject, claim: new Int32Array(new SharedArrayBuffer(4)), timer: null };
       this.pending.set(p.seq, p);
@@ -356,14 +524,37 @@ export class ExtractPool {
 
   private async runHere(job: ExtractJob): Promise<ExtractResult> {
     this.local ??= loadRust();
+    const depCrates: DepCrate[] = [];
+    for (const d of job.depCrates ?? []) {
+      const c = 'awaits' in d ? await this.madeHere(d.awaits) : d;
+      if (c) depCrates.push(c);
+    }
     const t0 = performance.now();
-    const graph = await extractCrate(extractInput(job, await this.local));
-    return jobResult(job, graph, performance.now() - t0);
+    const graph = await extractCrate(extractInput({ ...job, depCrates }, await this.local));
+    const result = jobResult(job, graph, performance.now() - t0);
+    if (job.summaryId !== undefined) this.provide(job.summaryId, result.summary ?? null);
+    return result;
+  }
+
+  /** Summary `id` for a job run in this thread, once it is made. */
+  private madeHere(id: number): Promise<DepCrate | null> {
+    const m = this.made.get(id);
+    if (!m) return Promise.reject(new Error(`internal: the pool has no summary of id ${id}`));
+    if (m.value !== undefined) return Promise.resolve(m.value instanceof Uint8Array ? deserialize(m.value) as DepCrate : m.value);
+    return new Promise((resolve) => m.waiters.push(resolve));
   }
 
   private post(slot: Slot, p: Pending): void {
     const used = p.job.depCrates ?? [];
-    const depCrates = used.map((crate) => {
+    const depCrates = used.map((crate): { id: number; bytes?: Uint8Array | null } => {
+      if ('awaits' in crate) {
+        const id = crate.awaits;
+        const m = this.made.get(id);
+        // made already: a worker without it gets it here (one with peers has it from its maker)
+        if (m?.value === undefined || slot.got.has(id) || (m.byPeers && !slot.late)) return { id };
+        slot.got.add(id);
+        return { id, bytes: m.value === null || m.value instanceof Uint8Array ? m.value : serialize(m.value) };
+      }
       let id = this.summaryIds.get(crate);
       if (id === undefined) this.summaryIds.set(crate, (id = ++this.lastSummaryId));
       if (slot.held.has(crate)) return { id };
@@ -377,12 +568,21 @@ export class ExtractPool {
   }
 
   /**
-   * No job submitted from now on needs `crate` (a dependency summary): the
-   * workers drop it. Jobs already offered hold it already (a worker resolves
-   * a job's summaries as it receives it); a worker started later to replace
-   * one gets it whole again with the unclaimed jobs that name it.
+   * No job submitted from now on needs `crate` (a dependency summary, or the
+   * id of a made one): the workers drop it once no job offered to them names
+   * it. A worker started later to replace one gets it whole again with the
+   * unclaimed jobs that name it.
    */
-  forget(crate: DepCrate): void {
+  forget(crate: DepCrate | number): void {
+    if (typeof crate === 'number') {
+      const m = this.made.get(crate);
+      if (!m) return;
+      m.forgotten = true;
+      if (m.users <= 0) this.made.delete(crate);
+      const msg: ForgetMessage = { forget: [crate] };
+      if (!this.closed) for (const slot of this.slots) slot.worker.postMessage(msg);
+      return;
+    }
     // after the caller's current step, which may be about to submit the last job that needs it
     setImmediate(() => { if (!this.closed) this.release(crate); });
   }
@@ -397,22 +597,40 @@ export class ExtractPool {
     }
   }
 
+  /** The caller is done with `result` (a result of `run`): its room is free (see Room). */
+  consumed(result: ExtractResult): void {
+    if (this.room) this.free(factsOf(result));
+  }
+
+  private free(facts: number): void {
+    const ctl = this.room!.ctl;
+    Atomics.sub(ctl, ROOM_RESULTS, 1);
+    if (facts > 0) Atomics.sub(ctl, ROOM_FACTS, facts);
+    if (Atomics.exchange(ctl, ROOM_WAITING, 0) === 0 || this.closed) return;
+    const msg: WakeMessage = { wake: true };
+    for (const slot of this.slots) slot.worker.postMessage(msg);
+  }
+
   /** A job ran past the limit: fail it, and replace its worker (terminating it stops the runaway work). */
   private expire(slot: Slot, p: Pending): void {
     if (this.pending.get(p.seq) !== p || Atomics.load(p.claim, 0) !== slot.id) return;
     const i = this.slots.indexOf(slot);
     if (i < 0) return;
-    this.settle(p);
-    this.slots[i] = this.offerAll(this.spawn());
+    this.settle(p, true);
+    this.slots[i] = this.offerAll(this.spawn(null));
     void slot.worker.terminate();
     p.reject(new Error(`extracting ${p.job.krate} took over ${this.timeoutMs} ms; its worker was stopped`));
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     for (const p of [...this.pending.values()]) {
-      this.settle(p);
+      this.settle(p, true);
       p.reject(new Error('the extract pool closed'));
     }
     await Promise.all(this.slots.map((s) => s.worker.terminate()));

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { repoRoot, scratch } from '../helpers.ts';
@@ -248,4 +248,29 @@ test('macros: a local declared without a value and assigned in a match arm of an
 test('macros: a type-position invocation (syn\'s Token![…]) is expanded to the type it names, so method calls on it resolve', async () => {
   const g = await extract(path.join(fixtures, 'bodies'));
   assert.deepEqual(calls(g, 'bodies::typed_by_macro'), ['bodies::Parser::offset@109:7 -']);
+});
+
+test('macros: identical expansions each get their own members, lines and edges', async (t) => {
+  const { dir, cleanup } = scratch('macros-same-');
+  t.after(cleanup);
+  mkdirSync(path.join(dir, 'src'));
+  writeFileSync(path.join(dir, 'Cargo.toml'), '[package]\nname = "memo"\nversion = "0.1.0"\nedition = "2021"\n');
+  const impls = ['A', 'B', 'C', 'D'].map((n) => `pub struct ${n};\nimpl T for ${n} {\n    forward! {}\n}\n`).join('');
+  writeFileSync(path.join(dir, 'src', 'lib.rs'), [
+    'pub fn helper() -> u32 { 1 }',
+    'pub trait T { fn f(&self) -> u32; fn g(&self) -> u32; }',
+    'macro_rules! forward { () => { fn f(&self) -> u32 { helper() } fn g(&self) -> u32 { $crate::helper() } }; }',
+    impls,
+  ].join('\n'));
+  const g = await extract(dir);
+  for (const [k, name] of ['A', 'B', 'C', 'D'].entries()) {
+    const impl = g.nodes.find((n) => n.kind === 'impl' && n.signature === `impl T for ${name}`);
+    assert.ok(impl, `impl T for ${name}`);
+    const line = 4 + 4 * k + 2;
+    const members = g.nodes.filter((n) => n.parent === impl.id).map((n) => [n.name, n.lineStart, n.col, n.origin]);
+    assert.deepEqual(members, [['f', line, 5, 'macro:forward'], ['g', line, 5, 'macro:forward']]);
+    for (const m of g.nodes.filter((n) => n.parent === impl.id)) {
+      assert.deepEqual(calls(g, m.qpath), [`memo::helper@${line}:5 macro:forward`], `${name}::${m.name}`);
+    }
+  }
 });

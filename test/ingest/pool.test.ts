@@ -1,11 +1,16 @@
 // The extract pool's messages (src/ingest/pool.ts): a dependency summary goes
 // to a worker whole once, then by id, and whole again after `forget`, and the
-// job's result is the same each way; add-row batches cross the thread
-// boundary as dictionaries where values repeat and come back equal.
+// job's result is the same each way; a job that awaits the summary another
+// job makes gets it from that job's worker (through the pool for a worker
+// started to replace one; when that job fails, what the caller provides);
+// the room bounds the results the workers hold; add-row batches cross the
+// thread boundary as dictionaries where values repeat and come back equal.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { ExtractPool, fromWireResult, wireResult, type ExtractJob } from '../../src/ingest/pool.ts';
+import type { DepCrate } from '../../src/extract/index.ts';
 import { kindSchema } from '../../src/log/schema.ts';
 import type { Batch, Value } from '../../src/lake/spec/types.ts';
 import { repoRoot } from '../helpers.ts';
@@ -24,7 +29,7 @@ after(async () => { for (const p of pools) await p.close(); });
 test('a summary sent whole, then by id, then whole again after forget gives the job the same result each time', { timeout: 120_000 }, async () => {
   const here = new ExtractPool(0);
   pools.push(here);
-  const summary = (await here.run(fnvish)).summary!;
+  const summary = (await here.run(fnvish)).summary as DepCrate;
   assert.ok(summary.nodes.length > 0);
   const want = (await here.run(tally([summary]))).batches!;
   // the summary is used: an edge of tally resolves into fnvish
@@ -40,6 +45,88 @@ test('a summary sent whole, then by id, then whole again after forget gives the 
   await new Promise((r) => setImmediate(r));
   const third = await pool.run(tally([summary])); // whole again: the worker dropped it
   for (const got of [first, second, third]) assert.deepEqual(got.batches, want);
+});
+
+test('a job that awaits the summary another job makes, offered before it is made, resolves into it as when given it', { timeout: 120_000 }, async () => {
+  const here = new ExtractPool(0);
+  pools.push(here);
+  const want = (await here.run(tally([(await here.run(fnvish)).summary as DepCrate]))).batches!;
+  for (const workers of [0, 1, 2]) {
+    const pool = new ExtractPool(workers);
+    pools.push(pool);
+    const id = pool.summaryId();
+    // both offered at once: the dependant waits for the summary, whichever worker makes it
+    const [dep, got] = await Promise.all([pool.run({ ...fnvish, summaryId: id }), pool.run(tally([{ awaits: id }]))]);
+    pool.forget(id);
+    assert.ok(dep.summary, `${workers} workers: the maker returns its summary too`);
+    assert.deepEqual(got.batches, want, `${workers} workers: same rows as with the summary given`);
+  }
+});
+
+test('a worker started to replace one gets the summaries other workers make through the pool', { timeout: 120_000 }, async () => {
+  const here = new ExtractPool(0);
+  pools.push(here);
+  const want = (await here.run(tally([(await here.run(fnvish)).summary as DepCrate]))).batches!;
+  const pool = new ExtractPool(2);
+  pools.push(pool);
+  // a worker dies (here: stopped from outside); its replacement has no peers
+  const slots = (pool as unknown as { slots: { worker: Worker }[] }).slots;
+  const dead = slots[0]!.worker;
+  await dead.terminate();
+  while (slots[0]!.worker === dead) await new Promise((r) => setImmediate(r));
+  for (let round = 0; round < 3; round++) {
+    const id = pool.summaryId();
+    const [, got] = await Promise.all([pool.run({ ...fnvish, summaryId: id }), pool.run(tally([{ awaits: id }]))]);
+    assert.deepEqual(got.batches, want, `round ${round}`);
+    // made before it is offered: the job carries it to a worker that lacks it
+    const later = await pool.run(tally([{ awaits: id }]));
+    assert.deepEqual(later.batches, want, `round ${round}, offered after`);
+    pool.forget(id);
+  }
+});
+
+test('a dependant of a job that failed waits for what the caller provides, then goes on with it', { timeout: 120_000 }, async () => {
+  const here = new ExtractPool(0);
+  pools.push(here);
+  const alone = (await here.run(tally([]))).batches!;
+  const pool = new ExtractPool(2);
+  pools.push(pool);
+  const id = pool.summaryId();
+  // `deps` that are no list of pairs: extraction throws in the worker
+  const failing = pool.run({ ...fnvish, deps: 5 as unknown as ExtractJob['deps'], summaryId: id });
+  let settled = false;
+  const dependant = pool.run(tally([{ awaits: id }])).finally(() => { settled = true; });
+  await assert.rejects(failing);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(settled, false, 'the dependant waits while its summary is neither made nor provided');
+  pool.provide(id, null);
+  assert.deepEqual((await dependant).batches, alone, 'without the summary: the rows of the crate resolved alone');
+});
+
+test('with a room of one result, a second job is claimed only once the first result is consumed', { timeout: 120_000 }, async () => {
+  const pool = new ExtractPool(2, undefined, { results: 1, facts: 1_000_000 });
+  pools.push(pool);
+  let settled = 0;
+  const jobs = [pool.run(fnvish), pool.run(tally([]))].map((j) => j.finally(() => { settled++; }));
+  const first = await Promise.race(jobs);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(settled, 1, 'no second job is claimed while the room holds an unconsumed result (2 workers, 1 idle)');
+  pool.consumed(first);
+  await Promise.all(jobs);
+  assert.equal(settled, 2);
+});
+
+test('with a room of one fact, a second job waits for the first result to be consumed; with none held, one is always claimed', { timeout: 120_000 }, async () => {
+  const pool = new ExtractPool(2, undefined, { results: 10, facts: 1 });
+  pools.push(pool);
+  let settled = 0;
+  const jobs = [pool.run(fnvish), pool.run(tally([]))].map((j) => j.finally(() => { settled++; }));
+  const first = await Promise.race(jobs);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(settled, 1, 'the first result holds more than one fact: no second claim');
+  pool.consumed(first);
+  await Promise.all(jobs);
+  assert.equal(settled, 2);
 });
 
 test('batches cross as dictionaries where values repeat and come back equal', () => {
