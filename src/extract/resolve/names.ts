@@ -142,6 +142,8 @@ export class Names {
     let table = byNs.get(ns);
     if (table === undefined) byNs.set(ns, table = new Map());
     const text = this.joined.get(segs) ?? segs.join('::');
+    const known = table.get(text);
+    if (known !== undefined) return known; // a hit makes no closures
     return this.memoised(table, text, () => `r|${scope.n}|${ns}|${text}`, () => {
       const first = segs[0]!;
       const firstNs: Namespace = segs.length === 1 ? ns : 'type';
@@ -222,6 +224,8 @@ export class Names {
     const tag = outer ? ns : LOCAL_ONLY[ns];
     let table = byNs.get(tag);
     if (table === undefined) byNs.set(tag, table = new Map());
+    const known = table.get(name);
+    if (known !== undefined) return known; // a hit makes no closures
     return this.memoised(table, name, () => `l|${scope.n}|${ns}|${outer ? 1 : 0}|${name}`, () => this.lookupIn(scope, name, ns, depth, outer), true);
   }
 
