@@ -793,12 +793,22 @@ async function diffAndWrite(
       const todo = [...plans];
       /** Reads summaries from the lake (at most `depth` such crates are offered and not done). */
       const readsLake = (p: Plan) => p.spec.resolveInto.some((d) => !inRun.has(d.krate) || d.krate === p.spec.krate);
+      /** The plan's job is offered (or kept): a made summary no crate still to offer awaits may go. */
+      const offeredNow = (plan: Plan) => {
+        for (const d of plan.spec.resolveInto) {
+          if (d.krate === plan.spec.krate || !madeId.has(d.krate)) continue;
+          const left = waiting.get(d.krate)! - 1;
+          waiting.set(d.krate, left);
+          if (left === 0) pool.forget(madeId.get(d.krate)!);
+        }
+      };
       const start = async (plan: Plan): Promise<{ res: ExtractResult | Error; pooled: boolean }> => {
         const krate = plan.spec.krate;
         const id = madeId.get(krate);
         const keptRes = kept?.get(krate);
         if (keptRes) {
           if (id !== undefined) pool.provide(id, keptRes.summary ?? null);
+          offeredNow(plan);
           return { res: keptRes, pooled: false };
         }
         // (decided now: crates offered while this one reads the lake are not among them)
@@ -816,12 +826,7 @@ async function diffAndWrite(
           res = Promise.reject(e);
         }
         // offered: the summaries it awaits are held for it, and the workers may drop those no crate still to offer awaits
-        for (const d of deps) {
-          if (!awaited(d)) continue;
-          const left = waiting.get(d.krate)! - 1;
-          waiting.set(d.krate, left);
-          if (left === 0) pool.forget(madeId.get(d.krate)!);
-        }
+        offeredNow(plan);
         try {
           return { res: await res, pooled: true };
         } catch (e) {

@@ -3,7 +3,10 @@
 // the grammar once. With `workers: 0` the same jobs run in this thread.
 //
 // Invariant: every job settles — with its graph, or with an error when
-// extraction threw or its worker died (the worker is then replaced). Read-only.
+// extraction threw, ran past the limit or its worker died (the worker is then
+// replaced); a job that was done within the limit is never failed as late
+// (its worker marks it done in shared memory before replying), and a job
+// claimed by a worker stopped after it left the pool is offered again. Read-only.
 // Every job is offered to every worker and run by the one that claims it first
 // (a shared compare-and-swap), so the workers take the next crate themselves
 // while this thread is busy writing. A job may wait for the summary another
@@ -13,9 +16,11 @@
 // With `room`, a worker claims a job only while the results claimed and not
 // yet `consumed` stay within the room's bounds (shared counters).
 // Messages: a dependency summary is posted to a worker once and named by id
-// after; the worker keeps it until `forget` (DepSummaries calls it when no job
-// of the run will take it again) and no offer it holds names it, so a worker
-// holds at most the summaries the run still needs. Result batches cross as
+// after; the worker keeps it until `forget` (DepSummaries calls it for the
+// lake's summaries, ingest for those a job makes, when no job of the run will
+// take them again; a worker started later is told the made ones already
+// forgotten) and no offer it holds names it. A lake summary posted to a worker
+// started after its `forget` stays with that worker until the pool closes. Result batches cross as
 // dictionaries where values repeat.
 // Creating a pool sets V8's tier-up budget for the process (see `tierUpLater`).
 import { readFileSync } from 'node:fs';
@@ -217,7 +222,7 @@ interface Pending {
   job: ExtractJob;
   resolve: (r: ExtractResult) => void;
   reject: (e: Error) => void;
-  /** Shared with every worker (see JobMessage): slot 0 = the id of the worker that claimed the job, 0 while none has. */
+  /** Shared with every worker (see JobMessage): [0] = the id of the worker that claimed the job (0 while none has), [1] = 1 once it is done and its result posted. */
   claim: Int32Array;
   /** The job's time limit, set once its worker says it started. */
   timer: NodeJS.Timeout | null;
@@ -262,7 +267,7 @@ interface Made {
  */
 export interface JobMessage {
   seq: number;
-  /** A view of a SharedArrayBuffer (the same memory in every worker): [claimed by]. */
+  /** A view of a SharedArrayBuffer (the same memory in every worker): [claimed by, done]. */
   claim: Int32Array;
   /**
    * A summary goes whole as `bytes` (v8.serialize: serialized once, whatever the number of workers;
@@ -415,7 +420,12 @@ export class ExtractPool {
       if (!this.closed) this.slots[i] = this.offerAll(this.spawn(null));
     };
     worker.on('error', (e) => die(e instanceof Error ? e : new Error(String(e))));
-    worker.on('exit', (code) => { if (!this.closed && this.slots.includes(slot)) die(new Error(`extract worker exited with code ${code}`)); });
+    worker.on('exit', (code) => {
+      if (this.closed) return;
+      if (this.slots.includes(slot)) die(new Error(`extract worker exited with code ${code}`));
+      // stopped after it left the pool (expire): a job it claimed meanwhile goes back to the workers
+      else this.reoffer(slot);
+    });
     if (this.pending.size === 0) worker.unref();
     return slot;
   }
@@ -439,9 +449,25 @@ export class ExtractPool {
     }
   }
 
+  /** Jobs a stopped worker claimed after it left the pool: unclaimed again, offered to every worker. */
+  private reoffer(gone: Slot): void {
+    for (const p of this.pending.values()) {
+      if (Atomics.load(p.claim, 0) !== gone.id) continue;
+      if (p.timer) clearTimeout(p.timer);
+      p.timer = null;
+      if (this.room) this.free(0);
+      Atomics.store(p.claim, 1, 0);
+      Atomics.store(p.claim, 0, 0);
+      for (const s of this.slots) this.post(s, p);
+    }
+  }
+
   /** Offer a (new) worker every job no worker has claimed. */
   private offerAll(slot: Slot): Slot {
     for (const p of this.pending.values()) if (Atomics.load(p.claim, 0) === 0) this.post(slot, p);
+    // the summaries forgotten before it started: it drops them once the offers above no longer name them
+    const forget = [...this.made].filter(([, m]) => m.forgotten).map(([id]) => id);
+    if (forget.length > 0) slot.worker.postMessage({ forget } satisfies ForgetMessage);
     return slot;
   }
 
@@ -513,7 +539,7 @@ export class ExtractPool {
       return this.runHere(job).finally(() => { for (const d of job.depCrates ?? []) if ('awaits' in d) this.unuse(d.awaits); });
     }
     return new Promise((resolve, reject) => {
-      const p: Pending = { seq: ++this.seq, job, resolve, reject, claim: new Int32Array(new SharedArrayBuffer(4)), timer: null };
+      const p: Pending = { seq: ++this.seq, job, resolve, reject, claim: new Int32Array(new SharedArrayBuffer(8)), timer: null };
       this.pending.set(p.seq, p);
       for (const slot of this.slots) {
         slot.worker.ref();
@@ -614,6 +640,8 @@ export class ExtractPool {
   /** A job ran past the limit: fail it, and replace its worker (terminating it stops the runaway work). */
   private expire(slot: Slot, p: Pending): void {
     if (this.pending.get(p.seq) !== p || Atomics.load(p.claim, 0) !== slot.id) return;
+    // done in time: its result is on its way (this thread was busy when it came)
+    if (Atomics.load(p.claim, 1) !== 0) return;
     const i = this.slots.indexOf(slot);
     if (i < 0) return;
     this.settle(p, true);

@@ -204,5 +204,6 @@ async function runJob(o: Offer): Promise<void> {
   } catch (e) {
     reply = { seq: o.seq, ok: false, error: e instanceof Error ? e.stack ?? e.message : String(e), ms: performance.now() - t0 };
   }
+  if (reply.ok) Atomics.store(o.claim, 1, 1);
   port!.postMessage(reply, transfer);
 }
