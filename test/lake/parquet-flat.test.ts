@@ -7,6 +7,8 @@
 // row groups and batches, and no compression. The row cap per page
 // (pageRows, which hyparquet-writer lacks) is checked on its own: pages at
 // most that long, the same rows, and no byte changed when no page reaches it.
+// A file written after a larger one (row groups copied into the same reused
+// arrays) is the file written first.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
@@ -93,6 +95,18 @@ for (const [name, cols, sizes, opts] of cases) {
     assert.equal(first, -1, `first differing byte at ${first} of ${flat.bytes.length}`);
   });
 }
+
+test('parquet flat writer: a file written after a larger one (its row groups copied into the same, longer column arrays) has the generic writer\'s bytes; a dictionary is judged on the group\'s rows only', async () => {
+  await encodeDataFile(schema, batches(rows(5000, 8, false), [2500, 2500]), { pageBytes: 2048, rowGroupRows: 4000 });
+  // names three times each: a dictionary pays when every row of a group is sampled, not when every 4th one is
+  const cols = rows(1500, 7, false);
+  cols[1] = cols[1]!.map((_v, i) => `crate::triple_${Math.floor(i / 3)}`);
+  const opts: DataFileWriteOptions = { pageBytes: 2048, rowGroupRows: 1200 };
+  const flat = await encodeDataFile(schema, batches(cols, [500, 1000]), opts);
+  const generic = await encodeDataFile(schema, batches(cols, [500, 1000]), { ...opts, genericWriter: true });
+  assert.deepEqual(flat.metrics, generic.metrics);
+  assert.deepEqual(flat.bytes, generic.bytes);
+});
 
 test('parquet flat writer: pageRows caps the rows of every data page, dictionary-coded and plain; the rows read back the same; a cap never reached changes no byte', async () => {
   const cols = rows(3000, 6, true);
