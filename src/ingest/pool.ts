@@ -283,7 +283,11 @@ export interface MadeMessage {
   bytes: Uint8Array | null;
 }
 
-/** The pool has room for results again (see Room). */
+/**
+ * The pool has room for results again (see Room). A worker posts it to the
+ * pool when it gave back a place another worker may have found taken (its
+ * claim lost the race): the pool wakes every worker, as when it frees room.
+ */
 export interface WakeMessage {
   wake: true;
 }
@@ -299,8 +303,8 @@ export interface ClaimedMessage {
   at: number;
 }
 
-/** What a worker posts: a claim, or a job's outcome. */
-export type WorkerMessage = ClaimedMessage | ExtractReply;
+/** What a worker posts: a claim, a job's outcome, or a wake for the others. */
+export type WorkerMessage = ClaimedMessage | ExtractReply | WakeMessage;
 
 /** What a worker receives (from this thread, or a made summary from a peer). */
 export type PoolMessage = JobMessage | ForgetMessage | MadeMessage | WakeMessage;
@@ -393,6 +397,10 @@ export class ExtractPool {
     const worker = new Worker(url, { workerData, transferList: peers ?? [], ...execArgv ? { execArgv } : {} });
     const slot: Slot = { id, worker, held: new Map(), late: peers === null, got: new Set() };
     worker.on('message', (m: WorkerMessage) => {
+      if ('wake' in m) {
+        this.wake();
+        return;
+      }
       if ('claimed' in m) {
         const p = this.pending.get(m.claimed);
         if (p && !p.timer) p.timer = setTimeout(() => this.expire(slot, p), Math.max(0, this.timeoutMs - (Date.now() - m.at)));
@@ -532,7 +540,8 @@ export class ExtractPool {
     for (const d of job.depCrates ?? []) {
       if (!('awaits' in d)) continue;
       const m = this.made.get(d.awaits);
-      if (!m) return Promise.reject(new Error(`job ${job.krate} awaits summary ${d.awaits}, which is no summaryId of this pool or was forgotten`));
+      // a forgotten one may still be here for the jobs that named it before, but the workers have dropped it
+      if (!m || m.forgotten) return Promise.reject(new Error(`job ${job.krate} awaits summary ${d.awaits}, which is no summaryId of this pool or was forgotten`));
       m.users++;
     }
     if (this.workers === 0) {
@@ -632,7 +641,12 @@ export class ExtractPool {
     const ctl = this.room!.ctl;
     Atomics.sub(ctl, ROOM_RESULTS, 1);
     if (facts > 0) Atomics.sub(ctl, ROOM_FACTS, facts);
-    if (Atomics.exchange(ctl, ROOM_WAITING, 0) === 0 || this.closed) return;
+    this.wake();
+  }
+
+  /** Wake every worker when one said it found no room (the flag is cleared first: a worker that finds none again sets it again). */
+  private wake(): void {
+    if (Atomics.exchange(this.room!.ctl, ROOM_WAITING, 0) === 0 || this.closed) return;
     const msg: WakeMessage = { wake: true };
     for (const slot of this.slots) slot.worker.postMessage(msg);
   }

@@ -11,7 +11,7 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { extractCrate, loadRust, type DepCrate } from '../extract/index.ts';
 import {
   extractInput, factsOf, jobResult, wireResult, ROOM_FACTS, ROOM_RESULTS, ROOM_WAITING,
-  type ClaimedMessage, type ExtractJob, type ExtractReply, type JobMessage, type MadeMessage, type PoolMessage, type WorkerData,
+  type ClaimedMessage, type ExtractJob, type ExtractReply, type JobMessage, type MadeMessage, type PoolMessage, type WakeMessage, type WorkerData,
 } from './pool.ts';
 
 const port = parentPort;
@@ -161,7 +161,11 @@ async function next(): Promise<void> {
       if (!reserve()) return; // no room for its result yet: the pool wakes this worker when there is
       offers.splice(offers.indexOf(o), 1);
       if (Atomics.compareExchange(o.claim, 0, 0, me as number) !== 0) { // another worker has it
-        if (room) Atomics.sub(room.ctl, ROOM_RESULTS, 1);
+        if (room) {
+          Atomics.sub(room.ctl, ROOM_RESULTS, 1);
+          // the place given back may be the one another worker found taken: have the pool wake it
+          if (Atomics.load(room.ctl, ROOM_WAITING) !== 0) port!.postMessage({ wake: true } satisfies WakeMessage);
+        }
         unoffer(o);
         continue;
       }
@@ -197,8 +201,9 @@ async function runJob(o: Offer): Promise<void> {
       arrived(job.summaryId, null, own);
       result.summary = bytes;
     }
-    if (room) Atomics.add(room.ctl, ROOM_FACTS, factsOf(result));
     const wire = wireResult(result);
+    // counted once nothing can fail before the reply goes (the pool takes them off when it reads it)
+    if (room) Atomics.add(room.ctl, ROOM_FACTS, factsOf(result));
     reply = { seq: o.seq, ok: true, result: wire.result };
     transfer = wire.transfer;
   } catch (e) {

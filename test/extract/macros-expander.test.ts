@@ -137,6 +137,29 @@ test('expand: rules are tried in order; the first that matches wins', () => {
   assert.equal(expand(d, '1 2 3'), 'any');
 });
 
+test('expand: rules whose fixed prefix the input fails are passed over as failures (a muncher); the error still names the first rule', () => {
+  // quote's quote_token_with_context: every rule starts with single-token fragments, then a literal or a group
+  const d = def(`
+    ($t:ident $b:tt @ $a:tt) => { at };
+    ($t:ident $b:tt (#) ($($inner:tt)*) *) => { rep $($inner)* };
+    ($t:ident $b:tt (#) $v:ident) => { var $v };
+    ($t:ident $b:tt ($c:tt) $a:tt) => { tok $c };
+  `);
+  assert.equal(expand(d, 'ts x @ y'), 'at');
+  assert.equal(expand(d, 'ts x (#) (a b) *'), 'rep a b');
+  assert.equal(expand(d, 'ts x (#) v'), 'var v');
+  assert.equal(expand(d, 'ts x (+) y'), 'tok +');
+  // no rule matches: the message is the first rule's, as a full match of it gives
+  assert.equal(expand(d, 'ts x [+] y'), 'ERROR: no rule of `m!` matched (rule 1: no rule expected `[`)');
+  assert.equal(expand(d, 'ts x'), 'ERROR: no rule of `m!` matched (rule 1: unexpected end of input)');
+  // a rule after rejected ones that is ambiguous stops the expansion
+  const amb = def(`
+    (# $x:tt) => { hash };
+    ($($a:ident)* $b:ident) => {};
+  `);
+  assert.match(expand(amb, 'x y'), /^ERROR: `m!` rule 2: local ambiguity/);
+});
+
 test('expand: a local ambiguity is an error, as in rustc; mismatched repetitions are errors', () => {
   const amb = def('($($a:ident)* $b:ident) => {};');
   assert.match(expand(amb, 'x y'), /^ERROR: .*local ambiguity/);

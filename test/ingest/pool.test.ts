@@ -3,7 +3,8 @@
 // job's result is the same each way; a job that awaits the summary another
 // job makes gets it from that job's worker (through the pool for a worker
 // started to replace one; when that job fails, what the caller provides);
-// the room bounds the results the workers hold; a job done within its limit
+// a job awaiting a summary already forgotten is refused; the room bounds the
+// results the workers hold; a job done within its limit
 // while this thread was busy is not failed, and the job its worker claimed
 // meanwhile settles; add-row batches cross the
 // thread boundary as dictionaries where values repeat and come back equal.
@@ -64,6 +65,20 @@ test('a job that awaits the summary another job makes, offered before it is made
     assert.ok(dep.summary, `${workers} workers: the maker returns its summary too`);
     assert.deepEqual(got.batches, want, `${workers} workers: same rows as with the summary given`);
   }
+});
+
+test('a job that awaits a summary forgotten already, or never made by the pool, is refused at once (it would wait forever)', { timeout: 120_000 }, async () => {
+  const pool = new ExtractPool(1);
+  pools.push(pool);
+  const id = pool.summaryId();
+  // a dependant still running keeps the forgotten summary in the pool: a new job must not count on it
+  const [dep, got] = await Promise.all([pool.run({ ...fnvish, summaryId: id }), pool.run(tally([{ awaits: id }]))]);
+  assert.ok(dep.summary && got.batches);
+  const slow = pool.run(tally([{ awaits: id }]));
+  pool.forget(id);
+  await assert.rejects(pool.run(tally([{ awaits: id }])), /awaits summary \d+, which is no summaryId of this pool or was forgotten/);
+  assert.ok((await slow).batches, 'the job offered before the forget still gets it');
+  await assert.rejects(pool.run(tally([{ awaits: id + 100 }])), /no summaryId of this pool/);
 });
 
 test('a worker started to replace one gets the summaries other workers make through the pool', { timeout: 120_000 }, async () => {

@@ -19,7 +19,7 @@ import { verifyState, formatVerifyReport } from '../../src/log/state/verify.ts';
 import { rebuildState, hasStateTables } from '../../src/log/state/rebuild.ts';
 import { maintainState } from '../../src/log/state/maintain.ts';
 import { StateView } from '../../src/log/state/view.ts';
-import { addColumns, rowOrder, sortedBatch, toBatch } from '../../src/log/state/delta.ts';
+import { addColumns, rowOrder, sortedBatch, sortedParts, toBatch } from '../../src/log/state/delta.ts';
 import { edgeRow, keyRows, nodeRow, ownPosition, placed, type Row } from '../../src/log/state/rows.ts';
 import { batchRows, rowsToBatch } from '../../src/log/batch.ts';
 import { kindSchema } from '../../src/log/schema.ts';
@@ -49,7 +49,7 @@ function edit(file: string, from: string, to: string): void {
   writeFileSync(file, text.replace(from, to));
 }
 
-test('state: a sorted batch has the rows in the order rowOrder gives (nulls first, UTF-8 byte order with surrogates and U+E000..U+FFFF, ties in input order)', () => {
+test('state: a sorted batch has the rows in the order rowOrder gives (nulls first, UTF-8 byte order with surrogates and U+E000..U+FFFF, ties in input order), from rows or from parts of columns', () => {
   // strings that order differently as UTF-16 units and as UTF-8 bytes, shared prefixes, nulls, duplicates
   const names = [null, '', 'a', 'ab', 'a::b', 'a::c', 'b', '\u{1F600}', '\uE000', '\uFFFD', 'z\u{10000}', 'z\uFFFF', 'Z'];
   let seed = 7;
@@ -66,6 +66,9 @@ test('state: a sorted batch has the rows in the order rowOrder gives (nulls firs
     for (const t of [CODE_EDGES_IN, 'code_edges_out', 'code_keys', CODE_NODES] as const) {
       const expected = toBatch(t, [...rows].sort(rowOrder(t)));
       assert.deepEqual(sortedBatch(t, rows), expected, `${t}, ${ascii ? 'ASCII only' : 'with high code units'}`);
+      // the same rows given as parts of columns (as flushes join them), of uneven sizes, one empty
+      const parts = [[0, 1], [1, 1], [1, 97], [97, 250], [250, 400]].map(([a, b]) => toBatch(t, rows.slice(a, b)).columns);
+      assert.deepEqual(sortedParts(t, parts, rows.length), expected, `${t} in parts, ${ascii ? 'ASCII only' : 'with high code units'}`);
     }
   }
 });

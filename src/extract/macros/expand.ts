@@ -8,7 +8,7 @@
 // Invariant: pure (the compiled rules are cached per definition); the output
 // is bounded by `budget` tokens.
 import type { Edition } from './fragments.ts';
-import { compile, flatten, matchRule, type Compiled } from './matcher.ts';
+import { compile, flatten, matchRule, rejects, type Compiled } from './matcher.ts';
 import { parseRules, type TemplateNode } from './rules.ts';
 import type { Token } from './tokens.ts';
 import { TranscribeError, transcribe } from './transcriber.ts';
@@ -78,14 +78,24 @@ function localInner(nodes: TemplateNode[]): TemplateNode[] {
 export function expandMacro(def: MacroDef, input: Token[], budget: number): Expansion {
   const c = compiledOf(def);
   if (c.rules.length === 0) return { ok: false, error: `macro \`${def.name}\` has no usable rule${c.errors[0] ? ` (${c.errors[0]})` : ''}` };
-  let first: string | null = null;
+  // the first rule that failed, and its message unless its prefix rejected it (then made if no rule matches)
+  let first = -1;
+  let message: string | null = null;
   const flat = flatten(input);
   for (let i = 0; i < c.rules.length; i++) {
     const r = c.rules[i]!;
+    // a rule its prefix rejects fails without an ambiguity (see matcher.ts rejects): not matched
+    if (rejects(r.matcher, flat)) {
+      if (first < 0) first = i;
+      continue;
+    }
     const m = matchRule(r.matcher, flat, def.edition);
     if (!m.ok) {
       if (m.ambiguous) return { ok: false, error: `\`${def.name}!\` rule ${i + 1}: ${m.message}` };
-      first ??= `rule ${i + 1}: ${m.message}`;
+      if (first < 0) {
+        first = i;
+        message = m.message;
+      }
       continue;
     }
     try {
@@ -97,5 +107,9 @@ export function expandMacro(def: MacroDef, input: Token[], budget: number): Expa
       throw e;
     }
   }
-  return { ok: false, error: `no rule of \`${def.name}!\` matched (${first})` };
+  if (message === null) {
+    const m = matchRule(c.rules[first]!.matcher, flat, def.edition);
+    message = m.ok ? '' : m.message;
+  }
+  return { ok: false, error: `no rule of \`${def.name}!\` matched (rule ${first + 1}: ${message})` };
 }

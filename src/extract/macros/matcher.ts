@@ -43,6 +43,96 @@ type Loc =
 export interface Compiled {
   locs: Loc[];
   vars: string[];
+  /** What the input must hold for the matcher's lone-thread prefix to pass (see `rejects`). */
+  pre: Pre[];
+}
+
+/**
+ * One condition of a matcher's prefix up to its first repetition: the token
+ * here equals a literal, is a group of a delimiter (entered), ends its group
+ * (left), is any one token (a `tt` or `ident` fragment: one token when it
+ * matches), or the input ends.
+ */
+type Pre =
+  | { k: 'tok'; tok: Leaf }
+  | { k: 'open'; delim: Delim }
+  | { k: 'close' }
+  | { k: 'one' }
+  | { k: 'eof' };
+
+/**
+ * The prefix of `locs` before anything that forks a thread or has no fixed
+ * width: up to it the matcher runs one thread, which passes one position
+ * per token, so each condition is one its match needs.
+ */
+function prefix(locs: Loc[]): Pre[] {
+  const pre: Pre[] = [];
+  for (const loc of locs) {
+    switch (loc.k) {
+      case 'tok': pre.push({ k: 'tok', tok: loc.tok }); break;
+      case 'open': pre.push({ k: 'open', delim: loc.delim }); break;
+      case 'close': pre.push({ k: 'close' }); break;
+      case 'eof': pre.push({ k: 'eof' }); return pre;
+      case 'frag':
+        if (loc.kind !== 'tt' && loc.kind !== 'ident') return pre;
+        pre.push({ k: 'one' });
+        break;
+      default: return pre;
+    }
+  }
+  return pre;
+}
+
+/** The lists `rejects` is inside (innermost last) and the group's index in each; reused. */
+const preList: (Token[] | undefined)[] = [];
+const preIdx: number[] = [];
+
+/**
+ * Whether `input` fails a condition of `c`'s prefix: then matchRule fails
+ * on it without an ambiguity (one thread, which dies there or before), and
+ * only its message is not known. A few reads per rule instead of a match:
+ * munching macros (quote's `quote_token_with_context`, a dozen rules tried
+ * on every token) fail most of their rules at a literal a few tokens in.
+ */
+export function rejects(c: Compiled, input: Input): boolean {
+  const pre = c.pre;
+  let list = input.tokens;
+  let idx = 0;
+  let depth = 0;
+  let deepest = 0;
+  let out = false;
+  for (let i = 0; i < pre.length && !out; i++) {
+    const p = pre[i]!;
+    if (p.k === 'close') {
+      if (idx !== list.length) out = true;
+      else {
+        depth--;
+        list = preList[depth]!;
+        idx = preIdx[depth]! + 1;
+      }
+      continue;
+    }
+    if (p.k === 'eof') {
+      out = idx !== list.length;
+      continue;
+    }
+    const t = list[idx];
+    if (t === undefined) out = true;
+    else if (p.k === 'tok') {
+      if (tokEq(p.tok, t)) idx++;
+      else out = true;
+    } else if (p.k === 'open') {
+      if (t.k === 'group' && t.delim !== '' && t.delim === p.delim) {
+        preList[depth] = list;
+        preIdx[depth] = idx;
+        if (++depth > deepest) deepest = depth;
+        list = t.tokens;
+        idx = 0;
+      } else out = true;
+    } else idx++;
+  }
+  preList.fill(undefined, 0, deepest); // let go of the input's lists
+  return out;
 }
 
 export function compile(matcher: MatcherNode[]): Compiled {
@@ -87,7 +177,7 @@ export function compile(matcher: MatcherNode[]): Compiled {
   };
   walk(matcher, 0);
   locs.push({ k: 'eof' });
-  return { locs, vars };
+  return { locs, vars, pre: prefix(locs) };
 }
 
 // --- bindings while matching (persistent) ---------------------------------------

@@ -317,12 +317,9 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
   // a string with a code unit >= U+D800 in the column: bounds compared in UTF-8 order, not with `<`
   let high = false;
   // PLAIN strings: every value written once, up front, into one buffer (value i's record at offs[i]);
-  // pages are ranges of it
-  let offs: Int32Array | undefined;
-  if (kind === 'string' && !dictionary) {
-    offs = plainStrings(data, n);
-    high = stringsHigh;
-  }
+  // pages are ranges of it, cut and bounded in the same pass
+  const plain = kind === 'string' && !dictionary ? plainStrings(data, n, c.pageBytes, c.pageRows ?? Infinity) : undefined;
+  if (plain) high = plain.high;
   // definition levels of an optional column: 1 present, 0 null
   const defs = optional ? definitionLevels(data, n) : undefined;
   if (dictionary) {
@@ -341,7 +338,7 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
   encodings.push(encoding);
 
   // page boundaries: by estimated bytes (dictionary codes count 4) or the row cap, a page of at least one value
-  const ends = pageEnds(data, n, c.pageBytes, c.pageRows ?? Infinity, dictionary?.codes, offs, kind);
+  const ends = plain ? plain.ends : pageEnds(data, n, c.pageBytes, c.pageRows ?? Infinity, dictionary?.codes, kind);
   const paged = ends.length > 1;
   let columnIndex: ColumnIndex | undefined = c.columnIndex && paged
     ? { null_pages: [], min_values: [], max_values: [], boundary_order: 'UNORDERED', null_counts: [] }
@@ -361,7 +358,8 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
 
   const dataPageOffset = BigInt(writer.offset);
   let start = 0;
-  for (const end of ends) {
+  for (let page = 0; page < ends.length; page++) {
+    const end = ends[page]!;
     const pageOffset = writer.offset;
     let nulls = 0;
     levels.reset();
@@ -371,7 +369,7 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
     }
     scratch.reset();
     let raw: Uint8Array;
-    if (offs) raw = strings.buf.subarray(offs[start]!, offs[end]!);
+    if (plain) raw = strings.buf.subarray(plain.offs[start]!, plain.offs[end]!);
     else {
       if (dictionary) dictionaryCodesPage(dictionary.codes, start, end, nulls);
       else if (kind === 'boolean') booleanPage(data, start, end, nulls, encoding === 'RLE');
@@ -383,7 +381,10 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
     // page bounds: one pass over the page's values (booleans: false < true), or over its codes
     if (ranks) codeBounds(dictionary!.codes, start, end, ranks);
     else if (high) utf8Bounds(data, start, end);
-    else nativeBounds(data, start, end);
+    else if (plain) {
+      boundMin = plain.mins[page];
+      boundMax = plain.maxs[page];
+    } else nativeBounds(data, start, end);
     const min = boundMin;
     const max = boundMax;
     if (min !== undefined) {
@@ -517,20 +518,66 @@ function dictionaryPageHeader(writer: ByteWriter, uncompressed: number, compress
 // ---- the parts of writeFlatColumn: small functions, each with its own type
 // feedback (one kind of value a loop), so the JIT compiles each once, cheaply
 
-/** The row's value of a string column PLAIN into `strings`, every value once (value i's record at offs[i]); sets stringsHigh. */
-let stringsHigh = false;
-function plainStrings(data: readonly unknown[], n: number): Int32Array {
+/** A string column PLAIN in `strings`: value i's record at offs[i], its pages' ends and `<` bounds. */
+interface PlainStrings {
+  offs: Int32Array;
+  ends: number[];
+  mins: (string | undefined)[];
+  maxs: (string | undefined)[];
+  /** Whether a value has a code unit >= U+D800 (then the bounds above are not in UTF-8 order: unused). */
+  high: boolean;
+}
+
+/**
+ * The values of a string column PLAIN into `strings`, every value once, with
+ * the pages cut as pageEnds cuts them (by the values' UTF-8 bytes) and each
+ * page's bounds as nativeBounds finds them, while each value is at hand:
+ * the separate passes for page cuts and bounds cost bench:ingest's main thread
+ * ~0.8 s more (the strings are scattered in the heap, out of the cache again
+ * by the second pass).
+ */
+function plainStrings(data: readonly unknown[], n: number, pageBytes: number, pageRows: number): PlainStrings {
   strings.reset();
   const offs = new Int32Array(n + 1);
+  const ends: number[] = [];
+  const mins: (string | undefined)[] = [];
+  const maxs: (string | undefined)[] = [];
   let high = false;
+  let acc = 0;
+  let start = 0;
+  let min: string | undefined;
+  let max: string | undefined;
   for (let i = 0; i < n; i++) {
-    offs[i] = strings.len;
-    const v = data[i];
-    if (v !== null && v !== undefined && strings.str(v as string)) high = true;
+    const at = strings.len;
+    offs[i] = at;
+    const v = data[i] as string | null | undefined;
+    const present = v !== null && v !== undefined;
+    let size = 0;
+    if (present) {
+      if (strings.str(v)) high = true;
+      size = strings.len - at - 4;
+    }
+    acc += size;
+    if ((acc >= pageBytes || i - start >= pageRows) && i > start) {
+      ends.push(i);
+      mins.push(min);
+      maxs.push(max);
+      start = i;
+      acc = size;
+      min = max = undefined;
+    }
+    if (!present) continue;
+    if (min === undefined) min = max = v;
+    else if (v < min) min = v;
+    else if (max! < v) max = v;
   }
   offs[n] = strings.len;
-  stringsHigh = high;
-  return offs;
+  if (start < n || n === 0) {
+    ends.push(n);
+    mins.push(min);
+    maxs.push(max);
+  }
+  return { offs, ends, mins, maxs, high };
 }
 
 /** Definition levels of an optional column: 1 present, 0 null. */
@@ -554,14 +601,14 @@ function countNulls(defs: Uint8Array, start: number, end: number): number {
  * that reaches `pageBytes` starts the next page, as hyparquet-writer cuts), or
  * after `pageRows` rows; a page of at least one value.
  */
-function pageEnds(data: readonly unknown[], n: number, pageBytes: number, pageRows: number, codes: Int32Array | undefined, offs: Int32Array | undefined, kind: FlatKind): number[] {
+function pageEnds(data: readonly unknown[], n: number, pageBytes: number, pageRows: number, codes: Int32Array | undefined, kind: FlatKind): number[] {
   if (codes) return codePageEnds(codes, n, pageBytes, pageRows);
   const ends: number[] = [];
   let acc = 0;
   let start = 0;
   for (let i = 0; i < n; i++) {
     const v = data[i];
-    const size = v === null || v === undefined ? 0 : offs ? offs[i + 1]! - offs[i]! - 4 : estimate(kind, v);
+    const size = v === null || v === undefined ? 0 : estimate(kind, v);
     acc += size;
     if ((acc >= pageBytes || i - start >= pageRows) && i > start) {
       ends.push(i);

@@ -39,7 +39,7 @@ import type { EventLog } from '../event-log.ts';
 import { batchRows } from '../batch.ts';
 import { ident, type Entity, type Kind } from '../schema.ts';
 import { APPEND_ONLY, PROP_BUILDING, PROP_KEYS, CODE_EDGES_IN, CODE_EDGES_OUT, CODE_FILES, CODE_KEYS, CODE_NODES, CODE_PATHS, CORE_STATE_TABLES, SORT_COLUMNS, STATE_TABLES, TABLE_ENTITY, dstName, idKey, keysLayout, stateSchema, type KeysLayout, type StateTable, type Via } from './schema.ts';
-import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, pathRow, placed, posOf, type Placed, type Row } from './rows.ts';
+import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, placed, posOf, type Placed, type Row } from './rows.ts';
 import { and, eq, ge, le, type Expr } from '../../lake/expr/expr.ts';
 import { StateView } from './view.ts';
 
@@ -115,12 +115,10 @@ const HIGH_UNITS = /[\ud800-\uffff]/;
 /**
  * Rows as one batch of the table's schema, in the table's sort order: the
  * order of `rows.sort(rowOrder(t))` (ties in input order), the batch
- * `toBatch` would make of it; `rows` is left as it is. No comparison of rows:
- * each sort column's distinct values are sorted once and the rows placed by
- * a stable counting sort per column, last column first (see `sortOrder`).
+ * `toBatch` would make of it; `rows` is left as it is (see `sortOrder`).
  */
 export function sortedBatch(t: StateTable, rows: Row[]): Batch {
-  return sortedColumns(t, rowColumns(t, rows), rows.length);
+  return sortedParts(t, [rowColumns(t, rows)], rows.length);
 }
 
 /** Rows as columns of the table's schema, in input order. */
@@ -135,27 +133,66 @@ function rowColumns(t: StateTable, rows: Row[]): Value[][] {
   });
 }
 
-/** `n` rows given as columns of the table's schema, as one batch in the table's sort order (see sortedBatch). */
-function sortedColumns(t: StateTable, raw: Value[][], n: number): Batch {
+/**
+ * Parts of `n` rows in all, each given as columns of the table's schema, as
+ * one batch in the table's sort order: the batch `sortedBatch` makes of their
+ * rows one part after another. Only the sort columns are joined into one
+ * array; every column is then written once, each part's values straight to
+ * their sorted places. Joining every column and then permuting it copied each
+ * value twice: concatColumn 0.53 s and the permutation 0.63 s of the main
+ * thread on bench:ingest (~40 parts a flush, one per crate).
+ */
+export function sortedParts(t: StateTable, parts: readonly Value[][][], n: number): Batch {
   const fields = stateSchema(t).fields;
-  const byName = new Map(fields.map((f, j) => [f.name, raw[j]!]));
-  const order = sortOrder(SORT_COLUMNS[t].map((c) => byName.get(c) ?? new Array<Value>(n).fill(null)), n);
-  const columns = raw.map((col) => {
+  const column = (name: string): Value[] => {
+    const j = fields.findIndex((f) => f.name === name);
+    return parts.length === 1 ? parts[0]![j]! : concatColumn(parts, j, n);
+  };
+  const order = sortOrder(SORT_COLUMNS[t].map(column), n);
+  const place = new Int32Array(n);
+  for (let i = 0; i < n; i++) place[order[i]!] = i;
+  const columns = fields.map((_f, j) => {
+    const same = constantOf(parts, j);
+    if (same !== undefined) return new Array<Value>(n).fill(same);
     const out = new Array<Value>(n);
-    for (let i = 0; i < n; i++) out[i] = col[order[i]!]!;
+    let k = 0;
+    for (const p of parts) k = scatterInto(out, k, p[j]!, place);
     return out;
   });
   return { fields, numRows: n, columns };
 }
 
 /**
+ * The value every row of the parts holds in column j, if one does (undefined
+ * if not): it needs no placing. An edge flush has 4 such columns of 18 (repo,
+ * line_end, col_end, moved), and a check stops at the first other value.
+ */
+function constantOf(parts: readonly Value[][][], j: number): Value | undefined {
+  let first: Value | undefined;
+  for (const p of parts) {
+    const col = p[j]!;
+    if (col.length === 0) continue;
+    if (first === undefined) first = col[0]!;
+    for (let i = 0; i < col.length; i++) if (col[i] !== first) return undefined;
+  }
+  return first;
+}
+
+/** `col`'s values to their places in `out` (row k of the parts goes to place[k]), from row k; returns the next row. */
+function scatterInto(out: Value[], k: number, col: Value[], place: Int32Array): number {
+  for (let i = 0; i < col.length; i++) out[place[k++]!] = col[i]!;
+  return k;
+}
+
+/**
  * The row numbers 0..n-1 in the order of the key columns (lexicographic;
  * each column by `compareValues`: nulls first, strings in UTF-8 byte order),
  * equal keys in input order. The first column is ranked (its distinct values
- * sorted once, by the engine's own string order when no value holds a code
- * unit at or above U+D800, where that equals UTF-8 byte order) and the rows
- * placed by a stable counting sort on that rank; only rows that share a
- * first value are then compared, on the other columns.
+ * numbered as met, one hash lookup a row, then sorted once, by the engine's
+ * own string order when no value holds a code unit at or above U+D800, where
+ * that equals UTF-8 byte order) and the rows placed by a stable counting sort
+ * on that rank; only rows that share a first value are then compared, on the
+ * other columns (`sortTies`).
  */
 export function sortOrder(keys: Value[][], n: number): Int32Array {
   const order = new Int32Array(n);
@@ -164,54 +201,46 @@ export function sortOrder(keys: Value[][], n: number): Int32Array {
     return order;
   }
   const first = keys[0]!;
-  const distinct = new Set<Value>();
+  const number = new Map<Value, number>();
+  const values: Value[] = [];
+  const met = new Int32Array(n); // 0: null, k: values[k - 1] before the sort
   for (let i = 0; i < n; i++) {
     const v = first[i]!;
-    if (v !== null) distinct.add(v);
+    if (v === null) continue;
+    let k = number.get(v);
+    if (k === undefined) number.set(v, (k = values.push(v)));
+    met[i] = k;
   }
-  const values = [...distinct];
-  let native = true;
-  for (const v of values) {
-    if (typeof v !== 'string' || HIGH_UNITS.test(v)) {
-      native = false;
-      break;
-    }
-  }
-  if (native) values.sort(); // UTF-16 code unit order, = UTF-8 byte order here
+  if (values.every((v) => typeof v === 'string' && !HIGH_UNITS.test(v))) values.sort(); // UTF-16 code unit order, = UTF-8 byte order here
   else values.sort(compareValues);
-  const rankOf = new Map<Value, number>();
-  for (let r = 0; r < values.length; r++) rankOf.set(values[r]!, r + 1); // 0: null
-  const rank = new Int32Array(n);
+  const rankOf = new Int32Array(values.length + 1); // by number met; null ranks 0
+  for (let r = 0; r < values.length; r++) rankOf[number.get(values[r]!)!] = r + 1;
   const start = new Int32Array(values.length + 2);
-  for (let i = 0; i < n; i++) {
-    const v = first[i]!;
-    const r = v === null ? 0 : rankOf.get(v)!;
-    rank[i] = r;
-    start[r + 1]!++;
-  }
+  for (let i = 0; i < n; i++) start[rankOf[met[i]!]! + 1]!++;
   for (let r = 1; r < start.length; r++) start[r]! += start[r - 1]!;
   const at = start.slice();
-  for (let i = 0; i < n; i++) order[at[rank[i]!]!++] = i;
-  if (keys.length === 1) return order;
-  // rows sharing a first value: by the other columns, then input order; a column of strings
-  // without a code unit at or above U+D800 (and nulls) compares natively (= UTF-8 byte order)
-  const rest = keys.slice(1);
+  for (let i = 0; i < n; i++) order[at[rankOf[met[i]!]!]!++] = i;
+  if (keys.length > 1) sortTies(order, start, keys.slice(1));
+  return order;
+}
+
+/**
+ * Each run order[start[r]..start[r+1]) (rows sharing a first value, in input
+ * order) by the `rest` key columns; stable (insertion and merge sort), so
+ * equal keys keep input order. In place, with no array made per run (a
+ * copy of each, sorted by the engine with a comparator: 4k-20k a flush).
+ */
+function sortTies(order: Int32Array, start: Int32Array, rest: Value[][]): void {
   const m = rest.length;
-  const nativeCol = rest.map((k) => {
-    for (let i = 0; i < n; i++) {
-      const v = k[i];
-      if (v === null) continue;
-      if (typeof v !== 'string' || HIGH_UNITS.test(v)) return false;
-    }
-    return true;
-  });
+  // per run, per column: its values are strings without a code unit at or above U+D800 (or null), so `<` is UTF-8 byte order
+  const native = new Uint8Array(m);
   const cmp = (i: number, j: number): number => {
     for (let c = 0; c < m; c++) {
       const k = rest[c]!;
       const a = k[i]!;
       const b = k[j]!;
       if (a === b) continue;
-      if (nativeCol[c]) {
+      if (native[c] === 1) {
         if (a === null) return -1;
         if (b === null) return 1;
         return a < b ? -1 : 1;
@@ -219,16 +248,72 @@ export function sortOrder(keys: Value[][], n: number): Int32Array {
       const d = compareValues(a, b);
       if (d !== 0) return d;
     }
-    return i - j;
+    return 0;
   };
+  let tmp = new Int32Array(0);
   for (let r = 0; r + 1 < start.length; r++) {
     const s = start[r]!;
     const e = start[r + 1]!;
     if (e - s < 2) continue;
-    const group = Array.from(order.subarray(s, e)).sort(cmp);
-    order.set(group, s);
+    for (let c = 0; c < m; c++) native[c] = nativeRun(rest[c]!, order, s, e) ? 1 : 0;
+    if (e - s <= INSERTION_RUN) {
+      insertionSort(order, s, e, cmp);
+      continue;
+    }
+    if (tmp.length < e - s) tmp = new Int32Array(e - s);
+    mergeSort(order, s, e, cmp, tmp);
   }
-  return order;
+}
+
+/** Runs of this many rows or fewer are insertion-sorted; longer ones in pieces of it, then merged. */
+const INSERTION_RUN = 12;
+
+/** Whether col's values at order[s..e) are strings without a code unit at or above U+D800 (or null). */
+function nativeRun(col: Value[], order: Int32Array, s: number, e: number): boolean {
+  for (let x = s; x < e; x++) {
+    const v = col[order[x]!]!;
+    if (v === null) continue;
+    if (typeof v !== 'string' || HIGH_UNITS.test(v)) return false;
+  }
+  return true;
+}
+
+/** a[s..e) by cmp, stably. */
+function insertionSort(a: Int32Array, s: number, e: number, cmp: (i: number, j: number) => number): void {
+  for (let x = s + 1; x < e; x++) {
+    const v = a[x]!;
+    let y = x - 1;
+    while (y >= s && cmp(a[y]!, v) > 0) {
+      a[y + 1] = a[y]!;
+      y--;
+    }
+    a[y + 1] = v;
+  }
+}
+
+/** a[s..e) by cmp, stably: runs of INSERTION_RUN sorted in place, then merged pairwise through `tmp` (at least e - s long). */
+function mergeSort(a: Int32Array, s: number, e: number, cmp: (i: number, j: number) => number, tmp: Int32Array): void {
+  const n = e - s;
+  for (let x = s; x < e; x += INSERTION_RUN) insertionSort(a, x, Math.min(x + INSERTION_RUN, e), cmp);
+  let src = a;
+  let dst = tmp;
+  let from = s; // where the runs start in src
+  let to = 0;
+  for (let width = INSERTION_RUN; width < n; width *= 2) {
+    for (let lo = 0; lo < n; lo += 2 * width) {
+      const mid = Math.min(lo + width, n);
+      const hi = Math.min(lo + 2 * width, n);
+      let i = lo;
+      let j = mid;
+      let k = lo;
+      while (i < mid && j < hi) dst[to + k++] = cmp(src[from + i]!, src[from + j]!) <= 0 ? src[from + i++]! : src[from + j++]!;
+      while (i < mid) dst[to + k++] = src[from + i++]!;
+      while (j < hi) dst[to + k++] = src[from + j++]!;
+    }
+    [src, dst] = [dst, src];
+    [from, to] = [to, from];
+  }
+  if (src !== a) a.set(src.subarray(0, n), s);
 }
 
 /** The columns nodeRow and edgeRow (rows.ts) give a state row. */
@@ -247,7 +332,9 @@ const text = (x: Value | undefined): string | null => (typeof x === 'string' ? x
  */
 export function addColumns(kind: Entity, b: Batch, keys: KeysLayout): Map<StateTable, Value[][]> {
   const n = b.numRows;
-  const nulls = (): Value[] => new Array<Value>(n).fill(null);
+  // columns are shared, never written: by the event batch, both edge tables, every all-null column
+  const none = new Array<Value>(n).fill(null);
+  const nulls = (): Value[] => none;
   const event = new Map(b.fields.map((f, j) => [f.name, b.columns[j]!]));
   const col = (name: string): Value[] => event.get(name) ?? nulls();
   /** A column as `e[name] ?? null` reads it. */
@@ -256,10 +343,14 @@ export function addColumns(kind: Entity, b: Batch, keys: KeysLayout): Map<StateT
     for (let i = 0; i < n; i++) if (c[i] === undefined) return c.map((x) => x ?? null);
     return c;
   };
+  /** A column as `f(e[name])` reads it: the event's own when f keeps every value (text and int columns of a canonical batch). */
   const mapped = (name: string, f: (x: Value | undefined) => Value): Value[] => {
     const c = col(name);
-    const out = new Array<Value>(n);
-    for (let i = 0; i < n; i++) out[i] = f(c[i]);
+    let i = 0;
+    while (i < n && f(c[i]) === c[i]) i++;
+    if (i === n) return c;
+    const out = c.slice(0, i);
+    for (; i < n; i++) out.push(f(c[i]));
     return out;
   };
   const out = new Map<StateTable, Value[][]>();
@@ -330,10 +421,10 @@ export function addColumns(kind: Entity, b: Batch, keys: KeysLayout): Map<StateT
  * same through the generic flattening builtin, ~3.3 s of the main thread's CPU
  * on bench:ingest's corpus (hundreds of parts, ~800k state rows).
  */
-function concatColumn(parts: readonly { columns: Value[][] }[], j: number, n: number): Value[] {
+function concatColumn(parts: readonly Value[][][], j: number, n: number): Value[] {
   const out = new Array<Value>(n);
   let k = 0;
-  for (const p of parts) k = copyInto(out, k, p.columns[j]!);
+  for (const p of parts) k = copyInto(out, k, p[j]!);
   out.length = k;
   return out;
 }
@@ -344,6 +435,16 @@ function copyInto(out: Value[], k: number, col: Value[]): number {
   for (let i = 0; i < col.length; i++) out[k++] = col[i]!;
   return k;
 }
+
+/** code_paths rows as its columns. */
+interface PathColumns {
+  qpath: string[];
+  id: string[];
+  repo: string[];
+  krate: string[];
+}
+
+const pathColumns = (): PathColumns => ({ qpath: [], id: [], repo: [], krate: [] });
 
 /** A table's buffered rows: parts given as columns (in order), then rows given one by one. */
 interface Buffered {
@@ -358,8 +459,12 @@ export class StateDelta {
   private readonly deletes: Record<Owner, Set<string>> = { node: new Set(), edge: new Set(), file: new Set() };
   private readonly flushRows: number;
   private finished = false;
-  /** code_paths pairs met (qpath -> ids): `fresh` new to the table for sure, `maybe` to look up. Undefined: the lake has no code_paths. */
-  private readonly pairs: { fresh: Row[]; maybe: Row[]; seen: Map<string, Set<string>> } | undefined;
+  /**
+   * code_paths pairs met, as its columns: `fresh` new to the table for sure, `maybe` to look up; `seen`: qpath -> its id
+   * (a set only when it has more than one: a set and a row object per pair cost ~0.1 s of the main thread on bench:ingest).
+   * Undefined: the lake has no code_paths.
+   */
+  private readonly pairs: { fresh: PathColumns; maybe: PathColumns; seen: Map<string, string | Set<string>> } | undefined;
 
   private readonly tables = new Map<StateTable, Promise<Table>>();
 
@@ -374,7 +479,7 @@ export class StateDelta {
     readonly keys: KeysLayout,
   ) {
     this.flushRows = opts.flushRows ?? 50_000;
-    this.pairs = pathsMode === 'on' ? { fresh: [], maybe: [], seen: new Map() } : undefined;
+    this.pairs = pathsMode === 'on' ? { fresh: pathColumns(), maybe: pathColumns(), seen: new Map() } : undefined;
     for (const t of STATE_TABLES) {
       this.buffers.set(t, { parts: [], rows: [] });
       this.files.set(t, []);
@@ -395,9 +500,27 @@ export class StateDelta {
 
   /** A (qpath, id) pair a node event of this commit carries. */
   private pair(e: Record<string, unknown>, fresh: boolean): void {
-    if (!this.pairs || typeof e.qpath !== 'string') return;
-    const row = pathRow(e.qpath, e.id as string, e.repo as string, e.krate as string, this.pairs.seen);
-    if (row) (fresh ? this.pairs.fresh : this.pairs.maybe).push(row);
+    if (typeof e.qpath === 'string') this.pathPair(e.qpath, e.id as string, e.repo as string, e.krate as string, fresh);
+  }
+
+  /** A (qpath, id) pair, kept unless met already. */
+  private pathPair(qpath: string, id: string, repo: string, krate: string, fresh: boolean): void {
+    const p = this.pairs;
+    if (!p) return;
+    const ids = p.seen.get(qpath);
+    if (ids === undefined) p.seen.set(qpath, id);
+    else if (typeof ids === 'string') {
+      if (ids === id) return;
+      p.seen.set(qpath, new Set([ids, id]));
+    } else {
+      if (ids.has(id)) return;
+      ids.add(id);
+    }
+    const c = fresh ? p.fresh : p.maybe;
+    c.qpath.push(qpath);
+    c.id.push(id);
+    c.repo.push(repo);
+    c.krate.push(krate);
   }
 
   /** A state table, loaded (writable, current) on first use: a delta touches only the tables it changes. */
@@ -517,7 +640,12 @@ export class StateDelta {
     if (kind === 'node' && this.pairs) {
       const col = (name: string): Value[] | undefined => b.columns[b.fields.findIndex((f) => f.name === name)];
       const [q, repo, krate] = [col('qpath'), col('repo'), col('krate')];
-      if (q && repo && krate) for (let i = 0; i < b.numRows; i++) this.pair({ qpath: q[i], id: id[i], repo: repo[i], krate: krate[i] }, true);
+      if (q && repo && krate) {
+        for (let i = 0; i < b.numRows; i++) {
+          const qpath = q[i];
+          if (typeof qpath === 'string') this.pathPair(qpath, id[i] as string, repo[i] as string, krate[i] as string, true);
+        }
+      }
     }
     for (const [t, columns] of addColumns(kind, b, this.keys)) {
       const buf = this.buffers.get(t)!;
@@ -562,13 +690,8 @@ export class StateDelta {
     const n = bufferedRows(b);
     if (n === 0) return;
     this.buffers.set(t, { parts: [], rows: [] });
-    let batch: Batch;
-    if (b.parts.length === 0) batch = sortedBatch(t, b.rows);
-    else {
-      const parts = b.rows.length > 0 ? [...b.parts, { columns: rowColumns(t, b.rows), n: b.rows.length }] : b.parts;
-      const raw = parts.length === 1 ? parts[0]!.columns : parts[0]!.columns.map((_c, j) => concatColumn(parts, j, n));
-      batch = sortedColumns(t, raw, n);
-    }
+    const parts = b.rows.length > 0 ? [...b.parts.map((p) => p.columns), rowColumns(t, b.rows)] : b.parts.map((p) => p.columns);
+    const batch = sortedParts(t, parts, n);
     const written = await (await this.table(t)).writeDataFiles([batch]);
     this.files.get(t)!.push(...written);
     crashPoint('state:file-written');
@@ -623,11 +746,18 @@ export class StateDelta {
    */
   private async writePaths(): Promise<void> {
     const p = this.pairs;
-    if (!p || p.fresh.length + p.maybe.length === 0) return;
+    if (!p || p.fresh.qpath.length + p.maybe.qpath.length === 0) return;
     const table = await this.table(CODE_PATHS);
-    const rows = p.fresh;
-    if (p.maybe.length > 0 && table.currentSnapshot()) {
-      const wanted = new Set(p.maybe.map((r) => r.qpath as string));
+    const out = p.fresh;
+    const maybe = p.maybe;
+    const take = (i: number): void => {
+      out.qpath.push(maybe.qpath[i]!);
+      out.id.push(maybe.id[i]!);
+      out.repo.push(maybe.repo[i]!);
+      out.krate.push(maybe.krate[i]!);
+    };
+    if (maybe.qpath.length > 0 && table.currentSnapshot()) {
+      const wanted = new Set(maybe.qpath);
       const held = new Map<string, Set<string>>();
       for (const range of pathRanges([...wanted])) {
         for (const r of await table.scan({ filter: range, columns: ['qpath', 'id'] }).toArray()) {
@@ -638,13 +768,16 @@ export class StateDelta {
           ids.add(r.id as string);
         }
       }
-      for (const r of p.maybe) if (!held.get(r.qpath as string)?.has(r.id as string)) rows.push(r);
-    } else rows.push(...p.maybe);
-    p.fresh = [];
-    p.maybe = [];
+      for (let i = 0; i < maybe.qpath.length; i++) if (!held.get(maybe.qpath[i]!)?.has(maybe.id[i]!)) take(i);
+    } else for (let i = 0; i < maybe.qpath.length; i++) take(i);
+    p.fresh = pathColumns();
+    p.maybe = pathColumns();
     p.seen.clear();
-    for (let i = 0; i < rows.length; i += this.flushRows) {
-      const written = await table.writeDataFiles([sortedBatch(CODE_PATHS, rows.slice(i, i + this.flushRows))]);
+    const cols = new Map<string, Value[]>(Object.entries(out));
+    const fields = stateSchema(CODE_PATHS).fields;
+    for (let i = 0; i < out.qpath.length; i += this.flushRows) {
+      const part = fields.map((f) => cols.get(f.name)!.slice(i, i + this.flushRows));
+      const written = await table.writeDataFiles([sortedParts(CODE_PATHS, [part], part[0]!.length)]);
       this.files.get(CODE_PATHS)!.push(...written);
       crashPoint('state:file-written');
     }
