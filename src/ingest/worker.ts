@@ -6,6 +6,8 @@
 // Read-only: it touches the crate's files and nothing else; a crash of the
 // thread fails the job it claimed (the pool reports it), never the lake; the
 // jobs it did not claim stay for the other workers.
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { deserialize, serialize } from 'node:v8';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { extractCrate, loadRust, type DepCrate } from '../extract/index.ts';
@@ -23,6 +25,20 @@ if (typeof me !== 'number' || me <= 0) throw new Error(`src/ingest/worker.ts: ex
 const peers: MessagePort[] = data?.peers ?? [];
 const room = data?.room ?? null;
 const parser = loadRust();
+lowerPriority(data?.nice ?? 0);
+
+/** This thread's nice value raised by `by` (pool.ts WORKER_NICE); left as it is where threads have no id of their own in /proc. */
+function lowerPriority(by: number): void {
+  if (by <= 0 || process.platform !== 'linux') return;
+  try {
+    // "<pid>/task/<tid>": on Linux a thread's id names it to setpriority
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (!Number.isInteger(tid) || tid <= 0) return;
+    setPriority(tid, Math.min(19, getPriority(tid) + by));
+  } catch {
+    // no /proc, or not allowed: the same work at the same priority
+  }
+}
 
 /**
  * A dependency summary by its id (pool.ts JobMessage): posted whole (serialized)

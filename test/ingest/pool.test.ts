@@ -7,13 +7,14 @@
 // results the workers hold; a job done within its limit
 // while this thread was busy is not failed, and the job its worker claimed
 // meanwhile settles; add-row batches cross the
-// thread boundary as dictionaries where values repeat and come back equal.
+// thread boundary as dictionaries where values repeat and come back equal; on
+// Linux the workers run at a lower priority than the main thread.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
-import { ExtractPool, fromWireResult, wireResult, type ExtractJob } from '../../src/ingest/pool.ts';
+import { ExtractPool, WORKER_NICE, fromWireResult, wireResult, type ExtractJob } from '../../src/ingest/pool.ts';
 import type { DepCrate } from '../../src/extract/index.ts';
 import { kindSchema } from '../../src/log/schema.ts';
 import type { Batch, Value } from '../../src/lake/spec/types.ts';
@@ -188,3 +189,26 @@ test('batches cross as dictionaries where values repeat and come back equal', ()
   assert.deepEqual(back.batches!.edge, batch);
   assert.deepEqual(back.batches!.node, batch);
 });
+
+/** The nice value of each thread of this process (Linux: field 19 of /proc/self/task/<tid>/stat). */
+function threadNices(): number[] {
+  return readdirSync('/proc/self/task').map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // fields after the command name, which is in parentheses and may hold spaces
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}
+
+test('on Linux the worker threads run at a lower priority than the main thread, which keeps its own', { timeout: 120_000, skip: process.platform !== 'linux' && 'threads have no nice value of their own here' }, async () => {
+  const before = threadNices();
+  const mine = before[0]!; // the main thread's task is listed first (its id is the process id)
+  const pool = new ExtractPool(2);
+  pools.push(pool);
+  await pool.run(fnvish);
+  // each worker lowers itself as it starts: wait for both (a loaded machine starts threads slowly)
+  const want = Math.min(19, mine + WORKER_NICE);
+  for (let waited = 0; threadNices().filter((n) => n === want).length < 2 && waited < 60_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(threadNices().filter((n) => n === want).length >= 2, `two threads at nice ${want}, found nices ${threadNices().join(',')}`);
+  assert.equal(threadNices()[0], mine, 'the main thread keeps its priority');
+});
+
