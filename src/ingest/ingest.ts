@@ -853,7 +853,7 @@ async function diffAndWrite(
           const lake = readsLake(plan);
           if (lake) fromLake++;
           void start(plan).then(({ res, pooled }) => {
-            ready.push({ plan, res, pooled: pooled && !(res instanceof Error) });
+            ready.push({ plan, res, pooled });
             if (lake) {
               fromLake--;
               submit();

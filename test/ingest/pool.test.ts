@@ -122,31 +122,26 @@ test('a dependant of a job that failed waits for what the caller provides, then 
   assert.deepEqual((await dependant).batches, alone, 'without the summary: the rows of the crate resolved alone');
 });
 
-test('with a room of one result, a second job is claimed only once the first result is consumed', { timeout: 120_000 }, async () => {
-  const pool = new ExtractPool(2, undefined, { results: 1, facts: 1_000_000 });
+/** Two jobs on `pool`, whose room fits one result: the second settles only after the first result is consumed. */
+async function secondWaitsForConsumed(pool: ExtractPool, why: string): Promise<void> {
   pools.push(pool);
   let settled = 0;
   const jobs = [pool.run(fnvish), pool.run(tally([]))].map((j) => j.finally(() => { settled++; }));
   const first = await Promise.race(jobs);
   await new Promise((r) => setTimeout(r, 500));
-  assert.equal(settled, 1, 'no second job is claimed while the room holds an unconsumed result (2 workers, 1 idle)');
+  assert.equal(settled, 1, why);
   pool.consumed(first);
   await Promise.all(jobs);
   assert.equal(settled, 2);
+}
+
+test('with a room of one result, a second job is claimed only once the first result is consumed', { timeout: 120_000 }, async () => {
+  await secondWaitsForConsumed(new ExtractPool(2, undefined, { results: 1, facts: 1_000_000 }), 'no second job is claimed while the room holds an unconsumed result (2 workers, 1 idle)');
 });
 
 test('with a room of one fact, a second job waits for the first result to be consumed; with none held, one is always claimed', { timeout: 120_000 }, async () => {
   // one worker: with two, both may claim at once (neither result's facts are counted until it is made)
-  const pool = new ExtractPool(1, undefined, { results: 10, facts: 1 });
-  pools.push(pool);
-  let settled = 0;
-  const jobs = [pool.run(fnvish), pool.run(tally([]))].map((j) => j.finally(() => { settled++; }));
-  const first = await Promise.race(jobs);
-  await new Promise((r) => setTimeout(r, 500));
-  assert.equal(settled, 1, 'the first result holds more than one fact: no second claim');
-  pool.consumed(first);
-  await Promise.all(jobs);
-  assert.equal(settled, 2);
+  await secondWaitsForConsumed(new ExtractPool(1, undefined, { results: 10, facts: 1 }), 'the first result holds more than one fact: no second claim');
 });
 
 test('a job done within its limit while this thread was busy is not failed as late, and the jobs its worker claimed meanwhile settle', { timeout: 120_000 }, async (t) => {
