@@ -9,8 +9,12 @@
 import type { SyntaxNode as Node } from './tree.ts';
 import type { GenericParam, TypeRef } from './types.ts';
 
+/** Whitespace that `collapse` changes: a character other than a space, or two spaces in a row. */
+const RUN = /[^\S ]| {2}/;
+
 export function collapse(s: string): string {
-  return s.replace(/\s+/g, ' ').trim();
+  // most texts have single spaces only: then the replace would copy the string to the same text
+  return RUN.test(s) ? s.replace(/\s+/g, ' ').trim() : s.trim();
 }
 
 export class Syntax {
