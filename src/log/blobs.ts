@@ -65,6 +65,8 @@ export const SOURCES_TABLE_PROPERTIES: Record<string, string> = {
 
 /** Wanted pairs checked against the table at once. */
 const CHECK_BATCH = 4096;
+/** File reads in flight at once while checking. */
+const READ_AHEAD = 16;
 /** Bytes of text per data file written. */
 const FILE_BYTES = 32 << 20;
 
@@ -144,16 +146,27 @@ export class SourcesWriter {
         for (const v of b.columns[0]!) if (typeof v === 'string') present.add(v);
       }
     }
-    for (const [hash, file] of batch) {
+    // the absent hashes' files are read READ_AHEAD at a time and handled in batch order (read one
+    // at a time, each awaited, they left this thread idle at the run's end: ~0.45 s on bench:ingest)
+    const reads = new Map<string, Promise<Buffer | undefined>>();
+    const absent = batch.filter(([hash]) => !present.has(hash));
+    let next = 0;
+    const readAhead = (): void => {
+      for (; next < absent.length && reads.size < READ_AHEAD; next++) {
+        const [hash, file] = absent[next]!;
+        reads.set(hash, readFile(file).catch(() => undefined));
+      }
+    };
+    for (const [hash] of batch) {
       this.done.add(hash);
       if (present.has(hash)) {
         this.written.present++;
         continue;
       }
-      let bytes: Buffer;
-      try {
-        bytes = await readFile(file);
-      } catch {
+      readAhead();
+      const bytes = await reads.get(hash)!;
+      reads.delete(hash);
+      if (bytes === undefined) {
         this.written.changed++;
         continue;
       }

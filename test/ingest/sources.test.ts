@@ -4,10 +4,10 @@
 // the checkout.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ingest, universeAdd } from '../../src/ingest/index.ts';
-import { CODE_SOURCES, sha256Hex } from '../../src/log/blobs.ts';
+import { CODE_SOURCES, ensureSourcesTable, sha256Hex, SourcesWriter } from '../../src/log/blobs.ts';
 import { contextLines, readSource, readSourceText } from '../../src/query/index.ts';
 import { parquetMetadata } from 'hyparquet';
 import { repoRoot } from '../helpers.ts';
@@ -103,4 +103,35 @@ test('contextLines: N lines around a line, clipped to the file', () => {
   assert.deepEqual(contextLines(text, 1, 2).map((l) => l.line), [1, 2, 3]);
   assert.deepEqual(contextLines(text, 5, 3).map((l) => l.line), [2, 3, 4, 5]);
   assert.deepEqual(contextLines('x\r\ny', 2, 0), [{ line: 2, text: 'y' }]);
+});
+
+test('a run reads the new contents READ_AHEAD at a time: every readable file that still hashes as extracted is stored once, a missing or changed one is counted and not stored', async () => {
+  const lake = await freshLake();
+  cleanups.push(lake.cleanup);
+  await ensureSourcesTable(lake.log.lake);
+  const dir = path.join(lake.dir, 'files');
+  mkdirSync(dir);
+  const writer = await SourcesWriter.open(lake.log, lake.log, () => {});
+  assert.ok(writer);
+  const expected = new Map<string, string>();
+  // 40 files, more than the reads in flight: every 7th removed and every 5th changed after hashing
+  for (let i = 0; i < 40; i++) {
+    const file = path.join(dir, `f${i}.rs`);
+    const text = `pub fn f${i}() {}\n`;
+    writeFileSync(file, text);
+    const hash = sha256Hex(Buffer.from(text));
+    if (i % 7 === 3) rmSync(file);
+    else if (i % 5 === 1) writeFileSync(file, `pub fn changed${i}() {}\n`);
+    else expected.set(hash, text);
+    await writer.want(hash, file);
+    if (i % 10 === 0) await writer.want(hash, file); // wanted twice: present once more, stored once
+  }
+  const target = await writer.finish();
+  assert.ok(target);
+  await lake.log.lake.commit([{ ident: target.ident, update: target.update() }]);
+  assert.deepEqual(await blobs(lake.log), expected);
+  const lost = [...Array(40).keys()].filter((i) => i % 7 === 3 || i % 5 === 1).length;
+  assert.deepEqual(writer.written.changed, lost);
+  assert.equal(writer.written.present, 4);
+  assert.equal(writer.written.blobs, 40 - lost);
 });
