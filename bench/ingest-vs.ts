@@ -60,8 +60,8 @@ try {
 interface Run { s: number; mb: number; files: number; events: number; rssMb: number }
 
 /** One bench:ingest process in `dir`; its figures, read from what it prints. */
-function bench(dir: string, argv: string[]): Run {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', ...argv], { cwd: dir, encoding: 'utf8', maxBuffer: 64 << 20 });
+function bench(dir: string): Run {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/ingest.ts'], { cwd: dir, encoding: 'utf8', maxBuffer: 64 << 20 });
   const out = r.stdout ?? '';
   const source = /^source\s+([\d.]+) MB in (\d+) parsed files/m.exec(out);
   const e2e = /^end to end\s+([\d.]+) s, [\d.]+ MB\/s with \d+ worker thread\(s\), (\d+) events/m.exec(out);
@@ -72,8 +72,9 @@ function bench(dir: string, argv: string[]): Run {
   return { s: Number(e2e[1]), mb: Number(source[1]), files: Number(source[2]), events: Number(e2e[2]), rssMb: Number(rss[1]) };
 }
 
-const refDir = flag('--ref-dir') ?? mkdtempSync(path.join(tmpdir(), 'mimir-ingest-vs-'));
-const made = flag('--ref-dir') === undefined;
+const given = flag('--ref-dir');
+const made = given === undefined;
+const refDir = given ?? mkdtempSync(path.join(tmpdir(), 'mimir-ingest-vs-'));
 try {
   if (made) {
     console.log(`reference     ${against} (${commit.slice(0, 12)}) into ${refDir}: git worktree, npm ci …`);
@@ -94,7 +95,7 @@ try {
     // A B, then B A: neither tree always runs first
     const order: ['ref' | 'this', string][] = i % 2 === 0 ? [['ref', refDir], ['this', root]] : [['this', root], ['ref', refDir]];
     for (const [who, dir] of order) {
-      const r = bench(dir, ['bench/ingest.ts']);
+      const r = bench(dir);
       (who === 'ref' ? ref : mine).push(r);
       show(who === 'ref' ? 'reference' : 'this tree', i, r);
     }
