@@ -156,6 +156,40 @@ const levels = new Scratch();
 const strings = new Scratch();
 
 /**
+ * Typed arrays of one chunk's rows (dictionary codes, PLAIN string offsets,
+ * definition levels), reused chunk after chunk: writeFlatColumn never yields,
+ * and nothing it returns holds them. Made anew per column, a 64k-row group's
+ * took ~0.6 MB of fresh memory a column, every page of it a page fault on
+ * bench:ingest's main thread. Dropped past ROWS_KEPT rows (a rare huge chunk).
+ */
+let codesKept = new Int32Array(0);
+let offsKept = new Int32Array(0);
+let defsKept = new Uint8Array(0);
+const ROWS_KEPT = 1 << 20;
+
+function codesOf(n: number): Int32Array {
+  if (codesKept.length < n) codesKept = new Int32Array(n);
+  return codesKept.subarray(0, n);
+}
+
+function offsOf(n: number): Int32Array {
+  if (offsKept.length < n) offsKept = new Int32Array(n);
+  return offsKept.subarray(0, n);
+}
+
+function defsOf(n: number): Uint8Array {
+  if (defsKept.length < n) defsKept = new Uint8Array(n);
+  return defsKept.subarray(0, n);
+}
+
+/** Let a rare huge chunk's arrays go. */
+function trimKept(): void {
+  if (codesKept.length > ROWS_KEPT) codesKept = new Int32Array(0);
+  if (offsKept.length > ROWS_KEPT) offsKept = new Int32Array(0);
+  if (defsKept.length > ROWS_KEPT) defsKept = new Uint8Array(0);
+}
+
+/**
  * RLE / bit-packed hybrid of `values[start, end)` at `bitWidth` (as
  * hyparquet-writer writes it: a run of 8+ equal values is an RLE run, the rest
  * bit-packed in groups of 8, the last group padded with zeros).
@@ -250,7 +284,7 @@ function dictionaryOf(c: FlatColumn): { dict: unknown[]; codes: Int32Array } | u
   const cap = kind === 'string' ? c.dictionaryCap ?? Infinity : Infinity;
   const index = new Map<unknown, number>();
   const dict: unknown[] = [];
-  const codes = new Int32Array(n);
+  const codes = codesOf(n); // every value of it is set below before it is read
   let dictSize = 0;
   let totalSize = 0;
   let nonNull = 0;
@@ -434,6 +468,7 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
   }
   // a chunk of long texts may have grown the buffer far: not kept past 32 MiB
   if (strings.buf.length > 32 << 20) strings.shrink();
+  trimKept();
   if (columnIndex) columnIndex.boundary_order = ascending ? 'ASCENDING' : descending ? 'DESCENDING' : 'UNORDERED';
 
   const indexes: PageIndexes = {
@@ -538,7 +573,7 @@ interface PlainStrings {
  */
 function plainStrings(data: readonly unknown[], n: number, pageBytes: number, pageRows: number): PlainStrings {
   strings.reset();
-  const offs = new Int32Array(n + 1);
+  const offs = offsOf(n + 1); // every value of it is set below
   const ends: number[] = [];
   const mins: (string | undefined)[] = [];
   const maxs: (string | undefined)[] = [];
@@ -582,10 +617,10 @@ function plainStrings(data: readonly unknown[], n: number, pageBytes: number, pa
 
 /** Definition levels of an optional column: 1 present, 0 null. */
 function definitionLevels(data: readonly unknown[], n: number): Uint8Array {
-  const defs = new Uint8Array(n);
+  const defs = defsOf(n);
   for (let i = 0; i < n; i++) {
     const v = data[i];
-    if (v !== null && v !== undefined) defs[i] = 1;
+    defs[i] = v !== null && v !== undefined ? 1 : 0;
   }
   return defs;
 }
