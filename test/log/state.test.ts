@@ -14,12 +14,13 @@ import { splitRing, unsplitRing } from '../../src/log/ring-split.ts';
 import { compact } from '../../src/log/compact.ts';
 import { gc } from '../../src/log/gc.ts';
 import { ident } from '../../src/log/schema.ts';
-import { STATE_TABLES, CORE_STATE_TABLES, CODE_NODES, CODE_EDGES_IN, CODE_PATHS, stateSchema } from '../../src/log/state/schema.ts';
+import { STATE_TABLES, CORE_STATE_TABLES, CODE_NODES, CODE_EDGES_IN, CODE_EDGES_OUT, CODE_PATHS, stateSchema } from '../../src/log/state/schema.ts';
 import { verifyState, formatVerifyReport } from '../../src/log/state/verify.ts';
 import { rebuildState, hasStateTables } from '../../src/log/state/rebuild.ts';
 import { maintainState } from '../../src/log/state/maintain.ts';
 import { StateView } from '../../src/log/state/view.ts';
-import { addColumns, rowOrder, sortedBatch, sortedParts, toBatch } from '../../src/log/state/delta.ts';
+import { StateDelta, addColumns, rowOrder, sortedBatch, sortedParts, toBatch } from '../../src/log/state/delta.ts';
+import { ParquetDataFile } from '../../src/lake/parquet/read.ts';
 import { edgeRow, keyRows, nodeRow, ownPosition, placed, type Row } from '../../src/log/state/rows.ts';
 import { batchRows, rowsToBatch } from '../../src/log/batch.ts';
 import { kindSchema } from '../../src/log/schema.ts';
@@ -99,6 +100,51 @@ test('state: the columns addColumns builds for add events are the rows events() 
   assert.deepEqual(toBatch('code_keys', nodeRows.flatMap((n) => keyRows(n, 'id'))).columns[0]!.slice(0, 2), ['n1', 'k::a']);
   const edgeRows = batchRows(edges).map((e) => edgeRow(e, placed(ownPosition('edge', e), false)));
   for (const t of [CODE_EDGES_IN, 'code_edges_out'] as const) assert.deepEqual(addColumns('edge', edges, 'krate').get(t), toBatch(t, edgeRows).columns, t);
+});
+
+test('state: a delta writes files of flushRows rows each (the last shorter), sorted, in row groups of the table\'s limit, from arrays it reuses flush after flush: the tables hold every row given', async () => {
+  const log = await EventLog.open(dir());
+  try {
+    // row groups of 4 rows and flushes of 8: every full flush is two whole groups (the reused arrays)
+    for (const t of [CODE_EDGES_IN, CODE_EDGES_OUT] as const) await (await log.lake.loadTable(ident(t))).setProperties({ 'write.parquet.row-group-limit': '4' });
+    const delta = (await StateDelta.open(log, { flushRows: 8 }))!;
+    let seed = 11;
+    const next = (m: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % m;
+    const common = { repo: 'r', krate: 'k@1.0.0', run: 'run-1', ts: 1_700_000_000_000_000n, op: 'add' };
+    const given: Row[] = [];
+    // parts of 11, 3, 7 and 9 rows: flushes cut parts, and one part spans two flushes
+    for (const size of [11, 3, 7, 9]) {
+      const rows = Array.from({ length: size }, () => {
+        const i = given.length;
+        const e = { ...common, id: `e${i}`, src: `n${next(5)}`, dst: `n${next(7)}`, dst_path: `k::f${next(6)}`, dst_krate: 'k@1.0.0', edge_kind: next(2) ? 'call' : 'ref', file: 'src/lib.rs', line: i + 1, col: next(40) };
+        given.push(e);
+        return e;
+      });
+      await delta.adds('edge', rowsToBatch(kindSchema('edge'), rows, 'edges'));
+    }
+    const targets = await delta.finish();
+    await log.lake.commit(targets.map((x) => ({ ident: x.ident, update: x.update(), assertOnly: x.assertOnly })), 'edges');
+    const expected = given.map((e) => edgeRow(e, placed(ownPosition('edge', e), false)));
+    const key = (r: Record<string, unknown>): string => JSON.stringify(stateSchema(CODE_EDGES_OUT).fields.map((f) => r[f.name] ?? null));
+    for (const t of [CODE_EDGES_IN, CODE_EDGES_OUT] as const) {
+      const table = await log.lake.loadTable(ident(t));
+      const files = (await table.dataFiles()).map((d) => d.file);
+      assert.deepEqual(files.map((f) => Number(f.recordCount)).sort((a, b) => b - a), [8, 8, 8, 6], `${t}: files of 8 rows, then the rest`);
+      const order = rowOrder(t);
+      for (const f of files) {
+        const pq = await ParquetDataFile.open(log.lake.io, f.filePath);
+        const rows: Row[] = [];
+        for (let g = 0; g < pq.rowGroupCount; g++) rows.push(...batchRows(await pq.readRowGroup(g, stateSchema(t).fields)));
+        await pq.close();
+        assert.deepEqual(rows.map((r) => r.id), [...rows].sort(order).map((r) => r.id), `${t}: ${f.filePath} is sorted`);
+        assert.ok(pq.rowGroupCount === Math.ceil(rows.length / 4), `${t}: row groups of 4 rows`);
+      }
+      const held = (await table.scan().toArray()).map(key).sort();
+      assert.deepEqual(held, expected.map(key).sort(), `${t}: every row given, once, as given`);
+    }
+  } finally {
+    log.close();
+  }
 });
 
 test('state: a new lake has empty state tables; generic appends (add, change, remove) keep them equal to the fold at every generation', async () => {

@@ -31,6 +31,7 @@
 import type { Batch, DataFile, Value } from '../../lake/spec/types.ts';
 import type { Table } from '../../lake/table/table.ts';
 import { checkUpdate, type TableUpdate } from '../../lake/table/commit.ts';
+import { writeOptions } from '../../lake/table/write.ts';
 import { ModeChanged } from '../route.ts';
 import type { TableIdent } from '../../lake/catalog/sql-catalog.ts';
 import { compareStrings } from '../../lake/spec/values.ts';
@@ -136,30 +137,108 @@ function rowColumns(t: StateTable, rows: Row[]): Value[][] {
 /**
  * Parts of `n` rows in all, each given as columns of the table's schema, as
  * one batch in the table's sort order: the batch `sortedBatch` makes of their
- * rows one part after another. Only the sort columns are joined into one
- * array; every column is then written once, each part's values straight to
- * their sorted places. Joining every column and then permuting it copied each
- * value twice: concatColumn 0.53 s and the permutation 0.63 s of the main
- * thread on bench:ingest (~40 parts a flush, one per crate).
+ * rows one part after another.
  */
 export function sortedParts(t: StateTable, parts: readonly Value[][][], n: number): Batch {
+  return sortedGroups(t, parts.map((columns) => ({ columns, from: 0, to: columns[0]?.length ?? 0 })), n, Math.max(n, 1), undefined)[0] ?? { fields: stateSchema(t).fields, numRows: 0, columns: stateSchema(t).fields.map(() => []) };
+}
+
+/** Rows [from, to) of columns of a table's schema: a piece of the rows a delta buffers. */
+interface Part {
+  columns: Value[][];
+  from: number;
+  to: number;
+}
+
+/**
+ * The column arrays one table's flushes are written from, reused flush after
+ * flush: per row group of a flush, one array of exactly `groupRows` values a
+ * column. An array of more than 16k values lives in V8's large-object space,
+ * whose every allocation maps fresh pages: made anew each flush, the sorted
+ * columns cost bench:ingest's main thread ~50k page faults (~0.5 s of system
+ * time on this machine) and a copy into the encoder's own arrays (a flush's
+ * batch was not one row group).
+ */
+class ColumnPool {
+  private readonly groups: Value[][][] = [];
+  /** Sort columns joined (at least as long as a flush; only the first n values are read). */
+  private keys: Value[][] = [];
+
+  constructor(
+    readonly groupRows: number,
+    private readonly width: number,
+  ) {}
+
+  /** The arrays of row group k. */
+  group(k: number): Value[][] {
+    let g = this.groups[k];
+    if (!g) this.groups[k] = g = Array.from({ length: this.width }, () => new Array<Value>(this.groupRows).fill(null));
+    return g;
+  }
+
+  /** An array of at least n values for sort column c. */
+  key(c: number, n: number): Value[] {
+    let a = this.keys[c];
+    if (!a || a.length < n) this.keys[c] = a = new Array<Value>(n).fill(null);
+    return a;
+  }
+
+  /** Let go of the values of a written flush (they are the file's, not this table's buffer). */
+  clear(): void {
+    for (const g of this.groups) for (const c of g) c.fill(null);
+    for (const k of this.keys) k.fill(null);
+  }
+}
+
+/**
+ * The rows of `parts` (n in all) in the table's sort order, as batches of
+ * `groupRows` rows (the last one shorter): the batches `sortedParts` would make
+ * of them, cut into row groups. Only the sort columns are joined into one
+ * array; every column is then written once, each part's values straight to
+ * their sorted places (joining every column and then permuting it copied each
+ * value twice: 1.2 s of the main thread on bench:ingest). A full group is
+ * written into `pool`'s arrays when given (the caller clears them once the
+ * batches are written); others into new arrays.
+ */
+function sortedGroups(t: StateTable, parts: readonly Part[], n: number, groupRows: number, pool: ColumnPool | undefined): Batch[] {
   const fields = stateSchema(t).fields;
-  const column = (name: string): Value[] => {
+  const column = (name: string, c: number): Value[] => {
     const j = fields.findIndex((f) => f.name === name);
-    return parts.length === 1 ? parts[0]![j]! : concatColumn(parts, j, n);
+    if (parts.length === 1 && parts[0]!.from === 0) return parts[0]!.columns[j]!;
+    const out = pool ? pool.key(c, n) : new Array<Value>(n);
+    let k = 0;
+    for (const p of parts) k = copyInto(out, k, p.columns[j]!, p.from, p.to);
+    return out;
   };
   const order = sortOrder(SORT_COLUMNS[t].map(column), n);
-  const place = new Int32Array(n);
-  for (let i = 0; i < n; i++) place[order[i]!] = i;
-  const columns = fields.map((_f, j) => {
+  const groups = Math.ceil(n / groupRows);
+  const batches: Batch[] = [];
+  for (let g = 0; g < groups; g++) {
+    const rows = Math.min(groupRows, n - g * groupRows);
+    const columns = pool && rows === groupRows ? pool.group(g) : fields.map(() => new Array<Value>(rows));
+    batches.push({ fields, numRows: rows, columns });
+  }
+  // row k of the parts goes to group gOf[k], at oOf[k]
+  const gOf = new Int32Array(n);
+  const oOf = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const k = order[i]!;
+    const g = (i / groupRows) | 0;
+    gOf[k] = g;
+    oOf[k] = i - g * groupRows;
+  }
+  for (let j = 0; j < fields.length; j++) {
+    const outs = batches.map((b) => b.columns[j]!);
     const same = constantOf(parts, j);
-    if (same !== undefined) return new Array<Value>(n).fill(same);
-    const out = new Array<Value>(n);
+    if (same !== undefined) {
+      for (const o of outs) o.fill(same);
+      continue;
+    }
     let k = 0;
-    for (const p of parts) k = scatterInto(out, k, p[j]!, place);
-    return out;
-  });
-  return { fields, numRows: n, columns };
+    if (outs.length === 1) for (const p of parts) k = scatterInto(outs[0]!, k, p.columns[j]!, p.from, p.to, oOf);
+    else for (const p of parts) k = scatterGroups(outs, k, p.columns[j]!, p.from, p.to, gOf, oOf);
+  }
+  return batches;
 }
 
 /**
@@ -167,20 +246,29 @@ export function sortedParts(t: StateTable, parts: readonly Value[][][], n: numbe
  * if not): it needs no placing. An edge flush has 4 such columns of 18 (repo,
  * line_end, col_end, moved), and a check stops at the first other value.
  */
-function constantOf(parts: readonly Value[][][], j: number): Value | undefined {
+function constantOf(parts: readonly Part[], j: number): Value | undefined {
   let first: Value | undefined;
   for (const p of parts) {
-    const col = p[j]!;
-    if (col.length === 0) continue;
-    if (first === undefined) first = col[0]!;
-    for (let i = 0; i < col.length; i++) if (col[i] !== first) return undefined;
+    const col = p.columns[j]!;
+    if (p.from === p.to) continue;
+    if (first === undefined) first = col[p.from]!;
+    for (let i = p.from; i < p.to; i++) if (col[i] !== first) return undefined;
   }
   return first;
 }
 
-/** `col`'s values to their places in `out` (row k of the parts goes to place[k]), from row k; returns the next row. */
-function scatterInto(out: Value[], k: number, col: Value[], place: Int32Array): number {
-  for (let i = 0; i < col.length; i++) out[place[k++]!] = col[i]!;
+/** `col[from, to)` to their places in `out` (row k of the parts goes to place[k]), from row k; returns the next row. */
+function scatterInto(out: Value[], k: number, col: Value[], from: number, to: number, place: Int32Array): number {
+  for (let i = from; i < to; i++) out[place[k++]!] = col[i]!;
+  return k;
+}
+
+/** scatterInto over row groups: row k of the parts goes to outs[gOf[k]] at oOf[k]. */
+function scatterGroups(outs: Value[][], k: number, col: Value[], from: number, to: number, gOf: Int32Array, oOf: Int32Array): number {
+  for (let i = from; i < to; i++) {
+    outs[gOf[k]!]![oOf[k]!] = col[i]!;
+    k++;
+  }
   return k;
 }
 
@@ -415,24 +503,10 @@ export function addColumns(kind: Entity, b: Batch, keys: KeysLayout): Map<StateT
   return out;
 }
 
-/**
- * Column j of the parts, one after another, into one array of n values. A copy
- * loop into a preallocated array: `parts.flatMap((p) => p.columns[j])` did the
- * same through the generic flattening builtin, ~3.3 s of the main thread's CPU
- * on bench:ingest's corpus (hundreds of parts, ~800k state rows).
- */
-function concatColumn(parts: readonly Value[][][], j: number, n: number): Value[] {
-  const out = new Array<Value>(n);
-  let k = 0;
-  for (const p of parts) k = copyInto(out, k, p[j]!);
-  out.length = k;
-  return out;
-}
-
-/** `col` into `out` from `k`; returns the next free index. Its own function: a loop on-stack-replaced inside
- * concatColumn left the outer loop's property access without feedback (deoptimized ~20x in a bench:ingest run). */
-function copyInto(out: Value[], k: number, col: Value[]): number {
-  for (let i = 0; i < col.length; i++) out[k++] = col[i]!;
+/** `col[from, to)` into `out` from `k`; returns the next free index. Its own function: a loop on-stack-replaced inside
+ * its caller's loop over parts left the outer loop's property access without feedback (deoptimized ~20x in a bench:ingest run). */
+function copyInto(out: Value[], k: number, col: Value[], from: number, to: number): number {
+  for (let i = from; i < to; i++) out[k++] = col[i]!;
   return k;
 }
 
@@ -448,9 +522,12 @@ const pathColumns = (): PathColumns => ({ qpath: [], id: [], repo: [], krate: []
 
 /** A table's buffered rows: parts given as columns (in order), then rows given one by one. */
 interface Buffered {
-  parts: { columns: Value[][]; n: number }[];
+  parts: Part[];
   rows: Row[];
 }
+
+/** Row groups of a state table's files when its properties name none (the encoder's default). */
+const GROUP_ROWS = 64 * 1024;
 
 export class StateDelta {
   private readonly buffers = new Map<StateTable, Buffered>();
@@ -467,6 +544,10 @@ export class StateDelta {
   private readonly pairs: { fresh: PathColumns; maybe: PathColumns; seen: Map<string, string | Set<string>> } | undefined;
 
   private readonly tables = new Map<StateTable, Promise<Table>>();
+  /** Per table, the arrays its flushes of full row groups are sorted into (made at its first such flush). */
+  private readonly pools = new Map<StateTable, ColumnPool>();
+  /** Tables with a flush in progress (a second one meanwhile sorts into new arrays). */
+  private readonly flushing = new Set<StateTable>();
 
   private constructor(
     private readonly log: EventLog,
@@ -652,9 +733,9 @@ export class StateDelta {
       // rows given one by one before these keep their place
       if (buf.rows.length > 0) {
         const rows = buf.rows.splice(0);
-        buf.parts.push({ columns: rowColumns(t, rows), n: rows.length });
+        buf.parts.push({ columns: rowColumns(t, rows), from: 0, to: rows.length });
       }
-      buf.parts.push({ columns, n: columns[0]?.length ?? 0 });
+      buf.parts.push({ columns, from: 0, to: columns[0]?.length ?? 0 });
     }
     await this.maybeFlush();
   }
@@ -675,25 +756,45 @@ export class StateDelta {
 
   // ---- writing --------------------------------------------------------------
 
-  /** Write a sorted file of each table whose buffer is past `flushRows`. */
+  /** Write a sorted file of `flushRows` rows of each table, while it has that many buffered. */
   async maybeFlush(): Promise<void> {
-    for (const [t, b] of this.buffers) if (bufferedRows(b) >= this.flushRows) await this.flushTable(t);
+    for (const [t, b] of this.buffers) while (bufferedRows(b) >= this.flushRows) await this.flushTable(t, this.flushRows);
   }
 
-  /** Write every buffered row (each table's rows as one sorted file). */
+  /** Write every buffered row (each table's rows as sorted files of at most `flushRows` rows). */
   async flush(): Promise<void> {
-    for (const t of STATE_TABLES) await this.flushTable(t);
+    for (const t of STATE_TABLES) {
+      const b = this.buffers.get(t)!;
+      for (let n = bufferedRows(b); n > 0; n = bufferedRows(b)) await this.flushTable(t, Math.min(n, this.flushRows));
+    }
   }
 
-  private async flushTable(t: StateTable): Promise<void> {
+  /** The first n buffered rows of a table (n at most what it holds) as one sorted file. */
+  private async flushTable(t: StateTable, n: number): Promise<void> {
     const b = this.buffers.get(t)!;
-    const n = bufferedRows(b);
-    if (n === 0) return;
-    this.buffers.set(t, { parts: [], rows: [] });
-    const parts = b.rows.length > 0 ? [...b.parts.map((p) => p.columns), rowColumns(t, b.rows)] : b.parts.map((p) => p.columns);
-    const batch = sortedParts(t, parts, n);
-    const written = await (await this.table(t)).writeDataFiles([batch]);
-    this.files.get(t)!.push(...written);
+    if (b.rows.length > 0) {
+      const rows = b.rows.splice(0);
+      b.parts.push({ columns: rowColumns(t, rows), from: 0, to: rows.length });
+    }
+    const parts = takeRows(b, n);
+    const table = await this.table(t);
+    // a file of full row groups is sorted into the table's reused arrays (ColumnPool), unless one is being written
+    const groupRows = writeOptions(table.properties).parquet.rowGroupRows ?? GROUP_ROWS;
+    let pool: ColumnPool | undefined;
+    if (n >= groupRows && !this.flushing.has(t)) {
+      pool = this.pools.get(t);
+      if (!pool || pool.groupRows !== groupRows) this.pools.set(t, (pool = new ColumnPool(groupRows, stateSchema(t).fields.length)));
+      this.flushing.add(t);
+    }
+    try {
+      const written = await table.writeDataFiles(sortedGroups(t, parts, n, groupRows, pool));
+      this.files.get(t)!.push(...written);
+    } finally {
+      if (pool) {
+        pool.clear();
+        this.flushing.delete(t);
+      }
+    }
     crashPoint('state:file-written');
   }
 
@@ -823,6 +924,25 @@ export function positionOfState(r: Row): { file: string | null; line: number | n
 
 function bufferedRows(b: Buffered): number {
   let n = b.rows.length;
-  for (const p of b.parts) n += p.n;
+  for (const p of b.parts) n += p.to - p.from;
   return n;
+}
+
+/** The first n rows of a buffer's parts (it holds at least n), taken out of it: a part split at the n-th row keeps its rest. */
+function takeRows(b: Buffered, n: number): Part[] {
+  const out: Part[] = [];
+  let need = n;
+  while (need > 0) {
+    const p = b.parts[0]!;
+    const len = p.to - p.from;
+    if (len <= need) {
+      out.push(b.parts.shift()!);
+      need -= len;
+    } else {
+      out.push({ columns: p.columns, from: p.from, to: p.from + need });
+      p.from += need;
+      need = 0;
+    }
+  }
+  return out;
 }
