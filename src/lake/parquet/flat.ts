@@ -159,8 +159,8 @@ const strings = new Scratch();
  * Typed arrays of one chunk's rows (dictionary codes, PLAIN string offsets,
  * definition levels), reused chunk after chunk: writeFlatColumn never yields,
  * and nothing it returns holds them. Made anew per column, a 64k-row group's
- * took ~0.6 MB of fresh memory a column, every page of it a page fault on
- * bench:ingest's main thread. Dropped past ROWS_KEPT rows (a rare huge chunk).
+ * took ~0.6 MB of fresh memory a column. Dropped past ROWS_KEPT rows (a rare
+ * huge chunk).
  */
 let codesKept = new Int32Array(0);
 let offsKept = new Int32Array(0);

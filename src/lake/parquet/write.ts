@@ -773,9 +773,9 @@ function columnArray(j: number, size: number): unknown[] {
  * The byte buffer of the last file encoded, reused by the next one
  * (encodeDataFile never yields, so one file is encoded at a time). A buffer
  * made per file started at 1 MiB and doubled up to the file's size (a state
- * file of 131k rows: 1, 2 then 4 MiB allocated, 3 MiB copied): fresh memory
- * whose every page faulted on bench:ingest's main thread. Kept up to
- * WRITER_KEPT_BYTES; the file's bytes are then one copy of its exact size.
+ * file of 131k rows: 1, 2 then 4 MiB allocated, 3 MiB copied), fresh memory
+ * to fault in each time. Kept up to WRITER_KEPT_BYTES; the file's bytes are
+ * then one copy of their exact size.
  */
 let keptWriter: ByteWriter | undefined;
 const WRITER_KEPT_BYTES = 32 << 20;

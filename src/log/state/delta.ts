@@ -24,7 +24,8 @@
 //
 // Memory: the rows buffered per table (flushed to a sorted file past
 // `flushRows`), plus the ids to delete and the (qpath, id) pairs met (the
-// delta's size, never the table's).
+// delta's size, never the table's), and for each table that wrote a file of
+// full row groups, that file's column arrays, kept for its next (ColumnPool).
 // Crash story: files are written before the commit and named by nothing until
 // it lands; a failed or abandoned commit leaves orphans that `abort` (or gc)
 // removes. Crash point `state:file-written` after each file.
@@ -140,7 +141,10 @@ function rowColumns(t: StateTable, rows: Row[]): Value[][] {
  * rows one part after another.
  */
 export function sortedParts(t: StateTable, parts: readonly Value[][][], n: number): Batch {
-  return sortedGroups(t, parts.map((columns) => ({ columns, from: 0, to: columns[0]?.length ?? 0 })), n, Math.max(n, 1), undefined)[0] ?? { fields: stateSchema(t).fields, numRows: 0, columns: stateSchema(t).fields.map(() => []) };
+  const whole = parts.map((columns) => ({ columns, from: 0, to: columns[0]?.length ?? 0 }));
+  const fields = stateSchema(t).fields;
+  // one group of all n rows (none when n is 0)
+  return sortedGroups(t, whole, n, Math.max(n, 1), undefined)[0] ?? { fields, numRows: 0, columns: fields.map(() => []) };
 }
 
 /** Rows [from, to) of columns of a table's schema: a piece of the rows a delta buffers. */
@@ -155,9 +159,9 @@ interface Part {
  * flush: per row group of a flush, one array of exactly `groupRows` values a
  * column. An array of more than 16k values lives in V8's large-object space,
  * whose every allocation maps fresh pages: made anew each flush, the sorted
- * columns cost bench:ingest's main thread ~50k page faults (~0.5 s of system
- * time on this machine) and a copy into the encoder's own arrays (a flush's
- * batch was not one row group).
+ * columns were fresh memory to fault in (page faults cost this machine's main
+ * thread ~8 us of system time each), and a flush of more rows than a row group
+ * was copied again into the encoder's own arrays.
  */
 class ColumnPool {
   private readonly groups: Value[][][] = [];
