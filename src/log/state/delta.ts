@@ -787,7 +787,8 @@ export class StateDelta {
     let pool: ColumnPool | undefined;
     if (n >= groupRows && !this.flushing.has(t)) {
       pool = this.pools.get(t);
-      if (!pool || pool.groupRows !== groupRows) this.pools.set(t, (pool = new ColumnPool(groupRows, stateSchema(t).fields.length)));
+      // the delta's table is loaded once, so its row-group limit never changes under a pool
+      if (!pool) this.pools.set(t, (pool = new ColumnPool(groupRows, stateSchema(t).fields.length)));
       this.flushing.add(t);
     }
     try {
