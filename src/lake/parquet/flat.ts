@@ -13,6 +13,7 @@
 // strings; the chunk is appended to `writer` whole (nothing is written to
 // storage here).
 import type { ByteWriter, ParquetWriter } from 'hyparquet-writer';
+import { pageCrc } from './checksum.ts';
 import { unconvertMinMax } from 'hyparquet-writer/src/unconvert.js';
 import { compareStrings } from '../spec/values.ts';
 
@@ -363,7 +364,7 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
     const body = compress ? compress(raw) : raw;
     dictionaryPageOffset = BigInt(writer.offset);
     const headerStart = writer.offset;
-    dictionaryPageHeader(writer, raw.length, body.length, dictionary.dict.length);
+    dictionaryPageHeader(writer, raw.length, body.length, dictionary.dict.length, pageCrc(body));
     uncompressed += writer.offset - headerStart + raw.length;
     writer.appendBytes(body);
     encodings.push('PLAIN');
@@ -432,9 +433,10 @@ export function writeFlatColumn(writer: ByteWriter, c: FlatColumn): FlatChunk {
     }
     const body = compress ? compress(raw) : raw;
     const headerStart = writer.offset;
-    dataPageV2Header(writer, levels.len + raw.length, levels.len + body.length, end - start, nulls, ENCODING_CODES[encoding], levels.len);
+    const levelBytes = levels.buf.subarray(0, levels.len);
+    dataPageV2Header(writer, levels.len + raw.length, levels.len + body.length, pageCrc(levelBytes, body), end - start, nulls, ENCODING_CODES[encoding], levels.len);
     uncompressed += writer.offset - headerStart + levels.len + raw.length;
-    if (levels.len > 0) writer.appendBytes(levels.buf.subarray(0, levels.len));
+    if (levels.len > 0) writer.appendBytes(levelBytes);
     writer.appendBytes(body);
 
     if (columnIndex) {
@@ -518,13 +520,14 @@ function headerI32(v: number): void {
   headerVarint((v << 1) ^ (v >> 31));
 }
 
-/** PageHeader { type: DATA_PAGE_V2, sizes, data_page_header_v2 { …, is_compressed: true (the default, omitted) } }. */
-function dataPageV2Header(writer: ByteWriter, uncompressed: number, compressed: number, values: number, nulls: number, encoding: number, defsLength: number): void {
+/** PageHeader { type: DATA_PAGE_V2, sizes, crc, data_page_header_v2 { …, is_compressed: true (the default, omitted) } }. */
+function dataPageV2Header(writer: ByteWriter, uncompressed: number, compressed: number, crc: number, values: number, nulls: number, encoding: number, defsLength: number): void {
   headerLen = 0;
   headerI32(3); // 1: type DATA_PAGE_V2
   headerI32(uncompressed); // 2
   headerI32(compressed); // 3
-  header[headerLen++] = 0x5c; // 8 (delta 5): struct
+  headerI32(crc); // 4: crc (checksum.ts)
+  header[headerLen++] = 0x4c; // 8 (delta 4): struct
   headerI32(values); // 1: num_values
   headerI32(nulls); // 2: num_nulls
   headerI32(values); // 3: num_rows (flat: one value a row)
@@ -536,13 +539,14 @@ function dataPageV2Header(writer: ByteWriter, uncompressed: number, compressed: 
   writer.appendBytes(header.subarray(0, headerLen));
 }
 
-/** PageHeader { type: DICTIONARY_PAGE, sizes, dictionary_page_header { num_values, encoding: PLAIN } }. */
-function dictionaryPageHeader(writer: ByteWriter, uncompressed: number, compressed: number, values: number): void {
+/** PageHeader { type: DICTIONARY_PAGE, sizes, crc, dictionary_page_header { num_values, encoding: PLAIN } }. */
+function dictionaryPageHeader(writer: ByteWriter, uncompressed: number, compressed: number, values: number, crc: number): void {
   headerLen = 0;
   headerI32(2); // 1: type DICTIONARY_PAGE
   headerI32(uncompressed); // 2
   headerI32(compressed); // 3
-  header[headerLen++] = 0x4c; // 7 (delta 4): struct
+  headerI32(crc); // 4: crc (checksum.ts)
+  header[headerLen++] = 0x3c; // 7 (delta 3): struct
   headerI32(values); // 1: num_values
   headerI32(ENCODING_CODES.PLAIN); // 2: encoding
   header[headerLen++] = 0; // end of dictionary_page_header

@@ -20,6 +20,9 @@
 // INT32/INT64/FIXED/BYTE_ARRAY. Row-group statistics come from the raw footer
 // bytes, so no value goes through a lossy JS number; so do page statistics
 // (the column index), read on demand for the filter columns of a row group.
+// The pages of a file Mimir wrote are checked against their CRC32 as their
+// bytes are read (checksum.ts): damaged bytes are an error naming the file
+// and the page, never an answer.
 import { parquetMetadata, parquetRead, parquetSchema } from 'hyparquet';
 import type { FileMetaData, SchemaElement, SchemaTree, AsyncBuffer } from 'hyparquet';
 import { deserializeTCompactProtocol } from 'hyparquet/src/thrift.js';
@@ -28,6 +31,7 @@ import { zstdDecompress } from '../codec/zstd.ts';
 import { parseOffsetIndex, type PageLocation } from './offset-index.ts';
 import { narrowRead, narrowable, onePageLocations } from './narrow.ts';
 import { cachedRead } from '../io/read-cache.ts';
+import { PageChecker, writtenByMimir } from './checksum.ts';
 
 // hyparquet-compressors' pure-JS zstd (fzstd) rejects some valid frames that
 // libzstd writes; decode zstd with libzstd itself (the page knows its size).
@@ -384,14 +388,22 @@ export class ParquetDataFile {
     }
     this.rawMetadata = { ...metadata, schema: metadata.schema.map(stripLeaf) };
     const tailStart = size - tail.length;
+    // every page of a file Mimir wrote carries a CRC, checked as its bytes are read (checksum.ts)
+    const checker = writtenByMimir(metadata.created_by) ? new PageChecker(path, metadata) : undefined;
     this.file = {
       byteLength: size,
       slice: async (s: number, e?: number): Promise<ArrayBuffer> => {
         const end = e ?? size;
         // offset/column indexes usually lie in the tail already read: no I/O for them
-        if (s >= tailStart && end <= size) return tail.slice(s - tailStart, end - tailStart).buffer;
+        if (s >= tailStart && end <= size) {
+          const part = tail.slice(s - tailStart, end - tailStart);
+          checker?.check(s, part);
+          return part.buffer;
+        }
         readStats.bytesRead += end - s;
-        return asBuffer(await input.read(s, end));
+        const bytes = await input.read(s, end);
+        checker?.check(s, bytes);
+        return asBuffer(bytes);
       },
     };
   }

@@ -13,6 +13,7 @@
 // table) has its column chunks written by flat.ts, the same bytes
 // hyparquet-writer makes at a fraction of its CPU; any other schema goes
 // through hyparquet-writer. Footer and page indexes are hyparquet-writer's.
+// Every page carries its CRC32 (checksum.ts), which readers check.
 //
 // Memory: batches are converted and handed to the encoder one row group at a
 // time, so besides the output bytes only one row group of converted values is
@@ -26,6 +27,8 @@ import { schemaToJson } from '../spec/schema.ts';
 import { compareBytes, compareStrings, decimalToUnscaled, toBinary, unscaledToDecimal, uuidToBytes } from '../spec/values.ts';
 import { stringifyJson } from '../spec/json.ts';
 import { writeFlatColumn, type FlatKind } from './flat.ts';
+import { MIMIR_CREATED_BY, withPageChecksums, type WritePageHeader } from './checksum.ts';
+import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
 
 // hyparquet-writer bundles its own hyparquet: take its types from its constructor
 type WriterInit = ConstructorParameters<typeof ParquetWriter>[0];
@@ -856,7 +859,7 @@ export async function encodeDataFile(
     statistics: true,
     statisticsTruncateLength: STATS_TRUNCATE_BYTES,
     kvMetadata: [{ key: 'iceberg.schema', value: stringifyJson(schemaToJson(schema)) }],
-    createdBy: 'mimir version 0.1.0 (hyparquet-writer)',
+    createdBy: MIMIR_CREATED_BY,
   });
 
   // Top-level primitive columns: converted straight into preallocated arrays,
@@ -935,8 +938,15 @@ export async function encodeDataFile(
       }
       return { name: f.name, data, statistics: !flat[j], columnIndex };
     });
+    const groupStart = writer.offset;
+    const before = pq.pendingIndexes.length;
     const r = pq.write({ columnData, rowGroupSize: pendingRows, pageSize: pageBytes });
     if (r) throw new Error('internal: hyparquet-writer went asynchronous with an in-memory writer');
+    // hyparquet-writer writes no page CRC: every page gets one (checksum.ts)
+    withPageChecksums(writer, groupStart, pq.pendingIndexes.slice(before), writePageHeader as unknown as WritePageHeader);
+    const group = pq.row_groups[pq.row_groups.length - 1]!;
+    group.total_compressed_size = BigInt(writer.offset - groupStart);
+    group.total_byte_size = group.columns.reduce((t, c) => t + (c.meta_data?.total_uncompressed_size ?? 0n), 0n);
   };
 
   for (let b = 0; b < batches.length; b++) {
