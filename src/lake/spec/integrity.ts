@@ -5,8 +5,12 @@
 // row count in its Parquet footer against its manifest entry. A mismatch is an
 // `IntegrityError` naming the file and both numbers: the file was changed or
 // damaged after it was written (or was never the file the metadata meant), and
-// nothing read from it is trusted. Pure functions.
+// nothing read from it is trusted. For a manifest another engine wrote (no
+// Mimir checksum), count mismatches are a warning, never a refusal: older
+// writers miscounted, and Java, PyIceberg and DuckDB read by the entries.
+// Pure functions (but for that warning).
 import type { ManifestEntry, ManifestFile } from './types.ts';
+import { warn } from '../warnings.ts';
 
 /** A file disagrees with what the metadata says of it. */
 export class IntegrityError extends Error {
@@ -20,7 +24,8 @@ export class IntegrityError extends Error {
 }
 
 /**
- * A manifest's bytes and entries against its manifest-list record. The
+ * A manifest's bytes and entries against its manifest-list record (`ownFile`:
+ * a manifest Mimir wrote; another writer's gets warnings, see above). The
  * length is checked only for a manifest Mimir wrote (`ownFile`: it carries
  * Mimir's checksum): other writers are known to record lengths that differ
  * from the file (a DuckDB test table records 4427 for a 4393-byte manifest)
@@ -48,12 +53,14 @@ export function checkManifest(mf: ManifestFile, byteLength: number, entries: rea
     ['deleted rows', rows[2]!, mf.deletedRowsCount],
   ];
   const wrong = pairs.filter(([, found, said]) => BigInt(found) !== BigInt(said));
-  if (wrong.length > 0) {
-    throw new IntegrityError(
-      mf.manifestPath,
-      `its entries count ${wrong.map(([what, found, said]) => `${found} ${what} where its manifest list records ${said}`).join(', ')}${where}`,
-    );
+  if (wrong.length === 0) return;
+  const counts = `its entries count ${wrong.map(([what, found, said]) => `${found} ${what} where its manifest list records ${said}`).join(', ')}${where}`;
+  // another writer's miscount (older writers made them): the entries are the truth, as Java reads them
+  if (!ownFile) {
+    warn(`${mf.manifestPath}: ${counts} — read by its entries, as other engines read it (a miscount of the engine that wrote it; Mimir's own manifests carry a checksum and are refused instead)`);
+    return;
   }
+  throw new IntegrityError(mf.manifestPath, counts);
 }
 
 /** A data or delete file's row count (Parquet footer) against its manifest entry's record_count. */
