@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 // The `mimir` command. Runs the compiled CLI in dist/ (built by `npm run
 // build`, which `npm ci` and `npm install` run through `prepare`): no
-// TypeScript compiler at start. dist/ is used only while it is fresh: its
-// stamp (dist/BUILD, holding the time the build started) exists and no file under
-// src/ is newer (a stat of each, about 2 ms). Otherwise — a checkout edited or
-// pulled since the last build, or never built — the TypeScript sources run
-// through tsx, for development only: correct but slower to start (a note says
-// so on a terminal, or always with MIMIR_DEBUG=1).
+// TypeScript compiler at start. dist/ is used only while it is the build of
+// src/ as it is: its stamp (dist/BUILD) lists every source file's size and
+// crc32, and src/ holds the same files (a stat of each, about 2 ms; a file
+// modified after the build started is read and compared, so a fresh clone
+// beside a copied dist/ still runs it). A stamp of an older build, without
+// that list, is held against the files' mtimes. Otherwise — a checkout edited
+// or pulled since the last build, or never built — the TypeScript sources run
+// through tsx, for development only: correct but slower to start. A build that
+// is there but stale is announced on stderr every time; no build at all is
+// announced on a terminal, or always with MIMIR_DEBUG=1.
 //
 // A question read from a lake (find, def, refs, callers, callees, history,
 // diff; not with --server or $MIMIR_SERVER, not --help) runs the one-file
@@ -39,11 +43,53 @@ function readStamp() {
     return { reason: 'no build (dist/BUILD is missing or unreadable)' };
   }
   if (typeof stamp?.startedMs !== 'number') return { reason: 'dist/BUILD has no start time' };
-  return { stamp, reason: staleReason(stamp.startedMs) };
+  const src = fileURLToPath(new URL('src', root));
+  if (!existsSync(src)) return { stamp }; // no sources beside the build: nothing it could be stale against
+  if (stamp.sources && typeof stamp.sources === 'object') return { stamp, reason: changedReason(src, stamp.startedMs, stamp.sources), stale: true };
+  return { stamp, reason: staleReason(src, stamp.startedMs), stale: true };
 }
 
-/** Why dist/ cannot be used (undefined when it is fresh). */
-function staleReason(built) {
+/**
+ * Why dist/ is not the build of src/ as it is (undefined when it is): a file
+ * added, removed, or of another size than the build read; a file modified
+ * after the build started is read and its crc32 compared (the same bytes in a
+ * newer file — a fresh clone beside a copied dist/ — is the same build).
+ */
+function changedReason(src, built, sources) {
+  const seen = new Set();
+  let reason;
+  const walk = (dir, rel) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (reason) return;
+      const p = `${dir}/${e.name}`;
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        walk(p, r);
+        continue;
+      }
+      seen.add(r);
+      const known = sources[r];
+      if (!Array.isArray(known)) {
+        reason = `src/${r} was added since the build`;
+        return;
+      }
+      const st = statSync(p);
+      if (st.size !== known[0]) reason = `src/${r} changed since the build`;
+      else if (st.mtimeMs > built && (crc32(readFileSync(p)) >>> 0).toString(16).padStart(8, '0') !== known[1]) reason = `src/${r} changed since the build`;
+    }
+  };
+  try {
+    walk(src, '');
+  } catch (e) {
+    return `src/ could not be checked (${e.message})`;
+  }
+  if (reason) return reason;
+  const gone = Object.keys(sources).find((r) => !seen.has(r));
+  return gone ? `src/${gone} was removed since the build` : undefined;
+}
+
+/** Why dist/ cannot be used (undefined when it is fresh), for a stamp of a build before the sources' digests: by mtimes. */
+function staleReason(src, built) {
   let newer;
   const walk = (dir) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -53,8 +99,6 @@ function staleReason(built) {
       else if (statSync(p).mtimeMs > built) newer = p;
     }
   };
-  const src = fileURLToPath(new URL('src', root));
-  if (!existsSync(src)) return undefined; // no sources beside the build: nothing it could be stale against
   try {
     walk(src);
   } catch (e) {
@@ -178,13 +222,14 @@ async function runBundle(stamp, argv) {
 }
 
 const argv = process.argv.slice(2);
-const { stamp, reason } = readStamp();
+const { stamp, reason, stale } = readStamp();
 if (reason === undefined) {
   const code = asksLake(argv) ? await runBundle(stamp, argv) : undefined;
   if (code !== undefined) process.exitCode = code;
   else process.exitCode = await (await import('../dist/cli/main.js')).main(argv);
 } else {
-  if (process.stderr.isTTY || process.env.MIMIR_DEBUG === '1') {
+  // a build that is there but not of these sources is never bypassed silently; no build at all is development
+  if (stale || process.stderr.isTTY || process.env.MIMIR_DEBUG === '1') {
     process.stderr.write(`mimir: running the TypeScript sources through tsx (${reason}; 'npm run build' makes start fast)\n`);
   }
   const { register } = await import('tsx/esm/api');

@@ -2,10 +2,11 @@
 // compiles src/ to dist/ with tsc (tsconfig.build.json: `.ts` import
 // specifiers rewritten to `.js`), removes compiled files whose source is gone,
 // bundles the CLI into one CommonJS file (dist/cli.bundle.cjs, esbuild: see
-// bundleCli) and writes dist/BUILD, stamped with the time the build *started*:
-// bin/mimir.js runs dist/ only while no file under src/ is newer than that
-// stamp (a file edited during the build counts as newer). `--out DIR` builds
-// elsewhere (tests).
+// bundleCli) and writes dist/BUILD, stamped with the time the build *started*
+// and the size and crc32 of every file under src/ it read: bin/mimir.js runs
+// dist/ only while src/ holds those same files (a file newer than the start is
+// read and compared; a file edited during the build counts as changed).
+// `--out DIR` builds elsewhere (tests).
 //
 // The bundle is what bin/mimir.js runs for the questions read from a lake
 // (find, def, refs, callers, callees, history, diff): one file instead of
@@ -24,6 +25,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, w
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { crc32 } from 'node:zlib';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argOut = process.argv.indexOf('--out');
@@ -71,10 +73,34 @@ const bundle = await bundleCli().catch((e: unknown) => {
   console.error(`build: the CLI bundle was not made (${(e as Error).message}); bin/mimir.js will run dist/'s modules, which start slower`);
   return undefined;
 });
-writeFileSync(stamp, `${JSON.stringify({ startedMs: started, node: process.version, bundle })}\n`);
+writeFileSync(stamp, `${JSON.stringify({ startedMs: started, node: process.version, bundle, sources: sourceDigests() })}\n`);
 const files = (dir: string): number => readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.js') ? 1 : 0), 0);
 console.log(`build: ${files(out)} modules in ${path.relative(root, out) || out}${bundle ? ` and the CLI bundle (${(bundle.bytes / 1e6).toFixed(1)} MB)` : ''} (${((Date.now() - started) / 1000).toFixed(1)} s${pruned ? `, ${pruned} stale removed` : ''})`);
 
+
+/**
+ * Every file under src/ as the build read it: path (relative to src/, with
+ * `/`) -> [size, crc32 of its bytes as 8 hex digits]. bin/mimir.js holds
+ * src/ against it: a file whose mtime is after the build's start is read and
+ * compared, so a checkout whose files are newer but the same (a fresh clone
+ * beside a copied dist/) still runs the build, and one that differs says so.
+ */
+function sourceDigests(): Record<string, [number, string]> {
+  const outMap: Record<string, [number, string]> = {};
+  const srcRoot = path.join(root, 'src');
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else {
+        const bytes = readFileSync(p);
+        outMap[path.relative(srcRoot, p).split(path.sep).join('/')] = [bytes.length, (crc32(bytes) >>> 0).toString(16).padStart(8, '0')];
+      }
+    }
+  };
+  walk(srcRoot);
+  return outMap;
+}
 
 /**
  * src/cli/main.ts and everything it imports (its lazily imported commands

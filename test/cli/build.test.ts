@@ -13,7 +13,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { crc32 } from 'node:zlib';
@@ -219,6 +219,40 @@ test('build: bin/mimir.js runs the sources when a file under src/ is newer than 
     assert.equal(stale.code, 0);
     assert.match(stale.stderr, /^mimir: running the TypeScript sources through tsx \(src\/\S+\.ts is newer than the build;/);
     assert.equal(stale.stdout, fresh.stdout);
+  } finally {
+    writeFileSync(stamp, saved);
+  }
+});
+
+test('build: bin/mimir.js holds src/ against the sizes and crc32s in dist/BUILD: newer files with the same bytes run dist/ quietly, a changed one is announced (no MIMIR_DEBUG needed)', async () => {
+  const co = path.join(work.dir, 'checkout-digests');
+  mkdirSync(path.join(co, 'bin'), { recursive: true });
+  copyFileSync(path.join(repoRoot, 'bin', 'mimir.js'), path.join(co, 'bin', 'mimir.js'));
+  copyFileSync(path.join(repoRoot, 'package.json'), path.join(co, 'package.json'));
+  symlinkSync(path.join(repoRoot, 'node_modules'), path.join(co, 'node_modules'));
+  symlinkSync(path.join(repoRoot, 'src'), path.join(co, 'src'));
+  symlinkSync(path.join(pkg, 'dist'), path.join(co, 'dist'));
+  const stamp = path.join(pkg, 'dist', 'BUILD');
+  const saved = readFileSync(stamp, 'utf8');
+  const built = JSON.parse(saved) as { sources?: Record<string, [number, string]> };
+  assert.ok(built.sources && Object.keys(built.sources).length > 100, 'the build lists the sources it read');
+  assert.deepEqual(built.sources['cli/main.ts'], [statSync(path.join(repoRoot, 'src', 'cli', 'main.ts')).size, (crc32(readFileSync(path.join(repoRoot, 'src', 'cli', 'main.ts'))) >>> 0).toString(16).padStart(8, '0')]);
+  try {
+    // every source newer than the build (as in a fresh clone beside a copied dist/), the same bytes
+    writeFileSync(stamp, JSON.stringify({ ...built, startedMs: 0 }));
+    const same = await run([path.join(co, 'bin', 'mimir.js'), '--version']);
+    assert.equal(same.code, 0);
+    assert.equal(same.stderr, '', 'the same sources run the build quietly');
+    // one file's bytes differ from what the build read: announced, and the sources run
+    writeFileSync(stamp, JSON.stringify({ ...built, startedMs: 0, sources: { ...built.sources, 'cli/main.ts': [built.sources['cli/main.ts']![0], '00000000'] } }));
+    const changed = await run([path.join(co, 'bin', 'mimir.js'), '--version']);
+    assert.equal(changed.code, 0);
+    assert.match(changed.stderr, /^mimir: running the TypeScript sources through tsx \(src\/cli\/main\.ts changed since the build;/);
+    assert.equal(changed.stdout, same.stdout);
+    // a source the build never read
+    const { ['cli/main.ts']: _dropped, ...fewer } = built.sources;
+    writeFileSync(stamp, JSON.stringify({ ...built, sources: fewer }));
+    assert.match((await run([path.join(co, 'bin', 'mimir.js'), '--version'])).stderr, /src\/cli\/main\.ts was added since the build/);
   } finally {
     writeFileSync(stamp, saved);
   }
