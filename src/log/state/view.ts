@@ -8,6 +8,7 @@ import type { Expr } from '../../lake/expr/expr.ts';
 import { and, eq, inList, isNull, or } from '../../lake/expr/expr.ts';
 import { Table } from '../../lake/table/table.ts';
 import { readMetadata } from '../../lake/table/commit.ts';
+import { pausePoint } from '../../lake/testing/pause.ts';
 import type { Value } from '../../lake/spec/types.ts';
 import type { EventLog } from '../event-log.ts';
 import { ident, qualified } from '../schema.ts';
@@ -66,6 +67,8 @@ export class StateView {
     const at = current ? undefined : catalog.pointersAt(g);
     const locations = new Map<StateTable, string>();
     for (const name of STATE_TABLES) {
+      const held = pausePoint(`state-view:pointer ${name}`); // a race test holds a read here (lake/testing/pause.ts)
+      if (held) await held;
       const loc = current ? catalog.loadTable(ident(name))?.metadataLocation : at!.get(qualified(name));
       if (loc) locations.set(name, loc);
       else if (CORE_STATE_TABLES.includes(name)) return undefined;
