@@ -49,9 +49,12 @@ function generationOfRun(log: EventLog, run: string): bigint | undefined {
   return undefined;
 }
 
-/** The lake generation a commit (id, ≥4-digit prefix, tag or branch) of an ingested repo landed at. */
-export async function generationOfRev(log: EventLog, rev: string, repo?: string): Promise<bigint> {
-  const now = log.readGeneration();
+/**
+ * The lake generation a commit (id, ≥4-digit prefix, tag or branch) of an
+ * ingested repo landed at, among the runs at `now` (the caller's read
+ * generation when it has one: a rev never resolves past it).
+ */
+export async function generationOfRev(log: EventLog, rev: string, repo?: string, now: bigint = log.readGeneration()): Promise<bigint> {
   // a universe add made for a repo's commit (`--with-deps`) records that commit too; the commit is the repo's
   const all = (await runRevs(log, now)).filter((r) => (repo === undefined ? r.repo !== UNIVERSE_REPO : r.repo === repo));
   const lower = rev.toLowerCase();
@@ -85,7 +88,7 @@ export async function generationOf(log: EventLog, asOf: AsOf, now: bigint = log.
   let g: bigint;
   if ('generation' in asOf) g = asOf.generation;
   else if ('time' in asOf) g = log.lake.catalog.generationAt(asOf.time.getTime());
-  else g = await generationOfRev(log, asOf.rev, asOf.repo);
+  else g = await generationOfRev(log, asOf.rev, asOf.repo, now);
   if (g > now) throw new AsOfError(`generation ${g} is in the future (the lake is at ${now})`);
   return g;
 }

@@ -126,7 +126,7 @@ export async function diff(log: EventLog, opts: DiffOptions): Promise<DiffResult
     const rev = which === 'from' ? opts.fromRev : opts.toRev;
     const flag = which === 'from' ? '--from' : '--to';
     if (g !== undefined && rev !== undefined) throw new DiffRangeError(`give ${flag} GEN or ${flag}-rev REV, not both (found ${flag} ${g} and ${flag}-rev ${rev})`);
-    if (rev !== undefined) return { g: await generationOfRev(log, rev, opts.repo), rev };
+    if (rev !== undefined) return { g: await generationOfRev(log, rev, opts.repo, now), rev };
     if (g === undefined) throw new DiffRangeError(`missing the ${which === 'from' ? 'earlier' : 'later'} end: ${flag} GEN (a lake generation) or ${flag}-rev REV (a commit, tag or branch of an ingested repo)`);
     if (g < 0n) throw new DiffRangeError(`${flag}: expected a generation >= 0, found ${g}`);
     if (g > now) throw new DiffRangeError(`${flag} ${g} is in the future (the lake is at generation ${now})`);

@@ -1,7 +1,9 @@
 // `/api/lake`: what the lake holds at one generation — its tables (snapshot,
 // rows and files from the snapshot summary), the newest generations up to
 // it, the ring mode and the newest ingest runs. Read through a pinned
-// handle, like every answer, so the whole reply is of one generation.
+// handle, like every answer, so the whole reply is of one generation (and
+// the pointer generation it reports is the one its request read, not a
+// later one read while it was computed).
 // Memory: the runs are streamed and only the newest `runs` kept.
 import { identToString, parseIdent } from '../lake/catalog/sql-catalog.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
@@ -48,7 +50,8 @@ const summaryCount = (s: Record<string, string> | undefined, key: string): bigin
   return v !== undefined && /^\d+$/.test(v) ? BigInt(v) : null;
 };
 
-export async function lakeInfo(pinned: EventLog, opts: { generations: number; runs: number }): Promise<LakeInfo> {
+/** `now`: the pointer generation the reply reports (the server's, read once per request; default the catalog's now). */
+export async function lakeInfo(pinned: EventLog, opts: { generations: number; runs: number; now?: bigint }): Promise<LakeInfo> {
   const lake = pinned.lake;
   const g = pinned.readGeneration();
   const tables: LakeTableInfo[] = [];
@@ -78,7 +81,7 @@ export async function lakeInfo(pinned: EventLog, opts: { generations: number; ru
   return {
     root: lake.root,
     generation: g,
-    pointerGeneration: lake.catalog.pointerGeneration(),
+    pointerGeneration: opts.now ?? lake.catalog.pointerGeneration(),
     ringMode: (await pinned.ringSplit()) ? 'split' : 'unified',
     tables,
     generations,

@@ -238,13 +238,15 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         const p = lakeParams(params);
         g = await readGeneration(p.asOf, now);
         key = `${now}|${g}|lake?generations=${p.generations}&runs=${p.runs}`;
-        fn = () => pins.with(g, (pinned) => lakeInfo(pinned, p));
+        fn = () => pins.with(g, (pinned) => lakeInfo(pinned, { ...p, now }));
       } else {
         const q = question(name, params);
         if (q.q === 'diff') {
           for (const x of [q.from, q.to]) if (x !== undefined && x > now) throw new HttpError(400, `generation ${x} is in the future (the lake is at ${now})`);
           g = now;
-          fn = () => ask(log, q);
+          // pinned at `now`, like every answer: diff reads the lake's now (its ends' bound, the runs a rev is
+          // looked up in) from its handle, and an unpinned one would read a later generation than the key's
+          fn = () => pins.with(now, (pinned) => ask(pinned, q));
         } else {
           g = await readGeneration(q.asOf, now);
           const at: Question = { ...q };

@@ -3,11 +3,16 @@
 // name or by source, files by crate) as filtered scans that prune on the
 // tables' sort columns — file bounds, row-group statistics, page indexes —
 // with the equality deletes applied. A view is fixed to one generation, so
-// every lookup of one question sees one state. Read-only.
+// every lookup of one question sees one state: each table's metadata
+// location is the one the generation log gives for that generation, read
+// even when it is the current one (a commit elsewhere may land between any
+// two catalog reads; a table's current pointer read after it would be a
+// later generation's). Read-only.
 import type { Expr } from '../../lake/expr/expr.ts';
 import { and, eq, inList, isNull, or } from '../../lake/expr/expr.ts';
 import { Table } from '../../lake/table/table.ts';
 import { readMetadata } from '../../lake/table/commit.ts';
+import { pausePoint } from '../../lake/testing/pause.ts';
 import type { Value } from '../../lake/spec/types.ts';
 import type { EventLog } from '../event-log.ts';
 import { ident, qualified } from '../schema.ts';
@@ -62,11 +67,17 @@ export class StateView {
     // a generation read from the log by runs (its snapshots expired) never uses the state tables
     if (await log.runsReadOf(g)) return undefined;
     const catalog = log.lake.catalog;
+    // `current` only spares the checks that g's files are still there; the
+    // pointers are always g's, from the generation log — never the tables'
+    // current ones: another process may commit between any two reads here,
+    // and a current pointer read after it is a later generation's (an answer
+    // naming g with the edges of g+1 and the nodes of g)
     const current = g === catalog.pointerGeneration();
-    const at = current ? undefined : catalog.pointersAt(g);
     const locations = new Map<StateTable, string>();
     for (const name of STATE_TABLES) {
-      const loc = current ? catalog.loadTable(ident(name))?.metadataLocation : at!.get(qualified(name));
+      const held = pausePoint(`state-view:pointer ${name}`); // a race test holds a read here (lake/testing/pause.ts)
+      if (held) await held;
+      const loc = catalog.pointerAt(ident(name), g);
       if (loc) locations.set(name, loc);
       else if (CORE_STATE_TABLES.includes(name)) return undefined;
     }
