@@ -16,7 +16,7 @@ import { and, eq } from '../lake/expr/expr.ts';
 import type { EventLog, EventRow } from '../log/event-log.ts';
 import { withRun } from '../log/run.ts';
 import { maintain } from '../log/maintain.ts';
-import { SOURCE_KINDS, UNIVERSE_REPO, runNote, type Kind } from '../log/schema.ts';
+import { SOURCE_KINDS, UNIVERSE_REPO, parseRunNote, runNote, type Kind } from '../log/schema.ts';
 import { StateDelta } from '../log/state/delta.ts';
 import { newRunId, repoKey } from './ingest.ts';
 import { Writer } from './writer.ts';
@@ -43,14 +43,62 @@ export interface RemoveRepoReport {
   crates: RemovedCrate[];
   /** Remove events written (or that would be). */
   events: number;
-  /** The generation the removal landed in (dry run: the generation read). */
+  /** The generation the removal landed in (dry run: the generation read; already removed: the earlier removal's). */
   generation: bigint;
+  /** Nothing of the repo was live: the run that removed it before and its generation (nothing written now). */
+  alreadyRemoved?: { generation: bigint; run: string };
   attempts: number;
   ms: number;
 }
 
-/** The repo has no live item in the lake: nothing to remove. */
-export class NoSuchRepoError extends Error {}
+/** The repo has no live item in the lake and never had one: nothing to remove. `known`: the repos runs have named (for did-you-mean). */
+export class NoSuchRepoError extends Error {
+  constructor(
+    message: string,
+    readonly repo: string,
+    readonly known: string[],
+  ) {
+    super(message);
+    this.name = 'NoSuchRepoError';
+  }
+}
+
+/** The run (and the generation it landed in) that last removed `repo` (with `rev`, a universe crate): newest first, undefined if none. */
+export function lastRemoval(log: EventLog, repo: string, rev: string | null = null): { generation: bigint; run: string } | undefined {
+  const catalog = log.lake.catalog;
+  let before: bigint | undefined;
+  for (;;) {
+    const page = catalog.generations({ limit: 500, ...(before !== undefined ? { before } : {}) });
+    if (page.length === 0) return undefined;
+    for (const g of page) {
+      const n = parseRunNote(g.note);
+      if (n?.what === 'remove' && n.repo === repo && n.rev === rev && g.generation <= log.readGeneration()) return { generation: g.generation, run: n.run };
+    }
+    before = page[page.length - 1]!.generation;
+  }
+}
+
+/** The repo names runs have named (ingest or remove), for did-you-mean. */
+function knownRepos(log: EventLog): Set<string> {
+  const out = new Set<string>();
+  let before: bigint | undefined;
+  for (;;) {
+    const page = log.lake.catalog.generations({ limit: 500, ...(before !== undefined ? { before } : {}) });
+    if (page.length === 0) return out;
+    for (const g of page) {
+      const n = parseRunNote(g.note);
+      if (n && n.repo !== UNIVERSE_REPO) out.add(n.repo);
+    }
+    before = page[page.length - 1]!.generation;
+  }
+}
+
+/** Thrown inside the run when every item of the repo was removed already: the run is given up, the caller reports it. */
+class AlreadyRemoved extends Error {
+  constructor(readonly at: { generation: bigint; run: string } | undefined) {
+    super('already removed');
+  }
+}
 
 /** Remove every live row of `repo` (see the module comment). */
 export async function removeRepo(log: EventLog, repo: string, opts: RemoveRepoOptions = {}): Promise<RemoveRepoReport> {
@@ -61,7 +109,22 @@ export async function removeRepo(log: EventLog, repo: string, opts: RemoveRepoOp
   const runId = newRunId(started);
   const ts = BigInt(started) * 1000n;
   const dryRun = opts.dryRun === true;
-  const { result, generation, attempts } = await withRun(
+  let landed;
+  try {
+    landed = await removeRun(log, repo, runId, ts, dryRun, opts);
+  } catch (e) {
+    if (!(e instanceof AlreadyRemoved)) throw e;
+    const g = e.at?.generation ?? log.readGeneration();
+    return { run: runId, repo, dryRun, crates: [], events: 0, generation: g, attempts: 1, ms: Date.now() - started, alreadyRemoved: e.at ?? { generation: g, run: '' } };
+  }
+  const { result, generation, attempts } = landed;
+  if (!dryRun && opts.maintain !== false) await maintain(log);
+  return { ...result, generation, attempts, ms: Date.now() - started };
+}
+
+/** The removal as one run (see the module comment); throws AlreadyRemoved when nothing of the repo is live but it had items. */
+async function removeRun(log: EventLog, repo: string, runId: string, ts: bigint, dryRun: boolean, opts: RemoveRepoOptions): Promise<{ result: RemoveRepoReport; generation: bigint; attempts: number }> {
+  return withRun(
     log,
     { repo, run: runId, keys: [repoKey(repo)], note: runNote({ what: 'remove', repo, rev: null, run: runId }), abortAfter: dryRun },
     async (run) => {
@@ -92,7 +155,13 @@ export async function removeRepo(log: EventLog, repo: string, opts: RemoveRepoOp
           events += n;
         }
         if (events === 0) {
-          throw new NoSuchRepoError(`repo remove: repo ${repo} has no live item in the lake at ${log.lake.root} (generation ${run.generation}) — nothing removed`);
+          // a rerun after a removal whose outcome the user did not see (a crash, a lost terminal) converges
+          if (crates.length === 0 && (await repoKrates(view, repo)).length > 0) throw new AlreadyRemoved(lastRemoval(view, repo));
+          throw new NoSuchRepoError(
+            `repo remove: repo ${repo} has no live item in the lake at ${log.lake.root} (generation ${run.generation}) and never had one — nothing removed`,
+            repo,
+            [...knownRepos(view)].sort(),
+          );
         }
         await writer.flush();
         if (state) {
@@ -112,8 +181,6 @@ export async function removeRepo(log: EventLog, repo: string, opts: RemoveRepoOp
       }
     },
   );
-  if (!dryRun && opts.maintain !== false) await maintain(log);
-  return { ...result, generation, attempts, ms: Date.now() - started };
 }
 
 /** The krates of `repo` that have any event of any kind (one krate-column scan per kind), sorted. */
@@ -130,6 +197,10 @@ async function repoKrates(log: EventLog, repo: string): Promise<string[]> {
 
 /** `repo remove demo: 2 crates, 1234 remove events (a@0.1.0: node 10, edge 20, file 3; …), generation 12`. */
 export function formatRemoveReport(r: RemoveRepoReport): string {
+  if (r.alreadyRemoved) {
+    const by = r.alreadyRemoved.run ? ` by run ${r.alreadyRemoved.run}` : '';
+    return `repo remove ${r.repo}: already removed at generation ${r.alreadyRemoved.generation}${by} — nothing to do, nothing written`;
+  }
   const per = r.crates.map((c) => `${c.krate}: ${Object.entries(c.rows).map(([k, n]) => `${k} ${n}`).join(', ')}`).join('; ');
   const head = r.dryRun ? `repo remove ${r.repo} (dry run): would write` : `repo remove ${r.repo} run ${r.run}: wrote`;
   return `${head} ${r.events} remove event${r.events === 1 ? '' : 's'} over ${r.crates.length} crate${r.crates.length === 1 ? '' : 's'} (${per})`

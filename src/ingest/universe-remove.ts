@@ -24,6 +24,7 @@ import { SOURCE_KINDS, UNIVERSE_REPO, runNote } from '../log/schema.ts';
 import { StateDelta } from '../log/state/delta.ts';
 import { newRunId, universeKey } from './ingest.ts';
 import { Writer } from './writer.ts';
+import { lastRemoval } from './remove.ts';
 
 export interface UniverseRemoveOptions {
   /** Remove even while repos' edges point into the crate. */
@@ -48,6 +49,8 @@ export interface UniverseRemoveReport {
   generation: bigint;
   attempts: number;
   ms: number;
+  /** The crate was not live and a run had removed it: that run and its generation (nothing written now). */
+  alreadyRemoved?: { generation: bigint; run: string };
 }
 
 /** Repos' edges point into the crate and `force` was not given: nothing written. */
@@ -67,8 +70,39 @@ export async function removeUniverseCrate(log: EventLog, krate: string, opts: Un
   const runId = newRunId(started);
   const ts = BigInt(started) * 1000n;
   const dryRun = opts.dryRun === true;
+  let landed;
+  try {
+    landed = await removeRun(log, krate, runId, ts, dryRun, opts);
+  } catch (e) {
+    if (!(e instanceof AlreadyRemovedCrate)) throw e;
+    return {
+      run: runId, krate, dryRun, forced: false, rows: {}, events: 0, pointedFrom: {},
+      generation: e.at.generation, attempts: 1, ms: Date.now() - started, alreadyRemoved: e.at,
+    };
+  }
+  const { result, generation, attempts } = landed;
+  if (!dryRun && opts.maintain !== false) await maintain(log);
+  return { ...result, generation, attempts, ms: Date.now() - started };
+}
+
+/** The crate is not live and a run removed it before: given up inside the run, reported by the caller. */
+class AlreadyRemovedCrate extends Error {
+  constructor(readonly at: { generation: bigint; run: string }) {
+    super('already removed');
+  }
+}
+
+/** The removal as one run (see the module comment). */
+async function removeRun(
+  log: EventLog,
+  krate: string,
+  runId: string,
+  ts: bigint,
+  dryRun: boolean,
+  opts: UniverseRemoveOptions,
+): Promise<{ result: UniverseRemoveReport; generation: bigint; attempts: number }> {
   const key = universeKey(krate);
-  const { result, generation, attempts } = await withRun(
+  return withRun(
     log,
     { repo: UNIVERSE_REPO, run: runId, keys: [key], note: runNote({ what: 'remove', repo: UNIVERSE_REPO, rev: krate, run: runId }), abortAfter: dryRun },
     async (run) => {
@@ -78,6 +112,9 @@ export async function removeUniverseCrate(log: EventLog, krate: string, opts: Un
       const fromRepos = Object.entries(pointedFrom).filter(([r]) => r !== UNIVERSE_REPO);
       const files = await view.state('file', scope);
       if (files.size === 0) {
+        // a rerun after a removal whose outcome the user did not see (a crash, a lost terminal) converges
+        const before = lastRemoval(view, UNIVERSE_REPO, krate);
+        if (before) throw new AlreadyRemovedCrate(before);
         const others = await otherVersions(view, krate);
         throw new Error(`universe remove: the universe has no ${krate} at generation ${run.generation}${others.length ? ` (versions present: ${others.join(', ')})` : ''} — nothing removed`);
       }
@@ -127,8 +164,6 @@ export async function removeUniverseCrate(log: EventLog, krate: string, opts: Un
       }
     },
   );
-  if (!dryRun && opts.maintain !== false) await maintain(log);
-  return { ...result, generation, attempts, ms: Date.now() - started };
 }
 
 /** Live edges of other crates whose `dst_krate` is `krate`, counted per repo (candidates by the column, then folded by id). */
@@ -166,6 +201,7 @@ async function otherVersions(log: EventLog, krate: string): Promise<string[]> {
 
 /** `universe remove regex@1.10.2 run R: wrote 1234 remove events (node 10, edge 20, …), generation 12`. */
 export function formatUniverseRemoveReport(r: UniverseRemoveReport): string {
+  if (r.alreadyRemoved) return `universe remove ${r.krate}: already removed at generation ${r.alreadyRemoved.generation} by run ${r.alreadyRemoved.run} — nothing to do, nothing written`;
   const per = Object.entries(r.rows).map(([k, n]) => `${k} ${n}`).join(', ');
   const into = Object.entries(r.pointedFrom).map(([repo, n]) => `${repo} ${n}`).join(', ');
   const head = r.dryRun ? `universe remove ${r.krate} (dry run): would write` : `universe remove ${r.krate} run ${r.run}: wrote`;

@@ -1,11 +1,13 @@
 // `mimir repo remove NAME [--dry-run]`: every live item, edge and file of a
 // repo removed, as remove events in one run and one commit (src/ingest/
 // remove.ts) — the only way a whole repo leaves the lake. `--dry-run` prints
-// what would be removed and writes nothing. The universe is refused. Thin
-// wrapper.
+// what would be removed and writes nothing. The universe is refused. A repo
+// removed already (a rerun after a crash) says so with exit 0; a name no run
+// ever gave is an error with did-you-mean. Thin wrapper.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
-import { formatRemoveReport, removeRepo } from '../../ingest/index.ts';
+import { NoSuchRepoError, formatRemoveReport, removeRepo } from '../../ingest/index.ts';
+import { didYouMeanText } from '../../query/suggest.ts';
 import { openLog, withProgress } from '../log/common.ts';
 
 export const command: CommandSpec = {
@@ -22,7 +24,11 @@ async function run(args: Args, ctx: Context): Promise<void> {
   const dryRun = args.flag('dry-run');
   const open = await openLog(ctx);
   try {
-    const report = await withProgress(ctx.out, `repo remove ${repo}${dryRun ? ' (dry run)' : ''}`, () => removeRepo(open.log, repo, { dryRun }));
+    const report = await withProgress(ctx.out, `repo remove ${repo}${dryRun ? ' (dry run)' : ''}`, () => removeRepo(open.log, repo, { dryRun })).catch((e: unknown) => {
+      if (!(e instanceof NoSuchRepoError)) throw e;
+      const hint = didYouMeanText(repo, e.known);
+      throw new Error(hint ? e.message.replace(/ \u2014 nothing removed$/, ` (${hint}) — nothing removed`) : e.message);
+    });
     if (ctx.json) await ctx.out.json(report);
     else await ctx.out.line(formatRemoveReport(report));
   } finally {
