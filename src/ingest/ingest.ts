@@ -197,7 +197,8 @@ export interface IngestReport {
 
 /**
  * The path given to `ingest` is not a valid workspace or package (a file, a
- * folder without Cargo.toml, a manifest that does not parse, no package):
+ * folder without Cargo.toml, a manifest that does not parse or that cargo
+ * would refuse, no package):
  * nothing was written. Crates leave a repo only when a valid workspace no
  * longer has them.
  */
@@ -211,7 +212,8 @@ export class IngestInputError extends Error {
 /**
  * The workspace at `root`, refused (IngestInputError) unless it is one: a
  * folder holding a Cargo.toml whose manifests (its own, every member's,
- * Cargo.lock) all parse, with at least one package. A broken manifest must
+ * Cargo.lock) all parse and pass cargo's checks (extract/manifest-check.ts),
+ * with at least one package. A broken manifest must
  * never read as "these crates are gone" and remove them.
  */
 export async function readValidWorkspace(root: string, repo: string): Promise<Workspace> {

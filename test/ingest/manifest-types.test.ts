@@ -147,3 +147,21 @@ test('ingest: a target file whose name is not UTF-8 is reported as skipped, with
   assert.equal(strict.code, 1, strict.stdout);
   assert.match(strict.stderr, /caf\\xe9\.rs/, strict.stderr);
 });
+
+test('universe add and --with-deps: a dependency crate whose manifest cargo refuses is reported and skipped; the rest lands', { timeout: 600_000 }, async () => {
+  // as bad dependency input is handled today: a problem line in the report, the crate left out (--strict fails the run)
+  const dir = mistake('bad-dep', 'vendor/fnvish-0.2.1/Cargo.toml', (t) => t.replace('edition = "2018"', 'edition = 18'));
+  const r = await mimir('ingest', dir, '--repo', 'with-bad-dep', '--with-deps');
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /problem bad-manifest fnvish-0\.2\.1 .*vendor\/fnvish-0\.2\.1\/Cargo\.toml: .*package\.edition must be a string \(one of .*\), found integer 18/, r.stdout);
+  const found = await mimir('find', 'fnvish::*');
+  assert.doesNotMatch(found.stdout, /fnvish@0\.2\.1/, 'the refused crate is not in the universe');
+  const tally = await mimir('find', 'tally::Tally', '--repo', 'with-bad-dep');
+  assert.match(tally.stdout, /tally@0\.1\.0/, 'the repo itself landed');
+
+  const g = generation();
+  const u = await mimir('universe', 'add', path.join(dir, 'vendor'), '--strict');
+  assert.equal(u.code, 1, u.stdout);
+  assert.match(u.stderr, /vendor\/fnvish-0\.2\.1\/Cargo\.toml: .*package\.edition/, u.stderr);
+  assert.equal(generation(), g, 'strict universe add: nothing written');
+});
