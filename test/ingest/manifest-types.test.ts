@@ -9,7 +9,7 @@
 // as skipped (its bytes shown as \xNN), not dropped in silence.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Lake } from '../../src/lake/lake.ts';
 import { EventLog } from '../../src/log/event-log.ts';
@@ -159,9 +159,16 @@ test('universe add and --with-deps: a dependency crate whose manifest cargo refu
   const tally = await mimir('find', 'tally::Tally', '--repo', 'with-bad-dep');
   assert.match(tally.stdout, /tally@0\.1\.0/, 'the repo itself landed');
 
+  // the vendor layout (`vendor/fnvish/`, version only in its manifest): the reason is reported, not "not found"
+  renameSync(path.join(dir, 'vendor', 'fnvish-0.2.1'), path.join(dir, 'vendor', 'fnvish'));
+  const plain = await mimir('ingest', dir, '--repo', 'with-bad-dep', '--with-deps');
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.match(plain.stdout, /problem bad-manifest fnvish .*vendor\/fnvish\/Cargo\.toml: .*package\.edition must be a string/, plain.stdout);
+  assert.doesNotMatch(plain.stdout, /dependency not found locally: fnvish/, plain.stdout);
+
   const g = generation();
   const u = await mimir('universe', 'add', path.join(dir, 'vendor'), '--strict');
   assert.equal(u.code, 1, u.stdout);
-  assert.match(u.stderr, /vendor\/fnvish-0\.2\.1\/Cargo\.toml: .*package\.edition/, u.stderr);
+  assert.match(u.stderr, /vendor\/fnvish\/Cargo\.toml: .*package\.edition/, u.stderr);
   assert.equal(generation(), g, 'strict universe add: nothing written');
 });
