@@ -237,9 +237,9 @@ class Checker {
         continue;
       }
       const w = spec['workspace'];
-      if (w !== undefined) {
-        if (inWorkspace) this.add(`${key}.workspace`, 'is not allowed in [workspace.dependencies] (it is how members inherit from there)');
-        else if (w !== true) this.add(`${key}.workspace`, `must be true (to inherit from [workspace.dependencies]), found ${describe(w)}`);
+      // in [workspace.dependencies] the key means nothing (cargo warns of an unused key)
+      if (w !== undefined && !inWorkspace) {
+        if (w !== true) this.add(`${key}.workspace`, `must be true (to inherit from [workspace.dependencies]), found ${describe(w)}`);
         else if (ws?.dependencies[name] === undefined) this.add(key, `= { workspace = true }, but workspace.dependencies has no ${name}${ws ? '' : ' (no [workspace] found in this folder or above)'}`);
       }
       this.optString(spec, 'version', `${key}.`, 'a string (a version requirement, e.g. "1.2")');
