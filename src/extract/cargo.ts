@@ -2,11 +2,16 @@
 // with a real TOML parser (smol-toml).
 //
 // Invariant: never throws on bad input. A malformed or unreadable Cargo.toml,
-// a member that does not exist or a broken Cargo.lock becomes a Problem and the
-// rest of the workspace is still read. Read-only.
+// one cargo would refuse (a key of the wrong type, a required key missing,
+// an inherited key the workspace does not set: manifest-check.ts), a member
+// that does not exist or a broken Cargo.lock becomes a Problem and the rest of
+// the workspace is still read; a refused member is not read at all. A file
+// name that is not UTF-8, met while discovering targets, is skipped and listed
+// in its package's `skipped`. Read-only.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
+import { checkManifest, inheritedOf, isTable, type Inherited } from './manifest-check.ts';
 import type { Problem } from './types.ts';
 
 /** `lib`/`bin` make the package's own crate; the others are crates of their own (cargo's targets). */
@@ -53,6 +58,8 @@ export interface Package {
   features: Record<string, string[]>;
   /** The build script relative to the package dir (`build.rs` when present), or null. */
   buildScript: string | null;
+  /** Files left out: target files whose name is not UTF-8 (kind `not-utf8`, path relative to the package dir, bytes as \xNN). */
+  skipped: Problem[];
 }
 
 /** Which features to enable, as `cargo build --features … [--all-features] [--no-default-features]`. */
@@ -73,10 +80,6 @@ export interface Workspace {
 
 type Table = Record<string, unknown>;
 
-function isTable(v: unknown): v is Table {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
-}
-
 function str(v: unknown): string | null {
   return typeof v === 'string' ? v : null;
 }
@@ -94,7 +97,8 @@ async function readToml(file: string, problems: Problem[], shownFrom: string): P
     return null;
   }
   try {
-    return parseToml(text) as Table;
+    // integers as bigint: a mistake reads `integer 1`, not a number that may have been 1.0
+    return parseToml(text, { integersAsBigInt: true }) as Table;
   } catch (e) {
     const first = String((e as Error).message).split('\n')[0];
     problems.push({ path: rel(shownFrom, file), kind: 'bad-manifest', message: `${file} is not valid TOML: ${first}` });
@@ -135,6 +139,8 @@ export async function readWorkspace(dir: string): Promise<Workspace> {
   const ws: Workspace = { root, packages: [], lock, problems };
   const manifest = await readToml(path.join(root, 'Cargo.toml'), problems, root);
   if (!manifest) return ws;
+  const home = await workspaceOf(root, manifest);
+  if (!checked(manifest, home, path.join(root, 'Cargo.toml'), root, problems)) return ws;
   const workspace = isTable(manifest['workspace']) ? manifest['workspace'] : null;
   const memberDirs: string[] = [];
   if (manifest['package'] !== undefined) memberDirs.push(root);
@@ -146,7 +152,7 @@ export async function readWorkspace(dir: string): Promise<Workspace> {
     for (const m of members) {
       const pattern = str(m);
       if (pattern === null) continue;
-      const dirs = await expandGlob(root, pattern);
+      const dirs = await expandGlob(root, pattern, problems);
       if (dirs.length === 0 && !/[*?[]/.test(pattern)) {
         problems.push({ path: pattern, kind: 'missing', message: `workspace member ${pattern} has no Cargo.toml` });
       }
@@ -154,33 +160,95 @@ export async function readWorkspace(dir: string): Promise<Workspace> {
     }
   }
   for (const d of memberDirs) {
-    const doc = d === root ? manifest : await readToml(path.join(d, 'Cargo.toml'), problems, root);
+    const file = path.join(d, 'Cargo.toml');
+    const doc = d === root ? manifest : await readToml(file, problems, root);
     if (!doc) continue;
-    const pkg = await packageOf(d, doc, workspace, lock, problems, root);
-    if (pkg) ws.packages.push(pkg);
+    // a member inherits from the root's [workspace]; the root from itself (or a workspace above it)
+    const from = d === root ? home : { dir: root, inherit: inheritedOf(workspace) };
+    if (d !== root && !checked(doc, from, file, root, problems)) continue;
+    const pkg = await packageOf(d, doc, from, lock, problems, root);
+    if (pkg) {
+      if (!pkg.version) pkg.version = '0.0.0'; // cargo >= 1.75: a package without a version is 0.0.0
+      ws.packages.push(pkg);
+    }
   }
   return ws;
 }
 
 /**
  * A crate directory as found in a registry or vendor layout (`name-version/`
- * holding a Cargo.toml). `lock` resolves its dependencies when given.
+ * holding a Cargo.toml). `lock` resolves its dependencies when given. A
+ * manifest cargo would refuse gives no package, and says why in `problems`.
  */
 export async function readCrateDir(dir: string, lock: Map<string, string[]> = new Map()): Promise<{ pkg: Package | null; problems: Problem[] }> {
   const d = path.resolve(dir);
   const problems: Problem[] = [];
-  const doc = await readToml(path.join(d, 'Cargo.toml'), problems, d);
+  const file = path.join(d, 'Cargo.toml');
+  const doc = await readToml(file, problems, d);
   if (!doc) return { pkg: null, problems };
-  const pkg = await packageOf(d, doc, null, lock, problems, d);
+  const home = await workspaceOf(d, doc);
+  if (!checked(doc, home, file, d, problems)) return { pkg: null, problems };
+  const pkg = await packageOf(d, doc, home, lock, problems, d);
   if (pkg && !pkg.version) {
+    // no version in the manifest: the folder's name gives it, else cargo's 0.0.0
     const m = /-(\d+\.\d+\.\d+[^/]*)$/.exec(path.basename(d));
-    if (m) pkg.version = m[1]!;
+    pkg.version = m ? m[1]! : '0.0.0';
   }
   return { pkg, problems };
 }
 
-/** `crates/*`-style member patterns: `*` and `?` within one path segment. */
-async function expandGlob(root: string, pattern: string): Promise<string[]> {
+/** Where a manifest inherits `{ workspace = true }` keys from: its own [workspace], else the nearest one above its folder. */
+interface Home {
+  dir: string;
+  inherit: Inherited;
+}
+
+async function workspaceOf(dir: string, doc: Table): Promise<Home | null> {
+  if (isTable(doc['workspace'])) return { dir, inherit: inheritedOf(doc['workspace']) };
+  if (!inherits(doc)) return null;
+  // cargo looks upward for the workspace root (`package.workspace` names it when it is elsewhere)
+  const pkg = isTable(doc['package']) ? doc['package'] : {};
+  const named = str(pkg['workspace']);
+  const candidates: string[] = [];
+  if (named !== null) candidates.push(path.resolve(dir, named));
+  else for (let p = path.dirname(dir); ; p = path.dirname(p)) {
+    candidates.push(p);
+    if (path.dirname(p) === p) break;
+  }
+  for (const c of candidates) {
+    let text: string;
+    try { text = await readFile(path.join(c, 'Cargo.toml'), 'utf8'); } catch { continue; }
+    let up: Table;
+    try { up = parseToml(text, { integersAsBigInt: true }) as Table; } catch { continue; }
+    if (isTable(up['workspace'])) return { dir: c, inherit: inheritedOf(up['workspace']) };
+  }
+  return null;
+}
+
+/** Does the manifest take any key `{ workspace = true }`? */
+function inherits(doc: Table): boolean {
+  const ref = (v: unknown) => isTable(v) && v['workspace'] === true;
+  const pkg = isTable(doc['package']) ? doc['package'] : {};
+  if (Object.values(pkg).some(ref)) return true;
+  const sections = [doc, ...(isTable(doc['target']) ? Object.values(doc['target']).filter(isTable) : [])];
+  for (const t of sections) {
+    for (const key of ['dependencies', 'dev-dependencies', 'build-dependencies']) {
+      if (isTable(t[key]) && Object.values(t[key]).some(ref)) return true;
+    }
+  }
+  return false;
+}
+
+/** `doc` is a manifest cargo accepts; else each mistake is a `bad-manifest` problem naming the file and the key. */
+function checked(doc: Table, home: Home | null, file: string, shownFrom: string, problems: Problem[]): boolean {
+  const mistakes = checkManifest(doc, home?.inherit ?? null);
+  const shown = rel(shownFrom, file);
+  for (const m of mistakes) problems.push({ path: shown, kind: 'bad-manifest', message: `${shown}: ${m.message}` });
+  return mistakes.length === 0;
+}
+
+/** `crates/*`-style member patterns: `*` and `?` within one path segment. A folder name that is not UTF-8 is a problem. */
+async function expandGlob(root: string, pattern: string, problems: Problem[]): Promise<string[]> {
   const segs = pattern.split('/').filter((s) => s !== '' && s !== '.');
   let dirs = [root];
   for (const seg of segs) {
@@ -190,9 +258,16 @@ async function expandGlob(root: string, pattern: string): Promise<string[]> {
     } else {
       const re = new RegExp('^' + seg.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$');
       for (const d of dirs) {
-        let names: string[] = [];
-        try { names = await readdir(d); } catch { /* unreadable: nothing matches */ }
-        for (const n of names.sort()) if (re.test(n)) next.push(path.join(d, n));
+        let names: Name[] = [];
+        try { names = await readNames(d); } catch { /* unreadable: nothing matches */ }
+        for (const n of names) {
+          if (!re.test(n.text)) continue;
+          if (n.escaped === null) next.push(path.join(d, n.text));
+          else if (await existsRaw(d, n.raw, 'Cargo.toml')) {
+            const shown = rel(root, path.join(d, n.escaped));
+            problems.push({ path: shown, kind: 'not-utf8', message: `workspace member ${shown} (matched by ${pattern}): its folder name is not valid UTF-8; Mimir cannot name its files` });
+          }
+        }
       }
     }
     dirs = next;
@@ -207,7 +282,7 @@ async function expandGlob(root: string, pattern: string): Promise<string[]> {
 }
 
 async function packageOf(
-  dir: string, doc: Table, workspace: Table | null, lock: Map<string, string[]>, problems: Problem[], shownFrom: string,
+  dir: string, doc: Table, home: Home | null, lock: Map<string, string[]>, problems: Problem[], shownFrom: string,
 ): Promise<Package | null> {
   const pkg = isTable(doc['package']) ? doc['package'] : null;
   const manifest = rel(shownFrom, path.join(dir, 'Cargo.toml'));
@@ -215,13 +290,14 @@ async function packageOf(
     problems.push({ path: manifest, kind: 'bad-manifest', message: `${manifest}: expected [package] with a name, found none` });
     return null;
   }
-  const wsPackage = workspace && isTable(workspace['package']) ? workspace['package'] : {};
+  const wsPackage = home?.inherit.package ?? {};
   const inherited = (key: string): string => {
     const v = pkg[key];
     if (isTable(v) && v['workspace'] === true) return str(wsPackage[key]) ?? '';
     return str(v) ?? '';
   };
   const name = str(pkg['name'])!;
+  const skipped: Problem[] = [];
   const out: Package = {
     name,
     version: inherited('version'),
@@ -232,12 +308,13 @@ async function packageOf(
     deps: [],
     features: featuresTable(doc['features']),
     buildScript: await buildScriptOf(dir, pkg),
+    skipped,
   };
-  const all = await targetsOf(dir, name, doc, pkg, out.edition);
+  const all = await targetsOf(dir, name, doc, pkg, out.edition, skipped);
   out.targets = all.filter((t) => t.kind === 'lib' || t.kind === 'bin');
   out.otherTargets = all.filter((t) => t.kind !== 'lib' && t.kind !== 'bin');
   if (out.buildScript) out.otherTargets.push({ kind: 'build', name: 'build-script-build', path: out.buildScript });
-  const wsDeps = workspace && isTable(workspace['dependencies']) ? workspace['dependencies'] : {};
+  const wsDeps = home?.inherit.dependencies ?? {};
   const sections: [string, Dependency['kind']][] = [['dependencies', 'normal'], ['dev-dependencies', 'dev'], ['build-dependencies', 'build']];
   const tables: [Table, Dependency['kind']][] = [];
   for (const [key, kind] of sections) if (isTable(doc[key])) tables.push([doc[key] as Table, kind]);
@@ -251,13 +328,16 @@ async function packageOf(
   for (const [table, kind] of tables) {
     for (const [localName, spec] of Object.entries(table)) {
       let s: unknown = spec;
+      // an inherited path is relative to the workspace root, the member's own to its folder
+      let base = dir;
       if (isTable(s) && s['workspace'] === true) {
-        const base = wsDeps[localName];
-        s = isTable(base) ? { ...base, ...s } : base ?? s;
+        const from = wsDeps[localName];
+        s = isTable(from) ? { ...from, ...s } : from ?? s;
+        if (home && isTable(from) && str(from['path'])) base = home.dir;
       }
       const crateName = (isTable(s) ? str(s['package']) : null) ?? localName;
       const req = typeof s === 'string' ? s : isTable(s) ? str(s['version']) : null;
-      const depPath = isTable(s) && str(s['path']) ? path.resolve(dir, str(s['path'])!) : null;
+      const depPath = isTable(s) && str(s['path']) ? path.resolve(base, str(s['path'])!) : null;
       const optional = isTable(s) && s['optional'] === true;
       out.deps.push({ localName, crateName, req, resolved: pickVersion(lock.get(crateName) ?? [], req), kind, path: depPath, optional });
     }
@@ -329,7 +409,7 @@ async function exists(p: string): Promise<boolean> {
   try { return (await stat(p)).isFile(); } catch { return false; }
 }
 
-async function targetsOf(dir: string, name: string, doc: Table, pkg: Table, edition: string): Promise<Target[]> {
+async function targetsOf(dir: string, name: string, doc: Table, pkg: Table, edition: string, skipped: Problem[]): Promise<Target[]> {
   const targets: Target[] = [];
   const ident = name.replace(/-/g, '_');
   const lib = isTable(doc['lib']) ? doc['lib'] : null;
@@ -347,7 +427,7 @@ async function targetsOf(dir: string, name: string, doc: Table, pkg: Table, edit
   }
   if (pkg['autobins'] !== false) {
     if (!seen.has('src/main.rs') && await exists(path.join(dir, 'src/main.rs'))) targets.push({ kind: 'bin', name, path: 'src/main.rs' });
-    for (const t of await discovered(dir, 'src/bin')) {
+    for (const t of await discovered(dir, 'src/bin', skipped)) {
       if (!seen.has(t.path)) {
         targets.push({ kind: 'bin', ...t });
         seen.add(t.path);
@@ -371,7 +451,7 @@ async function targetsOf(dir: string, name: string, doc: Table, pkg: Table, edit
     }
     const auto = pkg[`auto${folder}`];
     if (auto === false || (auto === undefined && edition === '2015' && explicit.length > 0)) continue;
-    for (const t of await discovered(dir, folder)) {
+    for (const t of await discovered(dir, folder, skipped)) {
       if (seen.has(t.path) || names.has(t.name)) continue;
       targets.push({ kind, ...t });
       seen.add(t.path);
@@ -381,16 +461,75 @@ async function targetsOf(dir: string, name: string, doc: Table, pkg: Table, edit
   return targets;
 }
 
-/** Cargo's target discovery in `folder`: `x.rs` and `x/main.rs`, sorted by name. */
-async function discovered(dir: string, folder: string): Promise<{ name: string; path: string }[]> {
-  let entries: string[] = [];
-  try { entries = (await readdir(path.join(dir, folder))).sort(); } catch { /* no such folder */ }
+/**
+ * Cargo's target discovery in `folder`: `x.rs` and `x/main.rs`, sorted by name. A candidate
+ * whose name is not UTF-8 is left out and listed in `skipped` (its bytes shown as \xNN).
+ */
+async function discovered(dir: string, folder: string, skipped: Problem[]): Promise<{ name: string; path: string }[]> {
+  let entries: Name[] = [];
+  try { entries = await readNames(path.join(dir, folder)); } catch { /* no such folder */ }
   const out: { name: string; path: string }[] = [];
   for (const n of entries) {
-    const p = n.endsWith('.rs') ? `${folder}/${n}` : `${folder}/${n}/main.rs`;
-    if (await exists(path.join(dir, p))) out.push({ name: n.replace(/\.rs$/, ''), path: p });
+    if (n.escaped !== null) {
+      const rs = n.raw.subarray(n.raw.length - 3).toString('latin1') === '.rs';
+      if (await existsRaw(path.join(dir, folder), n.raw, rs ? '' : 'main.rs')) {
+        const shown = `${folder}/${n.escaped}${rs ? '' : '/main.rs'}`;
+        skipped.push({ path: shown, kind: 'not-utf8', message: `${shown}: file name is not valid UTF-8; skipped (not read as a target)` });
+      }
+      continue;
+    }
+    const p = n.text.endsWith('.rs') ? `${folder}/${n.text}` : `${folder}/${n.text}/main.rs`;
+    if (await exists(path.join(dir, p))) out.push({ name: n.text.replace(/\.rs$/, ''), path: p });
   }
   return out;
+}
+
+/** A folder entry: its name as text (lossy when not UTF-8), its bytes, and, when not UTF-8, the name with bad bytes as \xNN. */
+interface Name {
+  text: string;
+  raw: Buffer;
+  escaped: string | null;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The entries of `dir` read as bytes (Node would otherwise mangle a name that is not UTF-8), sorted by text. Throws when unreadable. */
+async function readNames(dir: string): Promise<Name[]> {
+  const raws = await readdir(dir, { encoding: 'buffer' });
+  const out = raws.map((raw): Name => {
+    try {
+      return { text: utf8.decode(raw), raw, escaped: null };
+    } catch {
+      return { text: raw.toString('utf8'), raw, escaped: escapeName(raw) };
+    }
+  });
+  return out.sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
+}
+
+/** `bytes` as text, each byte that is not part of a valid UTF-8 sequence written \xNN. */
+export function escapeName(bytes: Uint8Array): string {
+  let out = '';
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i]!;
+    const len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (len > 0 && i + len <= bytes.length) {
+      try {
+        out += utf8.decode(bytes.subarray(i, i + len));
+        i += len;
+        continue;
+      } catch { /* not a valid sequence: escape the byte */ }
+    }
+    out += `\\x${b.toString(16).padStart(2, '0')}`;
+    i++;
+  }
+  return out;
+}
+
+/** Is `dir`/`raw`/`file` (raw: a name's bytes; `file` '' for the entry itself) a file? */
+async function existsRaw(dir: string, raw: Buffer, file: string): Promise<boolean> {
+  const p = Buffer.concat([Buffer.from(dir + path.sep), raw, Buffer.from(file === '' ? '' : path.sep + file)]);
+  try { return (await stat(p)).isFile(); } catch { return false; }
 }
 
 // --- versions -------------------------------------------------------------

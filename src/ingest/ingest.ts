@@ -197,7 +197,8 @@ export interface IngestReport {
 
 /**
  * The path given to `ingest` is not a valid workspace or package (a file, a
- * folder without Cargo.toml, a manifest that does not parse, no package):
+ * folder without Cargo.toml, a manifest that does not parse or that cargo
+ * would refuse, no package):
  * nothing was written. Crates leave a repo only when a valid workspace no
  * longer has them.
  */
@@ -211,7 +212,8 @@ export class IngestInputError extends Error {
 /**
  * The workspace at `root`, refused (IngestInputError) unless it is one: a
  * folder holding a Cargo.toml whose manifests (its own, every member's,
- * Cargo.lock) all parse, with at least one package. A broken manifest must
+ * Cargo.lock) all parse and pass cargo's checks (extract/manifest-check.ts),
+ * with at least one package. A broken manifest must
  * never read as "these crates are gone" and remove them.
  */
 export async function readValidWorkspace(root: string, repo: string): Promise<Workspace> {
@@ -310,6 +312,11 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
   if (repo === UNIVERSE_REPO) throw new Error(`repo name ${UNIVERSE_REPO} is reserved for the universe (use universeAdd)`);
   const ws = await readValidWorkspace(root, repo);
   const problems: IngestProblem[] = [];
+  // files left out while reading the packages (a target file name that is not UTF-8): reported, and --strict fails on them
+  for (const pkg of ws.packages) {
+    const dir = path.relative(root, pkg.dir).split(path.sep).join('/');
+    for (const p of pkg.skipped) problems.push({ krate: `${pkg.name}@${pkg.version}`, ...p, path: dir ? `${dir}/${p.path}` : p.path, message: dir ? `${dir}/${p.message}` : p.message });
+  }
   // Dependencies first (their own run): the repo's crates then resolve into them.
   const { deps, substitutions } = await dependencies(log, root, ws, opts);
   const subst = new Map(substitutions.map((x) => [x.wanted, x.used]));
@@ -448,11 +455,9 @@ export async function universeAdd(log: EventLog, paths: string[], opts: Universe
   for (const d of dirs) {
     const { pkg, problems: ps } = await readCrateDir(d);
     for (const p of ps) problems.push({ krate: path.basename(d), ...p, path: path.join(d, p.path) });
+    // a manifest cargo would refuse gives no package: reported above, the crate skipped (--strict fails the run)
     if (!pkg) continue;
-    if (!pkg.version) {
-      problems.push({ krate: pkg.name, path: path.join(d, 'Cargo.toml'), kind: 'bad-manifest', message: `${d}/Cargo.toml: no package version, and the folder name gives none; skipped` });
-      continue;
-    }
+    for (const p of pkg.skipped) problems.push({ krate: `${pkg.name}@${pkg.version}`, ...p, path: path.join(d, p.path), message: `${d}/${p.message}` });
     note(pkg.name, pkg.version);
     pkgs.push(pkg);
   }

@@ -2,6 +2,8 @@
 // them (`cargo vendor` output, `~/.cargo/registry/src/<index>/`,
 // `/usr/share/cargo/registry/`), and the local copies of the versions a
 // Cargo.lock names. Read-only; an unreadable folder is reported, never thrown.
+// A folder whose Cargo.toml cargo would refuse is still a crate folder here:
+// reading it (ingest.ts universeAdd) reports the mistake and skips it.
 import { readdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import * as path from 'node:path';
@@ -98,7 +100,10 @@ export async function defaultSearchDirs(workspaceRoot?: string): Promise<string[
 
 /**
  * Local copies of `name@version`: `<dir>/name-version/`, or (vendor layout)
- * `<dir>/name/` whose manifest declares that version. First hit wins.
+ * `<dir>/name/` whose manifest declares that version. First hit wins. A
+ * vendor `name/` whose manifest does not parse or cargo would refuse is
+ * returned too (its version cannot be known): the universe add that reads it
+ * reports why it is skipped, where "not found" would hide the reason.
  */
 export async function findCrate(name: string, version: string, searchDirs: string[]): Promise<string | null> {
   for (const dir of searchDirs) {
@@ -106,8 +111,8 @@ export async function findCrate(name: string, version: string, searchDirs: strin
     if (await isFile(path.join(versioned, 'Cargo.toml'))) return versioned;
     const plain = path.join(dir, name);
     if (await isFile(path.join(plain, 'Cargo.toml'))) {
-      const { pkg } = await readCrateDir(plain);
-      if (pkg && pkg.version === version) return plain;
+      const { pkg, problems } = await readCrateDir(plain);
+      if (pkg ? pkg.version === version : problems.some((p) => p.kind === 'bad-manifest')) return plain;
     }
   }
   return null;
