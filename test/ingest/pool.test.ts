@@ -31,7 +31,7 @@ const tally = (depCrates: ExtractJob['depCrates']): ExtractJob => ({
 const pools: ExtractPool[] = [];
 after(async () => { for (const p of pools) await p.close(); });
 
-test('a summary sent whole, then by id, then whole again after forget gives the job the same result each time', { timeout: 120_000 }, async () => {
+test('a summary sent whole, then by id, then whole again after forget gives the job the same result each time', { timeout: 600_000 }, async () => {
   const here = new ExtractPool(0);
   pools.push(here);
   const summary = (await here.run(fnvish)).summary as DepCrate;
@@ -52,7 +52,7 @@ test('a summary sent whole, then by id, then whole again after forget gives the 
   for (const got of [first, second, third]) assert.deepEqual(got.batches, want);
 });
 
-test('a job that awaits the summary another job makes, offered before it is made, resolves into it as when given it', { timeout: 120_000 }, async () => {
+test('a job that awaits the summary another job makes, offered before it is made, resolves into it as when given it', { timeout: 600_000 }, async () => {
   const here = new ExtractPool(0);
   pools.push(here);
   const want = (await here.run(tally([(await here.run(fnvish)).summary as DepCrate]))).batches!;
@@ -68,7 +68,7 @@ test('a job that awaits the summary another job makes, offered before it is made
   }
 });
 
-test('a job that awaits a summary forgotten already, or never made by the pool, is refused at once (it would wait forever)', { timeout: 120_000 }, async () => {
+test('a job that awaits a summary forgotten already, or never made by the pool, is refused at once (it would wait forever)', { timeout: 600_000 }, async () => {
   const pool = new ExtractPool(1);
   pools.push(pool);
   const id = pool.summaryId();
@@ -82,7 +82,7 @@ test('a job that awaits a summary forgotten already, or never made by the pool, 
   await assert.rejects(pool.run(tally([{ awaits: id + 100 }])), /no summaryId of this pool/);
 });
 
-test('a worker started to replace one gets the summaries other workers make through the pool', { timeout: 120_000 }, async () => {
+test('a worker started to replace one gets the summaries other workers make through the pool', { timeout: 600_000 }, async () => {
   const here = new ExtractPool(0);
   pools.push(here);
   const want = (await here.run(tally([(await here.run(fnvish)).summary as DepCrate]))).batches!;
@@ -104,7 +104,7 @@ test('a worker started to replace one gets the summaries other workers make thro
   }
 });
 
-test('a dependant of a job that failed waits for what the caller provides, then goes on with it', { timeout: 120_000 }, async () => {
+test('a dependant of a job that failed waits for what the caller provides, then goes on with it', { timeout: 600_000 }, async () => {
   const here = new ExtractPool(0);
   pools.push(here);
   const alone = (await here.run(tally([]))).batches!;
@@ -135,16 +135,16 @@ async function secondWaitsForConsumed(pool: ExtractPool, why: string): Promise<v
   assert.equal(settled, 2);
 }
 
-test('with a room of one result, a second job is claimed only once the first result is consumed', { timeout: 120_000 }, async () => {
+test('with a room of one result, a second job is claimed only once the first result is consumed', { timeout: 600_000 }, async () => {
   await secondWaitsForConsumed(new ExtractPool(2, undefined, { results: 1, facts: 1_000_000 }), 'no second job is claimed while the room holds an unconsumed result (2 workers, 1 idle)');
 });
 
-test('with a room of one fact, a second job waits for the first result to be consumed; with none held, one is always claimed', { timeout: 120_000 }, async () => {
+test('with a room of one fact, a second job waits for the first result to be consumed; with none held, one is always claimed', { timeout: 600_000 }, async () => {
   // one worker: with two, both may claim at once (neither result's facts are counted until it is made)
   await secondWaitsForConsumed(new ExtractPool(1, undefined, { results: 10, facts: 1 }), 'the first result holds more than one fact: no second claim');
 });
 
-test('a job done within its limit while this thread was busy is not failed as late, and the jobs its worker claimed meanwhile settle', { timeout: 120_000 }, async (t) => {
+test('a job done within its limit while this thread was busy is not failed as late, and the jobs its worker claimed meanwhile settle', { timeout: 600_000 }, async (t) => {
   const { dir, cleanup } = scratch('pool-busy-');
   t.after(cleanup);
   // a crate of a few hundred functions: tens to hundreds of milliseconds to extract
@@ -194,7 +194,7 @@ function threadNices(): number[] {
   });
 }
 
-test('on Linux the worker threads run at a lower priority than the main thread, which keeps its own', { timeout: 120_000, skip: process.platform !== 'linux' && 'threads have no nice value of their own here' }, async () => {
+test('on Linux the worker threads run at a lower priority than the main thread, which keeps its own', { timeout: 600_000, skip: process.platform !== 'linux' && 'threads have no nice value of their own here' }, async () => {
   const before = threadNices();
   const mine = before[0]!; // the main thread's task is listed first (its id is the process id)
   const pool = new ExtractPool(2);

@@ -276,7 +276,7 @@ test('avro reader: Avro types manifests do not use (enum, map, float, nested and
   }
 });
 
-test('avro reader: reading a table (manifest list, manifests, data) loads no avsc; the first write does', { timeout: 120_000 }, async () => {
+test('avro reader: reading a table (manifest list, manifests, data) loads no avsc; the first write does', { timeout: 600_000 }, async () => {
   const dir = path.join(work.dir, 'no-avsc');
   const lake = Lake.open(dir);
   const t = await lake.createTable({ namespace: ['a'], name: 't' }, rich);

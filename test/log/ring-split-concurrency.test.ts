@@ -48,7 +48,7 @@ function startAppender(root: string, stop: string, tag: string): { lines: () => 
   return { lines, waitLines, out: () => out, exited, err: () => err, kill: () => child.kill('SIGKILL') };
 }
 
-test('split: completes while another process appends back to back; every row once, no ring row in a source table after the switch', { timeout: 90_000 }, async (t) => {
+test('split: completes while another process appends back to back; every row once, no ring row in a source table after the switch', { timeout: 600_000 }, async (t) => {
   const s = scratch('mimir-split-conc-');
   let kill = (): void => undefined;
   try {
@@ -106,7 +106,7 @@ test('split: completes while another process appends back to back; every row onc
   }
 });
 
-test('unsplit: completes while another process appends back to back; every row once, no ring row in a ring table after the switch back', { timeout: 90_000 }, async (t) => {
+test('unsplit: completes while another process appends back to back; every row once, no ring row in a ring table after the switch back', { timeout: 600_000 }, async (t) => {
   const s = scratch('mimir-unsplit-conc-');
   let kill = (): void => undefined;
   try {

@@ -16,7 +16,7 @@ const item = (krate: string, qpath: string, body: string, o: { op?: string; line
   public_paths: qpath,
 });
 
-test('diff across a version bump: items matched by kind and path in each crate and target; a same-body new path is a rename', { timeout: 120_000 }, async () => {
+test('diff across a version bump: items matched by kind and path in each crate and target; a same-body new path is a rename', { timeout: 600_000 }, async () => {
   const s = scratch('mimir-diff-bump-');
   const log = await EventLog.open(path.join(s.dir, 'lake'));
   try {

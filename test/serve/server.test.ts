@@ -161,11 +161,17 @@ test('serve: a loopback server refuses a request addressed to another host name 
 test('serve: time limits — 504 when the answer is late (it is cached when done), 503 when no reader frees up in time', async () => {
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
-  const slow = await startServer({ lake: lake, port: 0, readers: 1, timeoutMs: 1500, testAfterPin: () => held });
+  // the second request is sent once the first holds the only reader (not after a delay a loaded machine may outlast)
+  let pinned!: () => void;
+  const holding = new Promise<void>((r) => (pinned = r));
+  const slow = await startServer({ lake: lake, port: 0, readers: 1, timeoutMs: 1500, testAfterPin: () => {
+    pinned();
+    return held;
+  } });
   try {
     const [late, queued] = await Promise.all([
       request(slow.url, '/api/def?path=regex::Regex::new'),
-      new Promise<Reply>((r) => setTimeout(() => r(request(slow.url, '/api/find?name=check')), 200)),
+      holding.then(() => request(slow.url, '/api/find?name=check')),
     ]);
     refused(late, 504, /not ready within the time limit \(1500 ms\); it is still being computed and will be cached/);
     refused(queued, 503, /no reader was free within the time limit \(1500 ms\): 1 answers in progress, 1 waiting; nothing was read/);
