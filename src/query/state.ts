@@ -7,6 +7,7 @@
 // is applied again here, so a lookup only has to be complete, never exact.
 // Read-only.
 import { and, eq, inList, type Expr } from '../lake/expr/expr.ts';
+import { filterPreempting } from '../lake/preempt.ts';
 import type { StateView } from '../log/state/view.ts';
 import { dstName } from '../log/state/schema.ts';
 import { COL_ID } from '../log/schema.ts';
@@ -66,10 +67,10 @@ export async function nodesMatching(
   if (col === 'name') {
     if (filter) {
       const parts = [filter, ...scope];
-      return (await view.nodes(parts.length === 1 ? parts[0] : and(...parts), NODE_HIT_COLUMNS)).filter((r) => test(str(r.name)));
+      return filterPreempting(await view.nodes(parts.length === 1 ? parts[0] : and(...parts), NODE_HIT_COLUMNS), (r) => test(str(r.name)));
     }
     // no filter: a scan of names (and ids) only, then the matches' rows
-    const hits = (await view.rows('code_nodes', scope.length === 0 ? undefined : and(...scope), ['name', 'id'])).filter((r) => test(str(r.name)));
+    const hits = await filterPreempting(await view.rows('code_nodes', scope.length === 0 ? undefined : and(...scope), ['name', 'id']), (r) => test(str(r.name)));
     if (hits.length === 0) return [];
     const names = [...new Set(hits.map((r) => r.name as string))];
     const ids = hits.map((r) => r.id as string);
@@ -80,7 +81,7 @@ export async function nodesMatching(
     if (f) parts.push(renameCol(f, 'qpath', 'key'));
     return parts.length === 1 ? parts[0]! : and(...parts);
   };
-  const keys = (await view.rows('code_keys', keyFilter(filter), ['key', 'id', 'name'])).filter((k) => test(str(k.key)));
+  const keys = await filterPreempting(await view.rows('code_keys', keyFilter(filter), ['key', 'id', 'name']), (k) => test(str(k.key)));
   const nodes = await nodesOf(view, keys);
   return scope.length === 0 ? nodes : nodes.filter((r) => scope.every((e) => holds(e, r)));
 }
