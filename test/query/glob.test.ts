@@ -8,12 +8,15 @@ import assert from 'node:assert/strict';
 import { scratch } from '../helpers.ts';
 import { find, nameMatcher } from '../../src/query/index.ts';
 import { answerFind } from '../../src/query/answer.ts';
-import { sampleLake, type Sample } from './sample.ts';
+import { node, sampleLake, type Sample } from './sample.ts';
 
 const work = scratch('mimir-glob-');
 let s: Sample;
+/** A long name, as large lakes have many: a RegExp of 40 `.*` never finishes on it. */
+const LONG = 'a_rather_long_function_name_that_goes_on_and_on_and_on';
 before(async () => {
   s = await sampleLake(work.dir);
+  await s.log.append('node', [node('alpha', 'alpha@0.1.0', 'a-long', `alpha::${LONG}`, { file: 'src/lib.rs', line: 40 })]);
 });
 after(() => {
   s?.log.close();
@@ -78,12 +81,14 @@ test(`find: ${STARS.length} stars and a literal on a real lake answer (none for 
   const hit = await find(s.log, `${STARS}eck`);
   assert.deepEqual(hit.hits.map((h) => h.qpath), ['beta::util::check']);
   await assert.rejects(answerFind(s.log, `${STARS}QQQQ`), /no item matches "\*{40}QQQQ"|no such item/);
+  assert.deepEqual((await find(s.log, `a${STARS}on`)).hits.map((h) => h.qpath), [`alpha::${LONG}`]);
   const pathHit = await find(s.log, `${STARS}::${STARS}new`);
   assert.deepEqual(pathHit.hits.map((h) => h.qpath), ['regex::regex::string::Regex::new']);
   // the matching itself, over every name the lake has (the reads above are not the question)
   const names = (await find(s.log, '*')).hits.map((h) => h.name ?? '');
   assert.ok(names.length >= 5, `${names.length} names`);
-  for (const glob of [`${STARS}QQQQ`, `${STARS}eck`]) {
+  assert.ok(names.includes(LONG));
+  for (const glob of [`${STARS}QQQQ`, `${STARS}eck`, `a${STARS}on`]) {
     const m = nameMatcher(glob);
     const t0 = performance.now();
     for (let i = 0; i < 100; i++) for (const n of names) m.test(n);

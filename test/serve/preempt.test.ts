@@ -12,15 +12,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { repoRoot, scratch } from '../helpers.ts';
 import { parseJson, type Json } from '../../src/lake/spec/json.ts';
-import { sampleLake } from '../query/sample.ts';
+import { node, sampleLake } from '../query/sample.ts';
 import { request, type Reply } from './http.ts';
 
 type Obj = { [k: string]: Json };
 const work = scratch('mimir-serve-preempt-');
 const lake = path.join(work.dir, 'lake');
 after(work.cleanup);
+/** A long name, as large lakes have many: a RegExp of 40 `.*` never finishes on it. */
+const LONG = 'a_rather_long_function_name_that_goes_on_and_on_and_on';
 before(async () => {
   const { log } = await sampleLake(lake);
+  await log.append('node', [node('alpha', 'alpha@0.1.0', 'a-long', `alpha::${LONG}`, { file: 'src/lib.rs', line: 40 })]);
   log.close();
 });
 
@@ -87,8 +90,10 @@ test('serve: a find of 40 stars and a literal answers, /api answers beside it, S
     const hit = await within(ANSWER_MS, 'the 40-star find that matches', request(s.url, `/api/find?name=${STARS}eck`));
     assert.equal(hit.status, 200, hit.text);
     assert.deepEqual((body(hit).hits as Obj[]).map((h) => h.qpath), ['beta::util::check']);
+    const long = await within(ANSWER_MS, 'the 40-star find of the long name', request(s.url, `/api/find?name=a${STARS}on`));
+    assert.deepEqual((body(long).hits as Obj[]).map((h) => h.qpath), [`alpha::${LONG}`]);
     assert.equal(await stop(s), 0);
-    assert.match(s.stderr(), /mimir serve: stopped \(SIGTERM\) after 3 requests/);
+    assert.match(s.stderr(), /mimir serve: stopped \(SIGTERM\) after 4 requests/);
   } finally {
     s.child.kill('SIGKILL');
   }
