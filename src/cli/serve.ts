@@ -2,11 +2,19 @@
 // the JSON HTTP API over the lake (src/serve/server.ts) until SIGINT or
 // SIGTERM. Prints the URL on stdout (`--json`: an object) once listening; a
 // host other than loopback gets a warning on stderr. `--access-log` prints a
-// line per request on stderr. Read-only.
+// line per request on stderr. Read-only. On SIGINT or SIGTERM it stops:
+// answers in flight are cancelled (their requests get a 503), connections
+// close within 2 s, and should anything still hold the process it exits
+// anyway after 5 s (a killed server's leases expire).
 import type { CommandSpec, Context } from './command.ts';
 import { UsageError, type Args } from './args.ts';
 import { openExistingLake, parseDuration } from './log/common.ts';
 import { DEFAULT_HOST, DEFAULT_PORT, isLoopback, startServer } from '../serve/server.ts';
+import { preempt } from '../lake/preempt.ts';
+
+/** How long connections may stay open after a stop signal, and how long until the process exits regardless (ms). */
+const CLOSE_GRACE_MS = 2_000;
+const EXIT_AFTER_MS = 5_000;
 
 export const command: CommandSpec = {
   usage: '[--host H] [--port N] [--timeout D] [--readers N] [--cache-mb N] [options]',
@@ -51,6 +59,7 @@ async function run(args: Args, ctx: Context): Promise<number> {
     onRequest: args.flag('access-log')
       ? (r) => ctx.out.err(`${r.method} ${r.url} ${r.status} ${r.ms.toFixed(1)}ms${r.cache ? ` ${r.cache}` : ''}${r.generation !== null ? ` g${r.generation}` : ''}`)
       : undefined,
+    testAfterPin: busyHook(),
   });
   if (ctx.json) await ctx.out.json({ url: server.url, host: server.host, port: server.port, lake: server.lakeRoot, generation: server.generation() });
   else await ctx.out.line(`mimir serve: listening on ${server.url} (lake ${server.lakeRoot}, generation ${server.generation()}); stop with Ctrl-C`);
@@ -59,7 +68,31 @@ async function run(args: Args, ctx: Context): Promise<number> {
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
   const s = server.stats();
-  await server.close();
+  const exit = setTimeout(() => {
+    ctx.out.err(`mimir serve: not stopped ${EXIT_AFTER_MS} ms after ${signal}; exiting (read leases expire by themselves)`);
+    process.exit(1);
+  }, EXIT_AFTER_MS);
+  exit.unref();
+  await server.close(CLOSE_GRACE_MS);
+  clearTimeout(exit);
   ctx.out.err(`mimir serve: stopped (${signal}) after ${s.requests} requests; cache ${s.cache.hits} hits, ${s.cache.misses} misses`);
   return 0;
+}
+
+/**
+ * Test hook (test/serve/preempt.test.ts), not documented: with
+ * MIMIR_TEST_BUSY_ANSWER_MS=N every question first computes for N ms in
+ * preempted steps, as a long scan of a large lake does.
+ */
+function busyHook(): (() => Promise<void>) | undefined {
+  const ms = Number(process.env.MIMIR_TEST_BUSY_ANSWER_MS ?? '');
+  if (!(ms > 0)) return undefined;
+  return async () => {
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      const step = Date.now() + 1;
+      while (Date.now() < step); // a millisecond of CPU, as decoding a page is
+      await preempt();
+    }
+  };
 }

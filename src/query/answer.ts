@@ -19,7 +19,7 @@ import { callees, refs, type EdgeKind } from './refs.ts';
 import { checkNodeKind, checkScope, inScope, isTestPlace, krateWhere, placer, UnknownNameError, type Placed, type Scope } from './scope.ts';
 import { fuzzyScore, didYouMean } from './suggest.ts';
 import { allNames, everHad, suggestPaths, unresolvedNamed } from './unknown.ts';
-import { hasGlob } from './read.ts';
+import { hasGlob } from './glob.ts';
 import { contextLines, SourceCache } from './source.ts';
 
 /** The version of each answer's JSON shape (schemas/<question>.schema.json); bump on any change to it. */

@@ -396,13 +396,22 @@ async function compare(a: EventLog, b: EventLog, repo: string | undefined, opts:
 /** A signature with its visibility words taken out (`pub(crate) fn f()` -> `fn f()`). */
 const bareSignature = (s: Value | undefined): string => (typeof s === 'string' ? s.replace(/^\s*pub(\s*\([^)]*\))?\s+/, '') : '');
 
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
-/** A signature with the item's own name replaced, for renames. */
+/**
+ * A signature with the item's own name replaced, for renames: its first
+ * occurrence as a whole word (no word character either side). A plain
+ * search, not a RegExp built from the name.
+ */
 function nameless(r: Row): string {
   const name = typeof r.name === 'string' ? r.name : '';
   const sig = bareSignature(r.signature);
-  return name === '' ? sig : sig.replace(new RegExp(`(^|[^\\w])${escape(name)}(?![\\w])`), '$1\u0000');
+  if (name === '') return sig;
+  for (let i = sig.indexOf(name); i >= 0; i = sig.indexOf(name, i + 1)) {
+    const end = i + name.length;
+    if ((i === 0 || !isWordChar(sig.charCodeAt(i - 1))) && (end === sig.length || !isWordChar(sig.charCodeAt(end)))) return `${sig.slice(0, i)}\u0000${sig.slice(end)}`;
+  }
+  return sig;
 }
 
 /** The edges out of an item, at offsets from its first line (calls and uses its body makes). */

@@ -10,7 +10,9 @@ import { eq, type Expr } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
 import { nodesMatching, stateNodeHit } from './state.ts';
 import { fuzzyScore } from './suggest.ts';
-import { allOf, byPlace, candidateIds, foldIds, globRegExp, hasGlob, nodeHit, prefixRange, readAt, scopeFilter, type NodeHit, type QueryOptions, type Row } from './read.ts';
+import { filterPreempting } from '../lake/preempt.ts';
+import { compileGlob, hasGlob } from './glob.ts';
+import { allOf, byPlace, candidateIds, foldIds, nodeHit, prefixRange, readAt, scopeFilter, type NodeHit, type QueryOptions, type Row } from './read.ts';
 
 export interface FindOptions extends QueryOptions {
   kind?: string;
@@ -36,8 +38,9 @@ export function nameMatcher(name: string, exact = false): { col: 'name' | 'qpath
   const col = name.includes('::') ? 'qpath' : 'name';
   if (exact) return { col, filter: eq(col, name), test: (v) => v === name };
   if (hasGlob(name)) {
-    const re = globRegExp(name);
-    return { col, filter: prefixRange(col, name), test: (v) => v !== null && re.test(v) };
+    // matched in linear time (glob.ts), never as a RegExp: `*` runs backtrack exponentially there
+    const glob = compileGlob(name);
+    return { col, filter: prefixRange(col, name), test: (v) => v !== null && glob.test(v) };
   }
   if (col === 'name') return { col, test: (v) => v !== null && fuzzyScore(name, v) !== null };
   const lower = name.toLowerCase();
@@ -60,7 +63,7 @@ export async function find(log: EventLog, name: string, opts: FindOptions = {}):
         (opts.repo === undefined || row.repo === opts.repo) &&
         (opts.krate === undefined || row.krate === opts.krate) &&
         m.test(typeof row[m.col] === 'string' ? (row[m.col] as string) : null);
-      const hits = rows.filter(keep).map(stateNodeHit);
+      const hits = (await filterPreempting(rows, keep)).map(stateNodeHit);
       hits.sort(byPlace((h) => h.qpath ?? ''));
       return { generation: r.generation, hits };
     }
@@ -69,7 +72,7 @@ export async function find(log: EventLog, name: string, opts: FindOptions = {}):
     const state = await foldIds(r, 'node', ids, scope);
     const keep = (row: Row): boolean =>
       (opts.kind === undefined || row.kind === opts.kind) && m.test(typeof row[m.col] === 'string' ? (row[m.col] as string) : null);
-    const hits = [...state.values()].filter(keep).map(nodeHit);
+    const hits = (await filterPreempting([...state.values()], keep)).map(nodeHit);
     hits.sort(byPlace((h) => h.qpath ?? ''));
     return { generation: r.generation, hits };
   }, opts.from);

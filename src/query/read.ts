@@ -17,6 +17,7 @@ import { generationOf, type AsOf } from './as-of.ts';
 import { and, inList, type Expr } from '../lake/expr/expr.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
 import { StateView } from '../log/state/view.ts';
+import { PREEMPT_ROWS, preempt } from '../lake/preempt.ts';
 import { COL_ID, COL_KRATE, COL_OP, COL_REPO, type Kind } from '../log/schema.ts';
 
 /** When to answer: a lake generation, or a time (the last generation committed at or before it). */
@@ -93,7 +94,11 @@ export async function candidateIds(r: ReadAt, kind: Kind, filter: Expr | undefin
       for (const v of idCol) ids.add(v as string);
       continue;
     }
-    for (const row of batchRows(b)) if (test.fn(row)) ids.add(row[COL_ID] as string);
+    let n = 0;
+    for (const row of batchRows(b)) {
+      if (++n % PREEMPT_ROWS === 0) await preempt();
+      if (test.fn(row)) ids.add(row[COL_ID] as string);
+    }
   }
   return ids;
 }
@@ -133,20 +138,7 @@ export function isLive(row: Row | undefined): row is Row {
   return row !== undefined && row[COL_OP] !== 'remove';
 }
 
-// ---- names and globs ---------------------------------------------------------
-
-export const hasGlob = (s: string): boolean => /[*?]/.test(s);
-
-/** A glob (`*` any run, `?` one character) as an anchored RegExp. */
-export function globRegExp(glob: string, flags = ''): RegExp {
-  let src = '';
-  for (const ch of glob) {
-    if (ch === '*') src += '.*';
-    else if (ch === '?') src += '.';
-    else src += ch.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${src}$`, flags);
-}
+// ---- names and globs (matching: glob.ts) ---------------------------------------
 
 /**
  * A range filter on `col` for the literal prefix of a glob (`Regex*` → `Regex`

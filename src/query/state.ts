@@ -7,6 +7,7 @@
 // is applied again here, so a lookup only has to be complete, never exact.
 // Read-only.
 import { and, eq, inList, type Expr } from '../lake/expr/expr.ts';
+import { filterPreempting } from '../lake/preempt.ts';
 import type { StateView } from '../log/state/view.ts';
 import { dstName } from '../log/state/schema.ts';
 import { COL_ID } from '../log/schema.ts';
@@ -49,6 +50,9 @@ export async function nodesOf(view: StateView, keys: Row[], columns = NODE_HIT_C
   return ids.map((id) => byId.get(id)).filter((r): r is Row => r !== undefined);
 }
 
+/** Above this many matches the second pass scans the scope again instead of looking them up by an IN list. */
+const MAX_IN_LIST = 2000;
+
 /**
  * Live nodes whose `col` (name or qpath) passes `test`, with `filter` (a
  * pushed-down form of the test, if any) and `scope` (kind, repo, krate).
@@ -66,11 +70,14 @@ export async function nodesMatching(
   if (col === 'name') {
     if (filter) {
       const parts = [filter, ...scope];
-      return (await view.nodes(parts.length === 1 ? parts[0] : and(...parts), NODE_HIT_COLUMNS)).filter((r) => test(str(r.name)));
+      return filterPreempting(await view.nodes(parts.length === 1 ? parts[0] : and(...parts), NODE_HIT_COLUMNS), (r) => test(str(r.name)));
     }
     // no filter: a scan of names (and ids) only, then the matches' rows
-    const hits = (await view.rows('code_nodes', scope.length === 0 ? undefined : and(...scope), ['name', 'id'])).filter((r) => test(str(r.name)));
+    const where = scope.length === 0 ? undefined : and(...scope);
+    const hits = await filterPreempting(await view.rows('code_nodes', where, ['name', 'id']), (r) => test(str(r.name)));
     if (hits.length === 0) return [];
+    // many matches (`*`, `*_new`): one more scan of the scope, not an IN list of them all (a row tests an IN list value by value)
+    if (hits.length > MAX_IN_LIST) return filterPreempting(await view.nodes(where, NODE_HIT_COLUMNS), (r) => test(str(r.name)));
     const names = [...new Set(hits.map((r) => r.name as string))];
     const ids = hits.map((r) => r.id as string);
     return view.nodes(and(inList('name', names), inList('id', ids)), NODE_HIT_COLUMNS);
@@ -80,7 +87,7 @@ export async function nodesMatching(
     if (f) parts.push(renameCol(f, 'qpath', 'key'));
     return parts.length === 1 ? parts[0]! : and(...parts);
   };
-  const keys = (await view.rows('code_keys', keyFilter(filter), ['key', 'id', 'name'])).filter((k) => test(str(k.key)));
+  const keys = await filterPreempting(await view.rows('code_keys', keyFilter(filter), ['key', 'id', 'name']), (k) => test(str(k.key)));
   const nodes = await nodesOf(view, keys);
   return scope.length === 0 ? nodes : nodes.filter((r) => scope.every((e) => holds(e, r)));
 }

@@ -3,7 +3,8 @@
 // one thread: more concurrent reads than a few add memory, not throughput.
 // A request past its deadline while still queued is dropped before it reads
 // anything (`QueueTimeout`, the server's 503); a full queue refuses at once
-// (`QueueFull`, also 503).
+// (`QueueFull`, also 503). Once closed (the server stopping) every waiting
+// request is refused with the reason given and new ones at once: none starts.
 export class QueueFull extends Error {}
 export class QueueTimeout extends Error {}
 
@@ -16,6 +17,7 @@ interface Waiter {
 export class Limiter {
   private running = 0;
   private readonly queue: Waiter[] = [];
+  private closedBy: Error | undefined;
 
   constructor(
     readonly slots: number,
@@ -32,6 +34,7 @@ export class Limiter {
   /** Run `fn` when a slot is free and `deadline` (epoch ms) has not passed. */
   run<T>(fn: () => Promise<T>, deadline: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      if (this.closedBy) return reject(this.closedBy);
       const start = (): void => {
         this.running++;
         fn().then(resolve, reject).finally(() => {
@@ -45,6 +48,12 @@ export class Limiter {
       }
       this.queue.push({ start, deadline, reject });
     });
+  }
+
+  /** Refuse every waiting request and any new one with `reason`; those running go on. */
+  close(reason: Error): void {
+    this.closedBy = reason;
+    for (const w of this.queue.splice(0)) w.reject(reason);
   }
 
   private next(): void {

@@ -14,7 +14,10 @@
 //
 // Limits: at most `readers` answers computed at once, `queue` more waiting;
 // a request has `timeoutMs` in all (503 if it never got a reader, 504 if its
-// answer was not ready; the answer still lands in the cache). URLs above
+// answer was not ready: its work is then cancelled, nothing is cached). The
+// limit can fire because reads let the event loop turn every few ms
+// (lake/preempt.ts): the lake's reads are synchronous, and a scan that never
+// yields would hold off every timer, connection and signal until it ends. URLs above
 // `maxUrlBytes` get 414, bodies above `maxBodyBytes` 413. Errors are JSON
 // `{"error": message, "status": code}`: 400 malformed question, 403 a
 // non-loopback Host on a loopback server (DNS rebinding), 404 unknown route
@@ -42,6 +45,7 @@ import { AsOfError, DiffRangeError, generationOf, type AsOf } from '../query/ind
 import { AnswerCache } from './cache.ts';
 import { enableReadCache } from '../lake/io/read-cache.ts';
 import { Limiter, QueueFull, QueueTimeout } from './limiter.ts';
+import { withinSignal } from '../lake/preempt.ts';
 import { lakeInfo } from './lake-info.ts';
 import { Pins } from './pins.ts';
 import { BadQuestion, QUESTION_PARAMS, ask, isQuestionName, parseAsOf, parseQuestion, questionKey, type Question } from './questions.ts';
@@ -102,7 +106,7 @@ export interface RunningServer {
   /** The catalog's pointer generation now. */
   generation(): bigint;
   stats(): ServerStats;
-  /** Stop accepting, let requests in flight finish (at most `graceMs`), release every lease, close the lake. */
+  /** Stop accepting, cancel the answers in flight (their requests get a 503), close connections after at most `graceMs`, release every lease, close the lake. */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -173,25 +177,36 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     }
   };
 
-  /** The answer body for `key`: from the cache, or computed by `fn` with a reader, within the deadline. */
+  /** Cancels of the computations in flight (close() cancels them all) and their ends (close() waits for them, briefly). */
+  const inFlight = new Map<AbortController, Promise<unknown>>();
+
+  /**
+   * The answer body for `key`: from the cache, or computed by `fn` with a
+   * reader, within the deadline. At the deadline the computation this request
+   * started is cancelled (its reads stop at their next step: lake/preempt.ts)
+   * and the request gets a 504; a request that joined another's computation
+   * gets the same outcome as that one.
+   */
   const answer = async (key: string, deadline: number, fn: () => Promise<unknown>): Promise<{ body: Buffer; hit: boolean }> => {
+    const cancel = new AbortController();
     const compute = (): Promise<Buffer> =>
       limiter.run(async () => {
         computing.add(key);
+        const work = withinSignal(cancel.signal, fn);
+        inFlight.set(cancel, work.catch(() => undefined));
         try {
-          return Buffer.from(stringifyJson(await fn()));
+          return Buffer.from(stringifyJson(await work));
         } finally {
           computing.delete(key);
+          inFlight.delete(cancel);
         }
       }, deadline);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        reject(
-          computing.has(key)
-            ? new HttpError(504, `the answer was not ready within the time limit (${timeoutMs} ms); it is still being computed and will be cached — retry shortly`)
-            : new HttpError(503, `no reader was free within the time limit (${timeoutMs} ms): ${limiter.active} answers in progress, ${limiter.waiting} waiting; nothing was read — retry later`),
-        );
+        const e = computing.has(key) ? overTime() : new HttpError(503, `no reader was free within the time limit (${timeoutMs} ms): ${limiter.active} answers in progress, ${limiter.waiting} waiting; nothing was read — retry later`);
+        cancel.abort(e);
+        reject(e);
       }, Math.max(0, deadline - Date.now()));
     });
     try {
@@ -200,6 +215,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       clearTimeout(timer);
     }
   };
+
+  const overTime = (): HttpError =>
+    new HttpError(
+      504,
+      `the answer was not ready within the time limit (${timeoutMs} ms): its work was stopped and nothing was cached — narrow the question (a longer literal part of the name, kind, repo or krate, a limit) or start the server with a longer --timeout`,
+    );
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<RequestLog> => {
     const t0 = performance.now();
@@ -337,16 +358,29 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     stats,
     close: (graceMs = 5_000) =>
       (closing ??= new Promise<void>((resolve) => {
+        // nothing new starts; what runs is cancelled and stops at its next step (its request gets a 503)
+        const stopping = new HttpError(503, 'the server is stopping: the answer was not computed — retry against a running server');
+        limiter.close(stopping);
+        const running = [...inFlight.values()];
+        for (const c of inFlight.keys()) c.abort(stopping);
         const force = setTimeout(() => server.closeAllConnections(), graceMs);
         force.unref();
-        server.close(() => {
+        let graceOver!: () => void;
+        const grace = setTimeout(() => graceOver(), graceMs);
+        let open = 2;
+        const closed = (): void => {
+          if (--open > 0) return;
           clearTimeout(force);
+          clearTimeout(grace);
           pins.close();
           log.close();
           lake.close();
           resolve();
-        });
+        };
+        server.close(closed);
         server.closeIdleConnections();
+        // the lake is closed only once the cancelled reads have stopped (or the grace is over)
+        void Promise.race([Promise.allSettled(running), new Promise<void>((r) => (graceOver = r))]).then(closed);
       })),
   };
 }

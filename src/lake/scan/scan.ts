@@ -12,6 +12,7 @@ import { fieldsById } from '../spec/schema.ts';
 import { planFiles, type FileTask, type PlanMetrics } from './plan.ts';
 import { DeleteCache, readTask, type ReadMetrics } from './read.ts';
 import { nameMappingOf, type NameMapping } from '../spec/name-mapping.ts';
+import { preempt } from '../preempt.ts';
 
 export interface ScanOptions {
   filter?: Expr;
@@ -100,7 +101,11 @@ export class TableScan {
     };
     for (const t of tasks) {
       const source = { file: t.file.filePath, sequenceNumber: t.dataSequenceNumber };
-      for await (const b of readTask(ctx, t)) yield { ...b, source };
+      for await (const b of readTask(ctx, t)) {
+        // reads are synchronous underneath: let the event loop turn (and cancelled work stop) between batches
+        await preempt();
+        yield { ...b, source };
+      }
     }
     if (trace) process.stderr.write(`scan ${this.metadata.location.split('/').slice(-1)[0]} ${JSON.stringify(this.filter, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).slice(0, 160)} plan ${tPlan.toFixed(1)} ms total ${(performance.now() - t0).toFixed(1)} ms ${JSON.stringify(this.metrics)}\n`);
   }
