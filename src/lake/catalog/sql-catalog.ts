@@ -37,6 +37,9 @@
 // holding every such move (at the time it was observed), so time travel by
 // generation reaches those states too.
 //
+// A catalog file that exists but is empty or not a SQLite database is never
+// written over, by any open (DamagedCatalogError names `mimir lake recover`).
+//
 // Read-only use: a read-only open writes nothing (no DDL, no lease, no sweep).
 // A reader open (`reader`: the questions) writes nothing at open either — no
 // pragma that writes, no DDL, no transaction, so no checkpoint owed at close
@@ -187,6 +190,43 @@ export class NamespaceNotEmptyError extends Error {
         `and ${children} child namespace(s) — not dropped`,
     );
     this.name = 'NamespaceNotEmptyError';
+  }
+}
+
+/**
+ * The catalog file exists but holds no catalog: it is empty, or not a SQLite
+ * database (truncated, overwritten, a failed copy). It is never written over:
+ * a new catalog there would take every table's files for orphans.
+ */
+export class DamagedCatalogError extends Error {
+  constructor(
+    readonly path: string,
+    found: string,
+  ) {
+    super(
+      `${path} is not a catalog: expected a SQLite database, found ${found}. Its tables' metadata files are what recovery needs: ` +
+        `run 'mimir lake recover --lake ${nodePath.dirname(path)}' to move it aside and re-register every table from its newest metadata — nothing written`,
+    );
+    this.name = 'DamagedCatalogError';
+  }
+}
+
+/** How long an empty catalog file may be a creator's in flight (it writes the header within milliseconds). */
+const EMPTY_FILE_WAIT_MS = 1000;
+
+/** Refuse an existing catalog file that is empty and stays so (another process creating it fills it at once). */
+function refuseEmptyFile(path: string): void {
+  const deadline = Date.now() + EMPTY_FILE_WAIT_MS;
+  for (;;) {
+    let size: number;
+    try {
+      size = statSync(path).size;
+    } catch {
+      return; // gone: the open below says so
+    }
+    if (size > 0) return;
+    if (Date.now() >= deadline) throw new DamagedCatalogError(path, 'an empty file (0 bytes)');
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
   }
 }
 
@@ -373,6 +413,7 @@ export class SqlCatalog {
     if (!existsSync(path) && !create) {
       throw new Error(`no catalog at ${path}: the file does not exist (opened with create=false or read-only)`);
     }
+    if (existsSync(path)) refuseEmptyFile(path);
     if (opts.reader === true && !readOnly && existsSync(path)) {
       const r = SqlCatalog.openReader(path, name);
       if (r) return r;
@@ -392,7 +433,7 @@ export class SqlCatalog {
         tables = listSqliteTables(db);
       } catch (e) {
         if (!readOnly && isReadOnlyError(e)) throw readOnlyCatalog(path, e);
-        throw new Error(`${path} is not a catalog: expected a SQLite database, found ${(e as Error).message}`);
+        throw new DamagedCatalogError(path, (e as Error).message);
       }
       if (!tables.has(T.tables)) {
         if (!create || tables.size > 0) {
