@@ -424,6 +424,7 @@ export class SqlCatalog {
       if (readOnly) ({ db, snapshotRead } = openReadOnly(path));
       else db = new Database(path, { fileMustExist: !create, timeout: BUSY_TIMEOUT_MS });
     } catch (e) {
+      if ((e as { code?: unknown }).code === 'SQLITE_NOTADB') throw new DamagedCatalogError(path, (e as Error).message);
       throw new Error(`cannot open catalog ${path}${readOnly ? ' read-only' : ''}: ${(e as Error).message}`);
     }
     try {
