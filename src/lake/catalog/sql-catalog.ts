@@ -211,21 +211,26 @@ export class DamagedCatalogError extends Error {
   }
 }
 
-/** How long an empty catalog file may be a creator's in flight (it writes the header within milliseconds). */
-const EMPTY_FILE_WAIT_MS = 1000;
+/**
+ * How young an empty catalog file may be a creator's in flight: a process
+ * creating a lake writes the header a few statements after SQLite made the
+ * file, so an empty file this young is waited on (a machine under heavy load
+ * may stall between them); an older one is refused at once.
+ */
+const EMPTY_FILE_GRACE_MS = 5000;
 
 /** Refuse an existing catalog file that is empty and stays so (another process creating it fills it at once). */
 function refuseEmptyFile(path: string): void {
-  const deadline = Date.now() + EMPTY_FILE_WAIT_MS;
+  const start = Date.now();
   for (;;) {
-    let size: number;
+    let st: { size: number; mtimeMs: number };
     try {
-      size = statSync(path).size;
+      st = statSync(path);
     } catch {
       return; // gone: the open below says so
     }
-    if (size > 0) return;
-    if (Date.now() >= deadline) throw new DamagedCatalogError(path, 'an empty file (0 bytes)');
+    if (st.size > 0) return;
+    if (Date.now() >= Math.min(st.mtimeMs, start) + EMPTY_FILE_GRACE_MS) throw new DamagedCatalogError(path, 'an empty file (0 bytes)');
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
   }
 }
