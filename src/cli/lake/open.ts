@@ -16,12 +16,16 @@ export function noteLake(ctx: Context, lake: Lake): void {
 }
 
 /**
- * The lakes inside `dir` (a folder that is not a lake), as a clause naming
- * the first ones and what to give --lake instead; '' when there are none.
+ * The lakes inside `dir` (a folder that is not a lake), else the lake around
+ * it, as a clause naming them and what to give --lake instead; '' when there
+ * is none.
  */
 export function nestedLakesHint(dir: string): string {
   const lakes = scanFolders(dir, 1).lakes;
-  if (lakes.length === 0) return '';
+  if (lakes.length === 0) {
+    const around = enclosingLake(dir);
+    return around === undefined ? '' : `; it lies inside the lake at ${around} — give --lake ${around} to use it`;
+  }
   const shown = lakes.slice(0, 3).join(', ') + (lakes.length > 3 ? ', …' : '');
   return `; it holds ${lakes.length === 1 ? 'the lake' : `${lakes.length} lakes`} ${shown} — give --lake ${lakes[0]} to use ${lakes.length === 1 ? 'it' : 'one'}`;
 }
