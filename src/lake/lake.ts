@@ -27,7 +27,7 @@ import { fileLocation, isRelativePath, relativeBaseOf } from './io/paths.ts';
 import { LakeFileIO } from './io/rooted.ts';
 import { readLakeSettings, type LakeSettings } from './settings.ts';
 import { CATALOG_FILE, SqlCatalog, identToString, type KeyChange, type TableIdent } from './catalog/sql-catalog.ts';
-import { findTableFolders } from './catalog/folders.ts';
+import { findTableFolders, nestedLakeOf } from './catalog/folders.ts';
 import { PROP_FORMER_ROOTS, PROP_LAKE_ROOT } from './catalog/schema.ts';
 import { isMissing } from './maintenance/reachable.ts';
 import type { PartitionField, Schema, SortOrder, TableMetadata } from './spec/types.ts';
@@ -307,6 +307,20 @@ export class Lake {
       `cannot create table ${identToString(ident)}: its folder ${this.io.local(location)} already holds ${files.length} metadata file(s) ` +
         `of a table this catalog never recorded (a lost or replaced catalog?); run 'mimir lake recover --lake ${this.root}' to register it — nothing created`,
     );
+  }
+
+  /**
+   * The folder of another lake (its own catalog.db or mimir.toml) inside this
+   * lake's folder that holds the table's current metadata, or undefined. Such
+   * a table is that lake's: its files move with that lake's catalog, not this
+   * one's, so maintenance here must leave it alone (a catalog that claims it
+   * was made by a recovery that did not know better).
+   */
+  otherLakeHolding(ident: TableIdent): string | undefined {
+    const p = this.catalog.loadTable(ident);
+    if (!p) return undefined;
+    const local = this.io.local(p.metadataLocation);
+    return nodePath.isAbsolute(local) ? nestedLakeOf(this.root, local) : undefined;
   }
 
   tableExists(ident: TableIdent): boolean {

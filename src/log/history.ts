@@ -125,6 +125,11 @@ export async function expireHistory(log: EventLog, id: TableIdent, opts: History
   const name = identToString(id);
   const { lake } = log;
   const dryRun = opts.dryRun === true;
+  const other = lake.otherLakeHolding(id);
+  if (other !== undefined) {
+    const skipped = `its files are in ${other}, a lake of its own (its own catalog): only that lake's gc may expire them`;
+    return { table: name, expired: [], deleted: [], metadataFiles: 0, protected: [], skipped };
+  }
   const run = async (): Promise<HistoryReport> => {
     // computed inside the commit: leases taken up to now (this commit's own included) are seen
     const protect = (await protectedSnapshots(lake, id)).get(name) ?? new Set<bigint>();

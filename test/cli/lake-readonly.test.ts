@@ -3,11 +3,13 @@
 // answers from `find`, `find --as-of`, `table scan`, `ring status` and `log
 // generations` as the lake's owner, each with the note that this reader takes
 // no lease; a write (`gc`) fails with exit 1 saying the lake is read-only, and
-// no file of the lake changes. Real `mimir` processes, real permissions.
+// no file of the lake changes; `state verify` and `gc --dry-run` succeed and
+// write nothing. Real `mimir` processes, real permissions.
 // Skipped, saying why, when this root process cannot start a process as uid
 // 65534 or that user cannot read the checkout (it could not run mimir).
 // And a read-only file system: the same lake bind-mounted read-only (when
-// this process may mount) answers the same to root, whom no mode bit stops.
+// this process may mount) answers the same to root, whom no mode bit stops,
+// and runs `state verify` and `gc --dry-run` the same.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
@@ -73,11 +75,32 @@ const QUESTIONS: string[][] = [
   ['log', 'generations', '--json'],
 ];
 
-/** The owner's answers to QUESTIONS, from a writable lake. */
+/** Commands that only look at the lake: they must work on a read-only one. */
+const READ_ONLY_CHECKS: string[][] = [
+  ['state', 'verify'],
+  ['gc', '--dry-run', '--retain', '0', '--json'],
+];
+
+/**
+ * A report without what may differ between runs: timings, and for gc what it
+ * would delete (the owner's run leases the generation it reads, which keeps
+ * its snapshots; a reader without write access takes no lease): the tables.
+ */
+const normalise = (out: string): string => {
+  if (out.startsWith('{')) {
+    const r = JSON.parse(out) as { tables: { table: string }[]; dryRun: boolean };
+    return JSON.stringify({ dryRun: r.dryRun, tables: r.tables.map((t) => t.table) });
+  }
+  return out.replace(/ in \d+ ms/g, ' in 0 ms');
+};
+
+/** The owner's answers to QUESTIONS and READ_ONLY_CHECKS, from a writable lake. */
 const expected: string[] = [];
+const expectedChecks: string[] = [];
 before(async () => {
   ok(await runCli(['ingest', path.join(repoRoot, 'samples', 'workspace'), '--repo', 'sample', '--with-deps'], { lake }), 'ingest');
   for (const q of QUESTIONS) expected.push(ok(await runCli(q, { lake }), q.join(' ')).stdout);
+  for (const c of READ_ONLY_CHECKS) expectedChecks.push(normalise(ok(await runCli(c, { lake }), c.join(' ')).stdout));
 });
 
 test('read-only: a chmod -R a-w lake read by another user answers queries, table scan, ring status and log generations', { skip: cannotDropPrivileges }, async () => {
@@ -89,6 +112,10 @@ test('read-only: a chmod -R a-w lake read by another user answers queries, table
     const r = ok(await runAsReader(q, lake), `${q.join(' ')} as a reader without write access`);
     assert.equal(r.stdout, expected[i], `${q.join(' ')}: same answer as the owner's`);
     assert.match(r.stderr, /note: the lake at .* is opened read-only.*takes no lease, so a gc running elsewhere cannot see it/, q.join(' '));
+  }
+  for (const [i, c] of READ_ONLY_CHECKS.entries()) {
+    const r = ok(await runAsReader(c, lake), `${c.join(' ')} as a reader without write access`);
+    assert.equal(normalise(r.stdout), expectedChecks[i], `${c.join(' ')}: same report as the owner's`);
   }
   const gc = await runAsReader(['gc', '--retain', '0'], lake);
   assert.equal(gc.code, 1, `gc on a read-only lake fails: ${gc.stderr}`);
@@ -114,6 +141,10 @@ test('read-only: a lake on a read-only file system answers root the same, writes
     // the same lake under another path: answers naming the lake folder name the mount point
     assert.equal(r.stdout.split(rofs).join(lake), expected[i], `${q.join(' ')}: same answer as from the writable lake`);
     assert.match(r.stderr, /note: the lake at .* is opened read-only.*takes no lease/, q.join(' '));
+  }
+  for (const [i, c] of READ_ONLY_CHECKS.entries()) {
+    const r = ok(await runCli(c, { lake: rofs }), `${c.join(' ')} on a read-only file system`);
+    assert.equal(normalise(r.stdout.split(rofs).join(lake)), expectedChecks[i], `${c.join(' ')}: same report as from the writable lake`);
   }
   const gc = await runCli(['gc', '--retain', '0'], { lake: rofs });
   assert.equal(gc.code, 1, `gc on a read-only file system fails: ${gc.stderr}`);

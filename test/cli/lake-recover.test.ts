@@ -60,7 +60,7 @@ test('lost catalog: commands refuse, lake recover restores every table and the a
   for (const f of ['catalog.db', 'catalog.db-wal', 'catalog.db-shm']) afterRecovery.delete(f);
   assert.deepEqual(afterRecovery, files, 'recovery wrote only the catalog: no file deleted, changed or added');
   for (const t of TABLES) assert.match(rec.stdout, new RegExp(`^mimir\\.${t}: registered .*metadata\\.json \\(version \\d+`, 'm'));
-  assert.match(rec.stderr, new RegExp(`registered ${TABLES.length} table\\(s\\), 0 already in the catalog, 0 without a valid metadata file; .*nothing deleted`));
+  assert.match(rec.stderr, new RegExp(`registered ${TABLES.length} table\\(s\\), 0 already in the catalog, 0 not recovered; .*nothing deleted`));
   assert.deepEqual(await reads(lake, TABLES), before, 'every answer as before the loss');
 
   const again = ok(await runCli(['ingest', sample, '--repo', 'sample', '--json'], { lake }), 'ingest after recovery');

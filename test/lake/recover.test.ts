@@ -5,7 +5,10 @@
 // the catalog are left alone; a lake moved before its catalog was lost
 // records the root its tables were written under and reads through it; a new
 // catalog is never created over table folders, and no table is created over a
-// folder holding a table the catalog never knew.
+// folder holding a table the catalog never knew. A catalog made over the lost
+// one (no table, the wrong root) and a garbage catalog file (moved aside) do
+// not stop recovery; a lake nested below the root, and tables a lake around
+// it registers, are never taken.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -121,4 +124,56 @@ test('recover: no table is created over a folder holding a table the catalog nev
   const r = await recoverCatalog(dir);
   assert.deepEqual(r.tables.map((t) => t.status), ['registered', 'registered']);
   assert.equal(localPath(r.tables[0]!.metadata!).startsWith(dir), true);
+});
+
+test('recover: a catalog made over the lost one (no table, the copy\'s root recorded) and a garbage catalog file both give way to every table', async () => {
+  const original = await twoTables();
+  const copy = path.join(work.dir, `lake-${counter++}`);
+  cpSync(original, copy, { recursive: true });
+  loseCatalog(copy);
+  // what a command made before it refused: an empty catalog recording the copy as its root
+  const made = SqlCatalog.open(copy, { create: true });
+  made.setProperty(PROP_LAKE_ROOT, copy);
+  made.close();
+  const r = await recoverCatalog(copy);
+  assert.deepEqual(r.tables.map((t) => [t.table, t.status]), [['r.a', 'registered'], ['r.deep.b', 'registered']], r.tables.map((t) => t.reason).join('; '));
+  assert.equal(r.recordedRoot, original, 'the root the tables were written under, mapped onto the copy');
+  let lake = Lake.open(copy);
+  assert.equal(await rowsOf(lake, A), 30);
+  lake.close();
+
+  loseCatalog(copy);
+  writeFileSync(path.join(copy, 'catalog.db'), 'not a database at all\n'.repeat(100));
+  assert.throws(() => Lake.open(copy), /catalog\.db is not a catalog: expected a SQLite database.*mimir lake recover --lake/);
+  const again = await recoverCatalog(copy);
+  assert.match(again.damagedMovedTo ?? '', /catalog\.db\.damaged-\d{8}T\d{6}Z$/);
+  assert.equal(readFileSync(again.damagedMovedTo!, 'utf8'), 'not a database at all\n'.repeat(100), 'the damaged bytes kept aside');
+  assert.equal(again.tables.filter((t) => t.status === 'registered').length, 2);
+  lake = Lake.open(copy);
+  assert.equal(await rowsOf(lake, B), 15);
+  lake.close();
+});
+
+test('recover: a lake nested below the root is left alone, and tables a lake around the root registers are not taken', async () => {
+  const outer = path.join(work.dir, `outer-${counter++}`);
+  const inner = path.join(outer, 'inner');
+  const lake = Lake.open(inner);
+  await (await lake.createTable(A, schema)).append([batch('a', 0, 10)]);
+  lake.close();
+  await assert.rejects(recoverCatalog(outer), /no table folders under .*inner is a lake of its own .*give --lake .*inner to use or recover it — nothing to recover, nothing written/);
+  assert.deepEqual(readdirSync(outer), ['inner'], 'no catalog written at the outer folder');
+
+  // the inner lake loses its catalog while the outer one (made by an older recover) claims its table
+  const claim = SqlCatalog.open(outer, { create: true });
+  const pointer = SqlCatalog.open(inner, { readOnly: true });
+  const loc = pointer.loadTable(A)!.metadataLocation;
+  pointer.close();
+  claim.createNamespace(['inner', 'r']);
+  claim.commit([{ ident: { namespace: ['inner', 'r'], name: 'a' }, expected: null, next: loc }], 'an older recover at the outer folder');
+  claim.close();
+  loseCatalog(inner);
+  const r = await recoverCatalog(inner);
+  assert.equal(r.tables.length, 1);
+  assert.equal(r.tables[0]!.status, 'unrecoverable');
+  assert.match(r.tables[0]!.reason ?? '', /the catalog .*outer-\d+\/catalog\.db registers it as inner\.r\.a: it is that lake's table/);
 });

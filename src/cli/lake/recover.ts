@@ -1,7 +1,9 @@
 // `mimir lake recover [--dry-run] [--use TABLE=FILE …]`: a lake whose
-// catalog.db was lost (deleted, or replaced by an empty one) gets every table
-// folder re-registered from its newest valid metadata file
-// (src/lake/catalog/recover.ts). Prints one line per table — what was found,
+// catalog.db was lost (deleted, emptied or otherwise damaged: the damaged file
+// is moved aside as catalog.db.damaged-<time>) gets every table folder
+// re-registered from its newest valid metadata file
+// (src/lake/catalog/recover.ts). A lake inside the folder (its own catalog)
+// is left alone and named. Prints one line per table — what was found,
 // what was taken, what newer files were passed over and why — then the
 // one-line report; exit 1 when some table folder could not be recovered.
 // Nothing is deleted; commands that would have created a new catalog over the
@@ -17,6 +19,8 @@ export const command: CommandSpec = {
     'For each folder <namespace>/<table>/ with metadata files: the highest version whose file parses, names',
     'this folder as its location and whose current snapshot\'s manifest list exists is registered, as',
     "Iceberg's register_table does. Tables already in the catalog are left alone. Nothing is deleted.",
+    'An empty or damaged catalog.db is moved aside (catalog.db.damaged-<time>) first. A folder below holding',
+    "a lake of its own (its catalog.db or mimir.toml) is not searched: recover it with --lake at that folder.",
     'The lake\'s generation history starts again: --as-of older generations no longer reads.',
   ].join('\n'),
   positionals: [],

@@ -3,7 +3,8 @@
 // src/log/history.ts) and remove orphan files, keeping what live pins
 // and commits in flight read (src/log/gc.ts). Prints the report's one-line
 // form (a dry run also lists each file it would delete), or with --json the
-// report (snapshot ids as JSON integers).
+// report (snapshot ids as JSON integers). A dry run writes nothing and works
+// on a read-only lake.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { DEFAULT_RETAIN_MS, formatGcReport, gc, type GcOptions } from '../../log/gc.ts';
@@ -39,7 +40,8 @@ async function run(args: Args, ctx: Context): Promise<void> {
   if (keepLast !== undefined) opts.keepLast = keepLast;
   const keepSnapshots = args.count('keep-snapshots');
   if (keepSnapshots !== undefined) opts.keepSnapshots = keepSnapshots;
-  const open = await openLog(ctx);
+  // a dry run only reads: a lake this process cannot write is examined the same, nothing written
+  const open = await openLog(ctx, opts.dryRun ? { readOnly: 'auto', reader: true } : {});
   try {
     const report = await withProgress(ctx.out, opts.dryRun ? 'gc (dry run)' : 'gc', () => gc(open.log, opts));
     if (ctx.json) {

@@ -1,6 +1,7 @@
 // `mimir state verify [--generation G]`: compare the serving state tables with
 // a fold of the event log, per table and (repo, krate): counts and digests —
-// src/log/state/verify.ts. Exit 1 naming each difference.
+// src/log/state/verify.ts. Exit 1 naming each difference. Read-only: it works
+// on a lake this process cannot write, and writes nothing but its pins' leases.
 import type { CommandSpec, Context } from '../command.ts';
 import { UsageError, type Args } from '../args.ts';
 import { formatVerifyReport, verifyState } from '../../log/state/verify.ts';
@@ -18,7 +19,8 @@ export const command: CommandSpec = {
 async function run(args: Args, ctx: Context): Promise<number> {
   const gv = args.value('generation');
   if (gv !== undefined && !/^\d+$/.test(gv)) throw new UsageError(`--generation: expected a generation number, found "${gv}"`, args.commandPath);
-  const open = await openLog(ctx);
+  // it only reads: a lake this process cannot write is verified the same (nothing written, no lease)
+  const open = await openLog(ctx, { readOnly: 'auto', reader: true });
   try {
     const r = await withProgress(ctx.out, 'verifying the state tables', () => verifyState(open.log, gv === undefined ? {} : { generation: BigInt(gv) }));
     if (ctx.json) await ctx.out.json(r);

@@ -11,17 +11,32 @@
 //
 // The recorded root (catalog property `lake.root`) is the root the tables'
 // locations agree on, so a lake that was moved before its catalog was lost
-// still maps its paths onto the folder it is opened at.
+// still maps its paths onto the folder it is opened at. A catalog that holds
+// no table yet (one a command made over the lost one before it learned to
+// refuse) records no authority: its root is taken from the tables too.
 //
-// Invariant: nothing is deleted or rewritten — recovery writes the catalog
-// only (tables already registered are left as they are), in one commit, so a
-// crash leaves either no table or all of them registered, and rerunning it
-// finishes the job. The lake's generation history starts again at the
-// recovery: reads as of older generations are no longer possible.
-import { existsSync } from 'node:fs';
+// Never another lake's tables: a lake folder below the root (its own
+// catalog.db or mimir.toml) is not searched — it is reported, and recovered
+// with --lake at that folder — and a table folder that the catalog of a lake
+// around the root registers is that lake's, reported and left out.
+//
+// A damaged catalog file (empty, or not a SQLite database) is moved aside,
+// renamed `catalog.db.damaged-<time>` (its -wal and -shm with it), and a new
+// catalog is built: moving rather than rebuilding in place keeps the damaged
+// bytes for whoever wants to look at them, and the rename is atomic, so a
+// crash leaves either the damaged file or no catalog.db at all — both of which
+// a rerun recovers.
+//
+// Invariant: no table file is deleted or rewritten — recovery writes the
+// catalog only (tables already registered are left as they are), in one
+// commit, so a crash leaves either no table or all of them registered, and
+// rerunning it finishes the job. The lake's generation history starts again
+// at the recovery: reads as of older generations are no longer possible.
+import { existsSync, renameSync } from 'node:fs';
 import * as nodePath from 'node:path';
-import { CATALOG_FILE, SqlCatalog, identToString, type TableChange, type TableIdent } from './sql-catalog.ts';
-import { findTableFolders, type TableFolder } from './folders.ts';
+import { CATALOG_FILE, DamagedCatalogError, SqlCatalog, identToString, type TableChange, type TableIdent } from './sql-catalog.ts';
+import { enclosingLake, scanFolders, type TableFolder } from './folders.ts';
+import { defaultResolver } from '../io/fileio.ts';
 import { PROP_LAKE_ROOT } from './schema.ts';
 import { LakeFileIO } from '../io/rooted.ts';
 import { localPath } from '../io/paths.ts';
@@ -61,6 +76,10 @@ export interface RecoverReport {
   recordedRoot: string;
   /** Whether a new catalog file was created (or would be). */
   createdCatalog: boolean;
+  /** Where a damaged catalog file was moved (or, dry run, would be), when there was one. */
+  damagedMovedTo?: string;
+  /** Lakes of their own below the root (their own catalog): not searched, not recovered here. */
+  nestedLakes: string[];
   tables: RecoveredTable[];
   /** The catalog generation after recovery (unchanged on a dry run or when nothing was registered). */
   generation: bigint;
@@ -73,8 +92,10 @@ export function formatRecoverReport(r: RecoverReport): string {
   const verb = r.dryRun ? 'would register' : 'registered';
   return (
     `lake recover${r.dryRun ? ' (dry run)' : ''}: ${verb} ${n('registered')} table(s), ${n('already')} already in the catalog, ` +
-    `${n('unrecoverable')} without a valid metadata file; root ${r.recordedRoot}` +
+    `${n('unrecoverable')} not recovered; root ${r.recordedRoot}` +
     (r.recordedRoot !== r.root ? ` (mapped onto ${r.root})` : '') +
+    (r.damagedMovedTo ? `; the damaged catalog file ${r.dryRun ? 'would be' : 'was'} moved to ${r.damagedMovedTo}` : '') +
+    (r.nestedLakes.length > 0 ? `; left alone ${r.nestedLakes.length} lake(s) of their own inside it: ${r.nestedLakes.join(', ')}` : '') +
     `; generation ${r.generation}; nothing deleted in ${r.ms} ms`
   );
 }
@@ -137,21 +158,87 @@ async function examine(folder: TableFolder, root: string, use: string | undefine
   return { chosen: valid[0], rejected, sameVersion: valid.slice(1).map((c) => c.name) };
 }
 
-/** Re-register the table folders under `root` in its catalog (created when absent). */
+/** Where a damaged catalog file goes: `catalog.db.damaged-<UTC time>`, a free name. */
+function damagedName(catalogFile: string): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  for (let i = 0; ; i++) {
+    const p = `${catalogFile}.damaged-${stamp}${i === 0 ? '' : `-${i}`}`;
+    if (!existsSync(p)) return p;
+  }
+}
+
+/** Whether the catalog file at `file` is damaged (empty or not SQLite); other failures to open are thrown. */
+function isDamaged(root: string): boolean {
+  try {
+    SqlCatalog.open(root, { create: false, readOnly: true }).close();
+    return false;
+  } catch (e) {
+    if (e instanceof DamagedCatalogError) return true;
+    throw e;
+  }
+}
+
+/** Move a damaged catalog file (and its -wal, -shm) aside; returns where it went. */
+function moveAside(catalogFile: string): string {
+  const to = damagedName(catalogFile);
+  for (const suffix of ['-wal', '-shm']) if (existsSync(catalogFile + suffix)) renameSync(catalogFile + suffix, to + suffix);
+  renameSync(catalogFile, to);
+  return to;
+}
+
+/**
+ * Table folders under `root` that the catalog of a lake around it registers
+ * (folder -> "the catalog X registers it as T"): they are that lake's.
+ */
+function claimedByEnclosingLakes(root: string): Map<string, string> {
+  const claimed = new Map<string, string>();
+  for (let around = enclosingLake(root); around !== undefined; around = enclosingLake(around)) {
+    if (!existsSync(nodePath.join(around, CATALOG_FILE))) continue;
+    let other: SqlCatalog;
+    try {
+      other = SqlCatalog.open(around, { create: false, readOnly: true });
+    } catch {
+      continue; // not readable as a catalog: it registers nothing we can see
+    }
+    try {
+      const recorded = other.property(PROP_LAKE_ROOT);
+      for (const ident of other.listAllTables()) {
+        const loc = other.loadTable(ident)?.metadataLocation;
+        if (!loc) continue;
+        let local = nodePath.normalize(defaultResolver(loc));
+        if (recorded !== undefined && local.startsWith(recorded.replace(/\/+$/, '') + nodePath.sep)) local = nodePath.join(around, local.slice(recorded.replace(/\/+$/, '').length));
+        const folder = nodePath.dirname(nodePath.dirname(local)); // <table>/metadata/<file>
+        if (!claimed.has(folder)) claimed.set(folder, `the catalog ${other.path} registers it as ${identToString(ident)}: it is that lake's table`);
+      }
+    } finally {
+      other.close();
+    }
+  }
+  return claimed;
+}
+
+/** Re-register the table folders under `root` in its catalog (created when absent, or when damaged: moved aside first). */
 export async function recoverCatalog(rootDir: string, opts: RecoverOptions = {}): Promise<RecoverReport> {
   const t0 = Date.now();
   const root = nodePath.resolve(rootDir);
   const dryRun = opts.dryRun === true;
-  const folders = findTableFolders(root);
+  const { tables: folders, lakes: nestedLakes } = scanFolders(root);
   if (folders.length === 0) {
-    throw new Error(`no table folders under ${root} (a folder <namespace>/<table>/metadata/ holding *.metadata.json files) — nothing to recover, nothing written`);
+    const nested = nestedLakes.length > 0
+      ? `; ${nestedLakes.join(', ')} ${nestedLakes.length === 1 ? 'is a lake' : 'are lakes'} of its own (own ${CATALOG_FILE} or mimir.toml), left alone: give --lake ${nestedLakes[0]} to use or recover it`
+      : '';
+    throw new Error(`no table folders under ${root} (a folder <namespace>/<table>/metadata/ holding *.metadata.json files)${nested} — nothing to recover, nothing written`);
   }
   const catalogFile = nodePath.join(root, CATALOG_FILE);
-  const createdCatalog = !existsSync(catalogFile);
+  let damagedMovedTo: string | undefined;
+  if (existsSync(catalogFile) && isDamaged(root)) damagedMovedTo = dryRun ? damagedName(catalogFile) : moveAside(catalogFile);
+  const createdCatalog = !existsSync(catalogFile) || (dryRun && damagedMovedTo !== undefined);
+  const claimed = claimedByEnclosingLakes(root);
   let catalog: SqlCatalog | undefined;
   if (!createdCatalog || !dryRun) catalog = SqlCatalog.open(root, { create: true, readOnly: dryRun });
   try {
-    const recorded = catalog?.property(PROP_LAKE_ROOT);
+    // a catalog without tables records no authority on the root (one made over the lost catalog, say)
+    const recorded = catalog && catalog.listAllTables().length > 0 ? catalog.property(PROP_LAKE_ROOT) : undefined;
     const tables: RecoveredTable[] = [];
     const chosen: { ident: TableIdent; t: RecoveredTable; c: Candidate }[] = [];
     for (const folder of folders) {
@@ -166,6 +253,11 @@ export async function recoverCatalog(rootDir: string, opts: RecoverOptions = {})
       if (catalog?.loadTable(ident)) {
         t.status = 'already';
         t.metadata = catalog.loadTable(ident)!.metadataLocation;
+        continue;
+      }
+      const owner = claimed.get(folder.dir);
+      if (owner !== undefined) {
+        t.reason = owner;
         continue;
       }
       const r = await examine(folder, root, opts.use?.get(name));
@@ -199,7 +291,7 @@ export async function recoverCatalog(rootDir: string, opts: RecoverOptions = {})
       if (changes.length > 0) generation = catalog.commit(changes, `recover ${changes.length} table(s) from their metadata files`);
       if (recorded === undefined) catalog.setProperty(PROP_LAKE_ROOT, recordedRoot);
     }
-    return { root, recordedRoot, createdCatalog, tables, generation, dryRun, ms: Date.now() - t0 };
+    return { root, recordedRoot, createdCatalog, ...(damagedMovedTo ? { damagedMovedTo } : {}), nestedLakes, tables, generation, dryRun, ms: Date.now() - t0 };
   } finally {
     catalog?.close();
   }

@@ -37,6 +37,9 @@
 // holding every such move (at the time it was observed), so time travel by
 // generation reaches those states too.
 //
+// A catalog file that exists but is empty or not a SQLite database is never
+// written over, by any open (DamagedCatalogError names `mimir lake recover`).
+//
 // Read-only use: a read-only open writes nothing (no DDL, no lease, no sweep).
 // A reader open (`reader`: the questions) writes nothing at open either — no
 // pragma that writes, no DDL, no transaction, so no checkpoint owed at close
@@ -187,6 +190,48 @@ export class NamespaceNotEmptyError extends Error {
         `and ${children} child namespace(s) — not dropped`,
     );
     this.name = 'NamespaceNotEmptyError';
+  }
+}
+
+/**
+ * The catalog file exists but holds no catalog: it is empty, or not a SQLite
+ * database (truncated, overwritten, a failed copy). It is never written over:
+ * a new catalog there would take every table's files for orphans.
+ */
+export class DamagedCatalogError extends Error {
+  constructor(
+    readonly path: string,
+    found: string,
+  ) {
+    super(
+      `${path} is not a catalog: expected a SQLite database, found ${found}. Its tables' metadata files are what recovery needs: ` +
+        `run 'mimir lake recover --lake ${nodePath.dirname(path)}' to move it aside and re-register every table from its newest metadata — nothing written`,
+    );
+    this.name = 'DamagedCatalogError';
+  }
+}
+
+/**
+ * How young an empty catalog file may be a creator's in flight: a process
+ * creating a lake writes the header a few statements after SQLite made the
+ * file, so an empty file this young is waited on (a machine under heavy load
+ * may stall between them); an older one is refused at once.
+ */
+const EMPTY_FILE_GRACE_MS = 5000;
+
+/** Refuse an existing catalog file that is empty and stays so (another process creating it fills it at once). */
+function refuseEmptyFile(path: string): void {
+  const start = Date.now();
+  for (;;) {
+    let st: { size: number; mtimeMs: number };
+    try {
+      st = statSync(path);
+    } catch {
+      return; // gone: the open below says so
+    }
+    if (st.size > 0) return;
+    if (Date.now() >= Math.min(st.mtimeMs, start) + EMPTY_FILE_GRACE_MS) throw new DamagedCatalogError(path, 'an empty file (0 bytes)');
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
   }
 }
 
@@ -373,6 +418,7 @@ export class SqlCatalog {
     if (!existsSync(path) && !create) {
       throw new Error(`no catalog at ${path}: the file does not exist (opened with create=false or read-only)`);
     }
+    if (existsSync(path)) refuseEmptyFile(path);
     if (opts.reader === true && !readOnly && existsSync(path)) {
       const r = SqlCatalog.openReader(path, name);
       if (r) return r;
@@ -383,6 +429,7 @@ export class SqlCatalog {
       if (readOnly) ({ db, snapshotRead } = openReadOnly(path));
       else db = new Database(path, { fileMustExist: !create, timeout: BUSY_TIMEOUT_MS });
     } catch (e) {
+      if ((e as { code?: unknown }).code === 'SQLITE_NOTADB') throw new DamagedCatalogError(path, (e as Error).message);
       throw new Error(`cannot open catalog ${path}${readOnly ? ' read-only' : ''}: ${(e as Error).message}`);
     }
     try {
@@ -392,7 +439,7 @@ export class SqlCatalog {
         tables = listSqliteTables(db);
       } catch (e) {
         if (!readOnly && isReadOnlyError(e)) throw readOnlyCatalog(path, e);
-        throw new Error(`${path} is not a catalog: expected a SQLite database, found ${(e as Error).message}`);
+        throw new DamagedCatalogError(path, (e as Error).message);
       }
       if (!tables.has(T.tables)) {
         if (!create || tables.size > 0) {

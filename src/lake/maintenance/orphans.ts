@@ -22,8 +22,11 @@
 // LEASE_SLACK_MS) and than the `protect()` time, and (4) its name is one Mimir
 // writes (names.ts) inside the table's `metadata/` or `data/` folder: any other
 // file found there is a stranger's, listed in the report and never deleted. A
-// table whose metadata cannot be read, or whose location is outside the lake,
-// is reported and nothing under its location is touched. The catalog file and
+// table whose metadata cannot be read, whose location is outside the lake, or
+// whose files lie in another lake nested in this one's folder (its own
+// catalog.db or mimir.toml: that lake's table, which a catalog here claims by
+// mistake), is reported and nothing under its location is touched; nor is any
+// file inside a nested lake, whichever table's folder it is listed under. The catalog file and
 // `version-hint.text` files are never deleted.
 //
 // Crash story: it only deletes files nothing references, one at a time; a
@@ -34,6 +37,7 @@ import type { TableIdent } from '../catalog/sql-catalog.ts';
 import { identToString } from '../catalog/sql-catalog.ts';
 import { FileSet, ReachabilityWalker, allReached, pathKey } from './reachable.ts';
 import { isMimirFile } from './names.ts';
+import { nestedLakeOf } from '../catalog/folders.ts';
 
 export interface OrphanOptions {
   /** Only files whose mtime is older than now − this are deleted; 0 = any age (leases and `protect` still apply). */
@@ -133,6 +137,12 @@ export async function removeOrphanFiles(lake: Lake, opts: OrphanOptions): Promis
     const name = identToString(ident);
     const p = lake.catalog.loadTable(ident);
     if (!p) continue;
+    const other = lake.otherLakeHolding(ident);
+    if (other !== undefined) {
+      skipped.push({ table: name, reason: `its files are in ${other}, a lake of its own (its own catalog): only that lake's gc may remove them` });
+      blocked.push(pathKey(p.metadataLocation), pathKey(nodePath.posix.dirname(nodePath.posix.dirname(pathKey(p.metadataLocation)))));
+      continue;
+    }
     try {
       const r = await reachTable(lake, ident, p.metadataLocation, since);
       reachable.addAll(r.files);
@@ -215,6 +225,16 @@ export async function removeOrphanFiles(lake: Lake, opts: OrphanOptions): Promis
     }
   }
 
+  // a lake inside a table's folder keeps its own files (folders checked once each)
+  const nestedByDir = new Map<string, boolean>();
+  const inNestedLake = (path: string): boolean => {
+    const local = lake.io.local(path);
+    if (!nodePath.isAbsolute(local)) return false;
+    const dir = nodePath.dirname(local);
+    let v = nestedByDir.get(dir);
+    if (v === undefined) nestedByDir.set(dir, (v = nestedLakeOf(lake.root, dir) !== undefined));
+    return v;
+  };
   const cutoff = Math.min(horizon, ...keepAfter);
   const deleted: string[] = [];
   const strangers: string[] = [];
@@ -226,6 +246,7 @@ export async function removeOrphanFiles(lake: Lake, opts: OrphanOptions): Promis
       continue;
     }
     if (blocked.some((b) => within(c.key, b) || within(b, c.key)) || c.table.failed) continue;
+    if (inNestedLake(c.path)) continue;
     if (!c.mimir) strangers.push(c.path);
     else if (c.mtimeMs >= horizon) young++;
     else if (c.mtimeMs >= cutoff) inFlight++;
