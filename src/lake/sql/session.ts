@@ -22,6 +22,8 @@ import type { FileIO } from '../io/fileio.ts';
 import { decodedLocalPath } from '../io/paths.ts';
 import type { SnapshotSelector, Table } from '../table/table.ts';
 import { displayValue } from '../spec/values.ts';
+import type { Value } from '../spec/types.ts';
+import { nameMappingOf } from '../spec/name-mapping.ts';
 import { stringifyJson } from '../spec/json.ts';
 import { quoteIdent, quoteString, viewSelect, type ViewInput } from './view.ts';
 
@@ -45,7 +47,7 @@ function localFile(io: FileIO, path: string): string {
 /** What a view of `table` at `sel` reads: the view input and every local file it names. */
 export async function viewInputOf(table: Table, sel: SnapshotSelector = {}): Promise<{ input: ViewInput; files: string[]; snapshotId?: bigint }> {
   const scan = table.scan(sel);
-  const input: ViewInput = { schema: scan.schema, data: [], positionDeletes: [], equalityDeletes: [] };
+  const input: ViewInput = { schema: scan.schema, data: [], positionDeletes: [], equalityDeletes: [], ...(nameMappingOf(table.properties) ? { byName: true } : {}) };
   if (!scan.snapshot) return { input, files: [] };
   const specs = new Map(table.metadata.partitionSpecs.map((s) => [s.specId, s]));
   const files: string[] = [];
@@ -56,7 +58,13 @@ export async function viewInputOf(table: Table, sel: SnapshotSelector = {}): Pro
     const local = localFile(table.io, f.file.filePath);
     files.push(local);
     const partitionKey = `${f.specId}:${stringifyJson(f.file.partition.map((v) => (v instanceof Uint8Array ? [...v] : v)))}`;
-    if (f.file.content === 0) input.data.push({ local, uri: f.file.filePath, seq: f.sequenceNumber, partitionKey });
+    if (f.file.content === 0) {
+      const identity = new Map<number, Value>();
+      specs.get(f.specId)?.fields.forEach((pf, i) => {
+        if (pf.transform.kind === 'identity') identity.set(pf.sourceId, f.file.partition[i] ?? null);
+      });
+      input.data.push({ local, uri: f.file.filePath, seq: f.sequenceNumber, partitionKey, ...(identity.size > 0 ? { identity } : {}) });
+    }
     else if (f.file.content === 1) input.positionDeletes.push({ local, seq: f.sequenceNumber });
     else {
       const unpartitioned = (specs.get(f.specId)?.fields.length ?? 0) === 0;
@@ -93,6 +101,9 @@ export interface ViewName {
   schema?: string;
   name: string;
 }
+
+/** First words of statements that only read (SELECT and its DuckDB spellings). */
+const READ_WORDS = new Set(['SELECT', 'WITH', 'FROM', 'VALUES', 'TABLE', 'EXPLAIN', 'DESCRIBE', 'SUMMARIZE', 'SHOW', 'PIVOT', 'UNPIVOT']);
 
 export class SqlSession {
   private readonly allowed = new Set<string>();
@@ -142,6 +153,11 @@ export class SqlSession {
   private async prepareRead(sql: string) {
     const stmts = await this.conn.extractStatements(sql);
     if (stmts.count !== 1) throw new SqlRefusedError(`expected one SQL statement, found ${stmts.count}; nothing run`);
+    // the first word, before DuckDB binds the statement (a COPY or ATTACH would be refused only later, by the file-access check)
+    const word = /^[\s(]*([A-Za-z]+)/.exec(sql.replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, ' '))?.[1]?.toUpperCase() ?? '';
+    if (!READ_WORDS.has(word)) {
+      throw new SqlRefusedError(`only a SELECT (or EXPLAIN) statement is run, over read-only views; this one starts with ${word || 'nothing'} — nothing run (the lake is never written; write a result with --out FILE.parquet)`);
+    }
     const p = await stmts.prepare(0);
     const t = p.statementType;
     if (t !== StatementType.SELECT && t !== StatementType.EXPLAIN) {

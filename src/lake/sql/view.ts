@@ -26,6 +26,8 @@ export interface ViewDataFile {
   seq: bigint;
   /** Spec id and partition tuple, as text: equality deletes of a partitioned spec apply within one key. */
   partitionKey: string;
+  /** Values of identity partition fields by source field id: a file may leave those columns out (Iceberg lets writers). */
+  identity?: Map<number, Value>;
 }
 
 export interface ViewPositionDeleteFile {
@@ -47,6 +49,11 @@ export interface ViewInput {
   data: ViewDataFile[];
   positionDeletes: ViewPositionDeleteFile[];
   equalityDeletes: ViewEqualityDeleteFile[];
+  /**
+   * Read data columns by name (union_by_name) instead of field id: for tables
+   * with a name mapping, whose files may carry no field ids.
+   */
+  byName?: boolean;
 }
 
 /** `"name"` with inner quotes doubled. */
@@ -140,14 +147,23 @@ export function viewSelect(input: ViewInput): string {
     const typed = fields.map((f) => `CAST(NULL AS ${duckType(f.type)}) AS ${quoteIdent(f.name)}`);
     return `SELECT ${typed.join(', ') || '1 AS "_"'} WHERE false`;
   }
+  // identity partition columns: the file's value, else the partition's (a file may omit the column)
+  const byIdField = new Map(fields.map((f) => [f.id, f]));
+  const identityIds = [...new Set(input.data.flatMap((d) => [...(d.identity?.keys() ?? [])]))].filter((id) => byIdField.has(id));
   const files = valuesTable(
     'f',
-    input.data.map((d) => [quoteString(d.local), quoteString(d.uri), `${d.seq}::BIGINT`, quoteString(d.partitionKey)]),
-    ['local', 'uri', 'seq', 'part'],
+    input.data.map((d) => [
+      quoteString(d.local), quoteString(d.uri), `${d.seq}::BIGINT`, quoteString(d.partitionKey),
+      ...identityIds.map((id) => defaultText(byIdField.get(id)!.type, d.identity?.get(id))),
+    ]),
+    ['local', 'uri', 'seq', 'part', ...identityIds.map((id) => `p${id}`)],
+  );
+  const filled = fields.map((f) =>
+    identityIds.includes(f.id) ? `COALESCE(r.${quoteIdent(f.name)}, CAST(f.p${f.id} AS ${duckType(f.type)})) AS ${quoteIdent(f.name)}` : `r.${quoteIdent(f.name)}`,
   );
   const rows =
-    `SELECT r.*, f.uri AS ${F_URI}, f.seq AS ${F_SEQ}, f.part AS ${F_PART} ` +
-    `FROM read_parquet(${list(input.data.map((d) => d.local))}, schema = ${fieldIdMap(fields)}, filename = ${quoteString(F_NAME)}, file_row_number = true) r ` +
+    `SELECT ${filled.join(', ')}, r.file_row_number, f.uri AS ${F_URI}, f.seq AS ${F_SEQ}, f.part AS ${F_PART} ` +
+    `FROM read_parquet(${list(input.data.map((d) => d.local))}, ${input.byName ? 'union_by_name = true' : `schema = ${fieldIdMap(fields)}`}, filename = ${quoteString(F_NAME)}, file_row_number = true) r ` +
     `JOIN ${files} ON r.${F_NAME} = f.local`;
   const where: string[] = [];
   if (input.positionDeletes.length > 0) {
