@@ -35,7 +35,7 @@ const stamp = path.join(out, 'BUILD');
 /** File name of the bundle inside the output folder (bin/mimir.js reads it from dist/BUILD). */
 const BUNDLE = 'cli.bundle.cjs';
 /** Packages loaded by require at run time, not bundled: native code, wasm files found next to their module, tsx. */
-const EXTERNAL = ['better-sqlite3', '@bokuweb/zstd-wasm', 'web-tree-sitter', 'tree-sitter-rust', 'tsx', 'tsx/*'];
+const EXTERNAL = ['better-sqlite3', '@duckdb/node-api', '@duckdb/node-bindings', '@bokuweb/zstd-wasm', 'web-tree-sitter', 'tree-sitter-rust', 'tsx', 'tsx/*'];
 
 const started = Date.now();
 mkdirSync(out, { recursive: true });
