@@ -41,6 +41,7 @@ import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { Value } from '../lake/spec/types.ts';
 import type { EventLog, EventRow } from '../log/event-log.ts';
 import { withRun, type Run } from '../log/run.ts';
+import { describeFailure } from '../lake/disk-full.ts';
 import { formatMaintainReport, maintain, type MaintainReport } from '../log/maintain.ts';
 import { StateDelta } from '../log/state/delta.ts';
 import { SourcesWriter, ensureSourcesTable, type SourcesWritten } from '../log/blobs.ts';
@@ -184,6 +185,12 @@ export interface IngestReport {
   maintenance?: MaintainReport;
   /** Why that maintenance failed (the run itself landed). */
   maintenanceError?: string;
+  /**
+   * What failed after the run's commit landed (e.g. ending its lease on a full
+   * disk), one line each naming the generation: the run is whole in the lake,
+   * nothing of it was deleted; the CLI prints these as warnings (exit 0).
+   */
+  afterCommit?: string[];
   /** File contents the run stored in `mimir.code_sources` (absent when the lake has no such table). */
   sources?: SourcesWritten;
   /**
@@ -418,7 +425,7 @@ async function maintainAfter(log: EventLog, report: IngestReport): Promise<void>
   try {
     report.maintenance = await maintain(log);
   } catch (e) {
-    report.maintenanceError = (e as Error).message;
+    report.maintenanceError = describeFailure(e);
   }
   crashPoint('ingest:after-maintain');
 }
@@ -605,7 +612,7 @@ async function runCrates(
   const rev = opts.commit?.sha ?? opts.rev ?? null;
   const note = runNote({ what: repo === UNIVERSE_REPO ? 'universe' : 'ingest', repo, rev, run: runId });
   await ensureSourcesTable(log.lake);
-  const { result: report, generation, attempts } = await withRun(log, { repo, run: runId, keys, note }, async (run, attempt) => {
+  const { result: report, generation, attempts, afterCommit } = await withRun(log, { repo, run: runId, keys, note }, async (run, attempt) => {
     // the serving state tables change in the run's commit (when the lake has them)
     const state = await StateDelta.open(run.view, { base: run.generation, flushRows: STATE_FLUSH_ROWS });
     // file contents new to the lake, in the same commit (log/blobs.ts)
@@ -635,6 +642,7 @@ async function runCrates(
   });
   report.generation = generation;
   report.attempts = attempts;
+  if (afterCommit.length > 0) report.afterCommit = afterCommit;
   return report;
 }
 

@@ -581,6 +581,7 @@ export class EventLog {
     const guard = modeGuard(lake, split);
     const written: string[] = [];
     let state: StateDelta | undefined;
+    let landed = false;
     try {
       const targets: Omit<CommitTarget, 'io'>[] = [];
       for (const p of plan) {
@@ -600,9 +601,12 @@ export class EventLog {
         targets.push({ ident: ident(CODE_NODE_EVENTS), update: checkUpdate(guard), assertOnly: true });
       }
       const res = await lake.commit(targets, `append ${kind}`);
+      landed = true;
       const ringRows = plan.filter((p) => p.table.ident!.name.endsWith('_ring')).reduce((s, p) => s + count(p.batches), 0);
       return { rows: plan.reduce((s, p) => s + count(p.batches), 0), ring: ringRows, generation: res.generation };
     } catch (e) {
+      // a failure after the commit landed never deletes what it committed
+      if (landed) throw e;
       // the commit did not land: the data files written for it are ours to remove
       for (const f of written) await lake.io.delete(f).catch(() => undefined);
       await state?.abort();

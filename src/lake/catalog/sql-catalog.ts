@@ -53,6 +53,8 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as nodePath from 'node:path';
+import { CatalogWriteError } from '../disk-full.ts';
+import { catalogWritePoint } from '../testing/crash.ts';
 import {
   FOREIGN_COLUMN,
   ICEBERG_TYPE_TABLE,
@@ -231,8 +233,12 @@ export interface Lease {
   id: bigint;
   /** Push the expiry to now + ttl; throws if the lease already expired and was swept. */
   renew(): void;
-  /** Remove the lease; idempotent. */
-  end(): void;
+  /**
+   * Remove the lease; idempotent. Never throws: a lease that cannot be removed
+   * (the disk is full) is left to expire — it is swept once its ttl passed or
+   * its process is gone — and the failure is returned for the caller to report.
+   */
+  end(): CatalogWriteError | undefined;
 }
 
 /** A table whose pointer another engine moved since the log last saw it. */
@@ -665,14 +671,36 @@ export class SqlCatalog {
       }
       return gen;
     });
+    return this.write('commit', () => run.immediate(), ' — nothing of this commit was applied');
+  }
+
+  /**
+   * A write to the catalog file: SQLite's failure (SQLITE_FULL on a full disk,
+   * SQLITE_BUSY, …) becomes a CatalogWriteError naming the file and `op`,
+   * with `outcome` (what was not done) appended.
+   */
+  private write<T>(op: string, fn: () => T, outcome = ''): T {
     try {
-      return run.immediate();
+      catalogWritePoint();
+      return fn();
     } catch (e) {
-      if (e instanceof Database.SqliteError) {
-        throw new Error(`commit to catalog ${this.path} failed: ${e.code} (${e.message}) — nothing of this commit was applied`);
-      }
+      const code = (e as { code?: unknown }).code;
+      if (typeof code === 'string' && code.startsWith('SQLITE_')) throw new CatalogWriteError(op, this.path, code, (e as Error).message, outcome);
       throw e;
     }
+  }
+
+  /**
+   * The generation after `after` whose note is `note`, if one landed (a run's
+   * note names its run id, so it is the run's own generation). The answer to
+   * "did this commit land?" when its caller failed after the commit point.
+   */
+  generationNoted(note: string, after: bigint): bigint | undefined {
+    if (!this.hasMimir) return undefined;
+    const row = this.db
+      .prepare(`SELECT generation FROM ${T.generations} WHERE catalog_name = ? AND generation > ? AND note = ? ORDER BY generation LIMIT 1`)
+      .get(this.name, after, note) as { generation: bigint } | undefined;
+    return row === undefined ? undefined : big(row.generation);
   }
 
   private applyKey(k: KeyChange): void {
@@ -1046,12 +1074,14 @@ export class SqlCatalog {
   /** Set (or, with undefined, remove) a property of this catalog. */
   setProperty(key: string, value: string | undefined): void {
     this.requireWritable('setProperty');
-    if (value === undefined) this.db.prepare(`DELETE FROM ${T.properties} WHERE catalog_name = ? AND key = ?`).run(this.name, key);
-    else {
-      this.db
-        .prepare(`INSERT INTO ${T.properties} (catalog_name, key, value) VALUES (?, ?, ?) ON CONFLICT (catalog_name, key) DO UPDATE SET value = excluded.value`)
-        .run(this.name, key, value);
-    }
+    this.write(`set catalog property ${key}`, () => {
+      if (value === undefined) this.db.prepare(`DELETE FROM ${T.properties} WHERE catalog_name = ? AND key = ?`).run(this.name, key);
+      else {
+        this.db
+          .prepare(`INSERT INTO ${T.properties} (catalog_name, key, value) VALUES (?, ?, ?) ON CONFLICT (catalog_name, key) DO UPDATE SET value = excluded.value`)
+          .run(this.name, key, value);
+      }
+    }, ' — nothing written');
   }
 
   // -------------------------------------------------------------------------
@@ -1068,21 +1098,34 @@ export class SqlCatalog {
     this.requireMimir('beginLease');
     const ttl = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
     const now = Date.now();
-    const info = this.db
-      .prepare(
-        `INSERT INTO ${T.leases} (catalog_name, pid, host, release_base, started_ms, expires_ms, note)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(this.name, process.pid, this.host, opts.releaseBase, now, now + ttl, opts.note ?? null);
+    const what = `begin a lease${opts.note ? ` (${opts.note})` : ''}`;
+    const info = this.write(what, () =>
+      this.db
+        .prepare(
+          `INSERT INTO ${T.leases} (catalog_name, pid, host, release_base, started_ms, expires_ms, note)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(this.name, process.pid, this.host, opts.releaseBase, now, now + ttl, opts.note ?? null),
+    );
     const id = big(info.lastInsertRowid);
+    let ended = false;
     return {
       id,
       renew: () => {
-        const r = this.db.prepare(`UPDATE ${T.leases} SET expires_ms = ? WHERE id = ?`).run(Date.now() + ttl, id);
+        const r = this.write(`renew lease ${id}`, () => this.db.prepare(`UPDATE ${T.leases} SET expires_ms = ? WHERE id = ?`).run(Date.now() + ttl, id));
         if (r.changes !== 1) throw new Error(`lease ${id} in ${this.path} cannot be renewed: it ended or expired and was swept`);
       },
       end: () => {
-        if (this.db.open) this.db.prepare(`DELETE FROM ${T.leases} WHERE id = ?`).run(id);
+        if (ended || !this.db.open) return undefined;
+        try {
+          this.write(`end lease ${id}${opts.note ? ` (${opts.note})` : ''}`, () => this.db.prepare(`DELETE FROM ${T.leases} WHERE id = ?`).run(id),
+            ' — the lease is left to expire (swept once its ttl passed or its process is gone)');
+          ended = true;
+          return undefined;
+        } catch (e) {
+          if (e instanceof CatalogWriteError) return e;
+          throw e;
+        }
       },
     };
   }
@@ -1123,9 +1166,16 @@ export class SqlCatalog {
     }
     if (dead.length > 0 && !this.readOnly && !this.reader) {
       const del = this.db.prepare(`DELETE FROM ${T.leases} WHERE id = ?`);
-      this.db.transaction(() => {
-        for (const id of dead) del.run(id);
-      })();
+      try {
+        this.write('sweep dead leases', () =>
+          this.db.transaction(() => {
+            for (const id of dead) del.run(id);
+          })(),
+        );
+      } catch (e) {
+        // housekeeping only: the dead leases are not in `live` either way, and the next sweep removes them
+        if (!(e instanceof CatalogWriteError)) throw e;
+      }
     }
     return live;
   }
