@@ -40,7 +40,7 @@ import {
 import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { Value } from '../lake/spec/types.ts';
 import type { EventLog, EventRow } from '../log/event-log.ts';
-import { withRun, type Run } from '../log/run.ts';
+import { RunDiskFull, withRun, type Run } from '../log/run.ts';
 import { describeFailure } from '../lake/disk-full.ts';
 import { formatMaintainReport, maintain, type MaintainReport } from '../log/maintain.ts';
 import { StateDelta } from '../log/state/delta.ts';
@@ -339,7 +339,16 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
       specs.push(spec);
     }
   }
-  const report = await runCrates(log, repo, specs, problems, { ...opts, root: opts.root ?? root, rev: opts.rev, substitutions, removeMissing: true, started, maintain: false });
+  let report: IngestReport;
+  try {
+    report = await runCrates(log, repo, specs, problems, { ...opts, root: opts.root ?? root, rev: opts.rev, substitutions, removeMissing: true, started, maintain: false });
+  } catch (e) {
+    // the dependencies' run landed before this one failed for lack of space: say so, it is kept
+    const d = deps?.report;
+    if (!(e instanceof RunDiskFull) || !d || d.events.add + d.events.change + d.events.remove === 0) throw e;
+    const after = (d.afterCommit ?? []).map((w) => `; ${w}`).join('');
+    throw new RunDiskFull(e.file, e.op, `${e.message}. The dependencies' run ${d.run} had landed before it, at generation ${d.generation}, and is kept${after}`);
+  }
   if (deps) report.deps = deps;
   if (opts.maintain !== false) await maintainAfter(log, report);
   return report;

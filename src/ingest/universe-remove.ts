@@ -19,6 +19,7 @@
 import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { EventLog, EventRow } from '../log/event-log.ts';
 import { withRun } from '../log/run.ts';
+import { describeFailure } from '../lake/disk-full.ts';
 import { maintain } from '../log/maintain.ts';
 import { SOURCE_KINDS, UNIVERSE_REPO, runNote } from '../log/schema.ts';
 import { StateDelta } from '../log/state/delta.ts';
@@ -48,6 +49,12 @@ export interface UniverseRemoveReport {
   generation: bigint;
   attempts: number;
   ms: number;
+  /**
+   * What failed after the removal landed (its lease end, the maintenance
+   * after it — e.g. on a full disk), one line each naming the generation:
+   * the removal is whole in the lake either way.
+   */
+  afterCommit?: string[];
 }
 
 /** Repos' edges point into the crate and `force` was not given: nothing written. */
@@ -68,7 +75,7 @@ export async function removeUniverseCrate(log: EventLog, krate: string, opts: Un
   const ts = BigInt(started) * 1000n;
   const dryRun = opts.dryRun === true;
   const key = universeKey(krate);
-  const { result, generation, attempts } = await withRun(
+  const { result, generation, attempts, afterCommit } = await withRun(
     log,
     { repo: UNIVERSE_REPO, run: runId, keys: [key], note: runNote({ what: 'remove', repo: UNIVERSE_REPO, rev: krate, run: runId }), abortAfter: dryRun },
     async (run) => {
@@ -127,8 +134,15 @@ export async function removeUniverseCrate(log: EventLog, krate: string, opts: Un
       }
     },
   );
-  if (!dryRun && opts.maintain !== false) await maintain(log);
-  return { ...result, generation, attempts, ms: Date.now() - started };
+  if (!dryRun && opts.maintain !== false) {
+    // the removal landed: a failed maintenance does not fail it (the next run or `mimir compact` does it again)
+    try {
+      await maintain(log);
+    } catch (e) {
+      afterCommit.push(`run ${runId} landed at generation ${generation}; after it, the maintenance failed: ${describeFailure(e)}`);
+    }
+  }
+  return { ...result, generation, attempts, ms: Date.now() - started, ...afterCommit.length > 0 ? { afterCommit } : {} };
 }
 
 /** Live edges of other crates whose `dst_krate` is `krate`, counted per repo (candidates by the column, then folded by id). */
@@ -171,5 +185,6 @@ export function formatUniverseRemoveReport(r: UniverseRemoveReport): string {
   const head = r.dryRun ? `universe remove ${r.krate} (dry run): would write` : `universe remove ${r.krate} run ${r.run}: wrote`;
   return `${head} ${r.events} remove event${r.events === 1 ? '' : 's'} (${per})`
     + (into ? `; edges pointing into it: ${into}${r.forced ? ' (removed anyway: --force)' : ''}` : '; no edge points into it')
-    + (r.dryRun ? ` — nothing written (generation ${r.generation})` : `, generation ${r.generation}`);
+    + (r.dryRun ? ` — nothing written (generation ${r.generation})` : `, generation ${r.generation}`)
+    + (r.afterCommit ?? []).map((w) => `; warning: ${w}`).join('');
 }

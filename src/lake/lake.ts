@@ -224,6 +224,9 @@ export class Lake {
           `(never there); other engines still read ${this.recordedRoot} until 'mimir lake relocate' rewrites it`,
       );
     }
+    if (this.readOnly && !this.notWritable && this.catalog.snapshotRead) {
+      out.push(`the disk holding the lake at ${this.root} is full: its catalog is read from a copy in memory, and this reader takes no lease, so a gc running elsewhere cannot see it`);
+    }
     if (this.readOnly && this.notWritable) {
       out.push(
         `the lake at ${this.root} is opened read-only${this.catalog.snapshotRead ? ' (its folder is not writable; the catalog is read from a copy in memory)' : ''}: ` +

@@ -18,7 +18,8 @@ export const command: CommandSpec = {
 async function run(args: Args, ctx: Context): Promise<number> {
   const gv = args.value('generation');
   if (gv !== undefined && !/^\d+$/.test(gv)) throw new UsageError(`--generation: expected a generation number, found "${gv}"`, args.commandPath);
-  const open = await openLog(ctx);
+  // it only reads: opened as the questions are (no table evolved, nothing written but a pin's lease; on a full disk a snapshot)
+  const open = await openLog(ctx, { readOnly: 'auto', reader: true });
   try {
     const r = await withProgress(ctx.out, 'verifying the state tables', () => verifyState(open.log, gv === undefined ? {} : { generation: BigInt(gv) }));
     if (ctx.json) await ctx.out.json(r);

@@ -53,7 +53,7 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as nodePath from 'node:path';
-import { CatalogWriteError } from '../disk-full.ts';
+import { CatalogWriteError, sqliteSpaceError } from '../disk-full.ts';
 import { catalogWritePoint } from '../testing/crash.ts';
 import {
   FOREIGN_COLUMN,
@@ -273,6 +273,8 @@ export interface OpenOptions {
    * not yet in the current layout (or not in WAL mode) gets the writable open.
    */
   reader?: boolean;
+  /** (With readOnly.) The disk is full: SQLite may fail to make the shared-memory file, then the file is read as a snapshot. */
+  fullDisk?: boolean;
 }
 
 // ---------------------------------------------------------------------------
@@ -386,7 +388,7 @@ export class SqlCatalog {
     let db: Db;
     let snapshotRead = false;
     try {
-      if (readOnly) ({ db, snapshotRead } = openReadOnly(path));
+      if (readOnly) ({ db, snapshotRead } = openReadOnly(path, opts.fullDisk === true));
       else db = new Database(path, { fileMustExist: !create, timeout: BUSY_TIMEOUT_MS });
     } catch (e) {
       throw new Error(`cannot open catalog ${path}${readOnly ? ' read-only' : ''}: ${(e as Error).message}`);
@@ -398,6 +400,13 @@ export class SqlCatalog {
         tables = listSqliteTables(db);
       } catch (e) {
         if (!readOnly && isReadOnlyError(e)) throw readOnlyCatalog(path, e);
+        if (sqliteSpaceError(e, path)) {
+          // a full disk: SQLite cannot make the WAL's shared-memory file. A reader reads a snapshot of the file instead
+          db.close();
+          if (opts.reader === true && !readOnly) return SqlCatalog.openFile(path, { ...opts, readOnly: true, reader: false, fullDisk: true });
+          const code = String((e as { code?: unknown }).code);
+          throw new CatalogWriteError('open the catalog: SQLite makes its shared-memory and write-ahead files', `${path}-shm`, code, (e as Error).message, ' — nothing read or written', true);
+        }
         throw new Error(`${path} is not a catalog: expected a SQLite database, found ${(e as Error).message}`);
       }
       if (!tables.has(T.tables)) {
@@ -1248,7 +1257,7 @@ function readOnlyCatalog(path: string, e: unknown): Error {
  * journal, as SQLite's deserialiser requires), unless a non-empty `-wal`
  * holds commits not yet checkpointed into it.
  */
-function openReadOnly(path: string): { db: Db; snapshotRead: boolean } {
+function openReadOnly(path: string, fullDisk = false): { db: Db; snapshotRead: boolean } {
   let db: Db | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
@@ -1257,15 +1266,17 @@ function openReadOnly(path: string): { db: Db; snapshotRead: boolean } {
   } catch (e) {
     db?.close();
     const code = (e as { code?: unknown }).code;
-    if (typeof code !== 'string' || !/^SQLITE_(READONLY|CANTOPEN)/.test(code)) throw e;
+    // a read-only open on a full disk reads the snapshot too: it writes nothing either way
+    if (typeof code === 'string' && sqliteSpaceError(e, path)) fullDisk = true;
+    else if (typeof code !== 'string' || !/^SQLITE_(READONLY|CANTOPEN)/.test(code)) throw e;
   }
   const wal = `${path}-wal`;
   const walBytes = existsSync(wal) ? statSync(wal).size : 0;
   if (walBytes > 0) {
     throw new Error(
       `its write-ahead log ${wal} holds ${walBytes} bytes of commits not yet in the file, and SQLite cannot read it ` +
-        `without writing ${path}-shm in a folder this process may not write; open the lake once with write access ` +
-        `(any mimir command run by its owner folds the log in) — nothing read`,
+        `without writing ${path}-shm, ${fullDisk ? 'and the disk holding it is full; free some space' : 'in a folder this process may not write; open the lake once with write access'} ` +
+        `(any mimir command that writes folds the log in) — nothing read`,
     );
   }
   let bytes: Buffer;
