@@ -148,7 +148,9 @@ export async function main(argv: string[], out = new Output()): Promise<number> 
       return 2;
     }
     const err = e as Error;
-    out.err(`mimir${path ? ` ${path}` : ''}: ${err?.message ?? String(e)}`);
+    // a disk-full failure names its file and operation (loaded here only: startup stays light)
+    const { describeFailure } = await import('../lake/disk-full.ts');
+    out.err(`mimir${path ? ` ${path}` : ''}: ${describeFailure(e)}`);
     if (process.env.MIMIR_DEBUG === '1' && err?.stack) out.err(err.stack);
     return 1;
   }

@@ -40,7 +40,8 @@ import {
 import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { Value } from '../lake/spec/types.ts';
 import type { EventLog, EventRow } from '../log/event-log.ts';
-import { withRun, type Run } from '../log/run.ts';
+import { RunDiskFull, withRun, type Run } from '../log/run.ts';
+import { describeFailure } from '../lake/disk-full.ts';
 import { formatMaintainReport, maintain, type MaintainReport } from '../log/maintain.ts';
 import { StateDelta } from '../log/state/delta.ts';
 import { SourcesWriter, ensureSourcesTable, type SourcesWritten } from '../log/blobs.ts';
@@ -184,6 +185,12 @@ export interface IngestReport {
   maintenance?: MaintainReport;
   /** Why that maintenance failed (the run itself landed). */
   maintenanceError?: string;
+  /**
+   * What failed after the run's commit landed (e.g. ending its lease on a full
+   * disk), one line each naming the generation: the run is whole in the lake,
+   * nothing of it was deleted; the CLI prints these as warnings (exit 0).
+   */
+  afterCommit?: string[];
   /** File contents the run stored in `mimir.code_sources` (absent when the lake has no such table). */
   sources?: SourcesWritten;
   /**
@@ -339,7 +346,16 @@ export async function ingest(log: EventLog, workspaceDir: string, opts: IngestOp
       specs.push(spec);
     }
   }
-  const report = await runCrates(log, repo, specs, problems, { ...opts, root: opts.root ?? root, rev: opts.rev, substitutions, removeMissing: true, started, maintain: false });
+  let report: IngestReport;
+  try {
+    report = await runCrates(log, repo, specs, problems, { ...opts, root: opts.root ?? root, rev: opts.rev, substitutions, removeMissing: true, started, maintain: false });
+  } catch (e) {
+    // the dependencies' run landed before this one failed for lack of space: say so, it is kept
+    const d = deps?.report;
+    if (!(e instanceof RunDiskFull) || !d || d.events.add + d.events.change + d.events.remove === 0) throw e;
+    const after = (d.afterCommit ?? []).map((w) => `; ${w}`).join('');
+    throw new RunDiskFull(e.file, e.op, `${e.message}. The dependencies' run ${d.run} had landed before it, at generation ${d.generation}, and is kept${after}`);
+  }
   if (deps) report.deps = deps;
   if (opts.maintain !== false) await maintainAfter(log, report);
   return report;
@@ -425,7 +441,7 @@ async function maintainAfter(log: EventLog, report: IngestReport): Promise<void>
   try {
     report.maintenance = await maintain(log);
   } catch (e) {
-    report.maintenanceError = (e as Error).message;
+    report.maintenanceError = describeFailure(e);
   }
   crashPoint('ingest:after-maintain');
 }
@@ -610,7 +626,7 @@ async function runCrates(
   const rev = opts.commit?.sha ?? opts.rev ?? null;
   const note = runNote({ what: repo === UNIVERSE_REPO ? 'universe' : 'ingest', repo, rev, run: runId });
   await ensureSourcesTable(log.lake);
-  const { result: report, generation, attempts } = await withRun(log, { repo, run: runId, keys, note }, async (run, attempt) => {
+  const { result: report, generation, attempts, afterCommit } = await withRun(log, { repo, run: runId, keys, note }, async (run, attempt) => {
     // the serving state tables change in the run's commit (when the lake has them)
     const state = await StateDelta.open(run.view, { base: run.generation, flushRows: STATE_FLUSH_ROWS });
     // file contents new to the lake, in the same commit (log/blobs.ts)
@@ -640,6 +656,7 @@ async function runCrates(
   });
   report.generation = generation;
   report.attempts = attempts;
+  if (afterCommit.length > 0) report.afterCommit = afterCommit;
   return report;
 }
 

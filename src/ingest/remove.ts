@@ -15,6 +15,7 @@
 import { and, eq } from '../lake/expr/expr.ts';
 import type { EventLog, EventRow } from '../log/event-log.ts';
 import { withRun } from '../log/run.ts';
+import { describeFailure } from '../lake/disk-full.ts';
 import { maintain } from '../log/maintain.ts';
 import { SOURCE_KINDS, UNIVERSE_REPO, parseRunNote, runNote, type Kind } from '../log/schema.ts';
 import { StateDelta } from '../log/state/delta.ts';
@@ -49,6 +50,12 @@ export interface RemoveRepoReport {
   alreadyRemoved?: { generation: bigint; run: string };
   attempts: number;
   ms: number;
+  /**
+   * What failed after the removal landed (its lease end, the maintenance
+   * after it — e.g. on a full disk), one line each naming the generation:
+   * the removal is whole in the lake either way.
+   */
+  afterCommit?: string[];
 }
 
 /** The repo has no live item in the lake and never had one: nothing to remove. `known`: the repos runs have named (for did-you-mean). */
@@ -117,13 +124,27 @@ export async function removeRepo(log: EventLog, repo: string, opts: RemoveRepoOp
     const g = e.at?.generation ?? log.readGeneration();
     return { run: runId, repo, dryRun, crates: [], events: 0, generation: g, attempts: 1, ms: Date.now() - started, alreadyRemoved: e.at ?? { generation: g, run: '' } };
   }
-  const { result, generation, attempts } = landed;
-  if (!dryRun && opts.maintain !== false) await maintain(log);
-  return { ...result, generation, attempts, ms: Date.now() - started };
+  const { result, generation, attempts, afterCommit } = landed;
+  if (!dryRun && opts.maintain !== false) {
+    // the removal landed: a failed maintenance does not fail it (the next run or `mimir compact` does it again)
+    try {
+      await maintain(log);
+    } catch (e) {
+      afterCommit.push(`run ${runId} landed at generation ${generation}; after it, the maintenance failed: ${describeFailure(e)}`);
+    }
+  }
+  return { ...result, generation, attempts, ms: Date.now() - started, ...afterCommit.length > 0 ? { afterCommit } : {} };
 }
 
 /** The removal as one run (see the module comment); throws AlreadyRemoved when nothing of the repo is live but it had items. */
-async function removeRun(log: EventLog, repo: string, runId: string, ts: bigint, dryRun: boolean, opts: RemoveRepoOptions): Promise<{ result: RemoveRepoReport; generation: bigint; attempts: number }> {
+async function removeRun(
+  log: EventLog,
+  repo: string,
+  runId: string,
+  ts: bigint,
+  dryRun: boolean,
+  opts: RemoveRepoOptions,
+): Promise<{ result: RemoveRepoReport; generation: bigint; attempts: number; afterCommit: string[] }> {
   return withRun(
     log,
     { repo, run: runId, keys: [repoKey(repo)], note: runNote({ what: 'remove', repo, rev: null, run: runId }), abortAfter: dryRun },
@@ -204,5 +225,6 @@ export function formatRemoveReport(r: RemoveRepoReport): string {
   const per = r.crates.map((c) => `${c.krate}: ${Object.entries(c.rows).map(([k, n]) => `${k} ${n}`).join(', ')}`).join('; ');
   const head = r.dryRun ? `repo remove ${r.repo} (dry run): would write` : `repo remove ${r.repo} run ${r.run}: wrote`;
   return `${head} ${r.events} remove event${r.events === 1 ? '' : 's'} over ${r.crates.length} crate${r.crates.length === 1 ? '' : 's'} (${per})`
-    + (r.dryRun ? ` — nothing written (generation ${r.generation})` : `, generation ${r.generation}`);
+    + (r.dryRun ? ` — nothing written (generation ${r.generation})` : `, generation ${r.generation}`)
+    + (r.afterCommit ?? []).map((w) => `; warning: ${w}`).join('');
 }

@@ -19,6 +19,7 @@
 import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { EventLog, EventRow } from '../log/event-log.ts';
 import { withRun } from '../log/run.ts';
+import { describeFailure } from '../lake/disk-full.ts';
 import { maintain } from '../log/maintain.ts';
 import { SOURCE_KINDS, UNIVERSE_REPO, runNote } from '../log/schema.ts';
 import { StateDelta } from '../log/state/delta.ts';
@@ -51,6 +52,12 @@ export interface UniverseRemoveReport {
   ms: number;
   /** The crate was not live and a run had removed it: that run and its generation (nothing written now). */
   alreadyRemoved?: { generation: bigint; run: string };
+  /**
+   * What failed after the removal landed (its lease end, the maintenance
+   * after it — e.g. on a full disk), one line each naming the generation:
+   * the removal is whole in the lake either way.
+   */
+  afterCommit?: string[];
 }
 
 /** Repos' edges point into the crate and `force` was not given: nothing written. */
@@ -80,9 +87,16 @@ export async function removeUniverseCrate(log: EventLog, krate: string, opts: Un
       generation: e.at.generation, attempts: 1, ms: Date.now() - started, alreadyRemoved: e.at,
     };
   }
-  const { result, generation, attempts } = landed;
-  if (!dryRun && opts.maintain !== false) await maintain(log);
-  return { ...result, generation, attempts, ms: Date.now() - started };
+  const { result, generation, attempts, afterCommit } = landed;
+  if (!dryRun && opts.maintain !== false) {
+    // the removal landed: a failed maintenance does not fail it (the next run or `mimir compact` does it again)
+    try {
+      await maintain(log);
+    } catch (e) {
+      afterCommit.push(`run ${runId} landed at generation ${generation}; after it, the maintenance failed: ${describeFailure(e)}`);
+    }
+  }
+  return { ...result, generation, attempts, ms: Date.now() - started, ...afterCommit.length > 0 ? { afterCommit } : {} };
 }
 
 /** The crate is not live and a run removed it before: given up inside the run, reported by the caller. */
@@ -100,7 +114,7 @@ async function removeRun(
   ts: bigint,
   dryRun: boolean,
   opts: UniverseRemoveOptions,
-): Promise<{ result: UniverseRemoveReport; generation: bigint; attempts: number }> {
+): Promise<{ result: UniverseRemoveReport; generation: bigint; attempts: number; afterCommit: string[] }> {
   const key = universeKey(krate);
   return withRun(
     log,
@@ -207,5 +221,6 @@ export function formatUniverseRemoveReport(r: UniverseRemoveReport): string {
   const head = r.dryRun ? `universe remove ${r.krate} (dry run): would write` : `universe remove ${r.krate} run ${r.run}: wrote`;
   return `${head} ${r.events} remove event${r.events === 1 ? '' : 's'} (${per})`
     + (into ? `; edges pointing into it: ${into}${r.forced ? ' (removed anyway: --force)' : ''}` : '; no edge points into it')
-    + (r.dryRun ? ` — nothing written (generation ${r.generation})` : `, generation ${r.generation}`);
+    + (r.dryRun ? ` — nothing written (generation ${r.generation})` : `, generation ${r.generation}`)
+    + (r.afterCommit ?? []).map((w) => `; warning: ${w}`).join('');
 }

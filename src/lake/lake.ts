@@ -224,6 +224,9 @@ export class Lake {
           `(never there); other engines still read ${this.recordedRoot} until 'mimir lake relocate' rewrites it`,
       );
     }
+    if (this.readOnly && !this.notWritable && this.catalog.snapshotRead) {
+      out.push(`the disk holding the lake at ${this.root} is full: its catalog is read from a copy in memory, and this reader takes no lease, so a gc running elsewhere cannot see it`);
+    }
     if (this.readOnly && this.notWritable) {
       out.push(
         `the lake at ${this.root} is opened read-only${this.catalog.snapshotRead ? ' (its folder is not writable; the catalog is read from a copy in memory)' : ''}: ` +
@@ -251,7 +254,18 @@ export class Lake {
     }
   }
 
-  /** Take a lease, renewed while held (a long write keeps its protection); returns its end. */
+  /**
+   * Leases this process could not end (the disk was full), each with the
+   * failure: left to expire, they are swept once their ttl passed or this
+   * process is gone. A run reads the ones its commit left (log/run.ts).
+   */
+  readonly unendedLeases: string[] = [];
+
+  /**
+   * Take a lease, renewed while held (a long write keeps its protection);
+   * returns its end, which never throws: a commit that landed must not fail
+   * for its lease (and its caller must not clean up files it committed).
+   */
   private lease(releaseBase: bigint, note: string): () => void {
     const lease = this.catalog.beginLease({ releaseBase, note, ttlMs: LEASE_TTL_MS });
     const timer = setInterval(() => {
@@ -264,7 +278,8 @@ export class Lake {
     timer.unref();
     return () => {
       clearInterval(timer);
-      lease.end();
+      const failed = lease.end();
+      if (failed) this.unendedLeases.push(failed.message);
     };
   }
 

@@ -49,6 +49,7 @@ import { checkUpdate, readMetadata, type CommitTarget } from '../lake/table/comm
 import type { TableMetadata } from '../lake/spec/types.ts';
 import { and, ne, type Expr } from '../lake/expr/expr.ts';
 import { identToString } from '../lake/catalog/sql-catalog.ts';
+import { diskFull } from '../lake/disk-full.ts';
 import { Frozen, ModeChanged, frozenCheck, guarded, isRingSplit, modeGuard, routeBatches } from './route.ts';
 import { Run, type BeginRunOptions } from './run.ts';
 import { batchRows, rowsToBatch, type EventRow } from './batch.ts';
@@ -334,7 +335,15 @@ export class EventLog {
     const { lake } = this.shared;
     // a read-only lake cannot record a lease: the pin is then invisible to gc elsewhere (Lake.notes says so)
     if (lake.readOnly) return () => undefined;
-    const lease = lake.catalog.beginLease({ releaseBase: generation, note, ttlMs: 60_000 });
+    let lease: ReturnType<typeof lake.catalog.beginLease>;
+    try {
+      lease = lake.catalog.beginLease({ releaseBase: generation, note, ttlMs: 60_000 });
+    } catch (e) {
+      // nor can a full disk record it: the pin reads without one, taking the risk a read-only open
+      // takes (a gc elsewhere cannot see it) — better than no answer on a full disk
+      if (!diskFull(e)) throw e;
+      return () => undefined;
+    }
     const timer = setInterval(() => {
       try {
         lease.renew();
@@ -581,6 +590,7 @@ export class EventLog {
     const guard = modeGuard(lake, split);
     const written: string[] = [];
     let state: StateDelta | undefined;
+    let landed = false;
     try {
       const targets: Omit<CommitTarget, 'io'>[] = [];
       for (const p of plan) {
@@ -600,9 +610,12 @@ export class EventLog {
         targets.push({ ident: ident(CODE_NODE_EVENTS), update: checkUpdate(guard), assertOnly: true });
       }
       const res = await lake.commit(targets, `append ${kind}`);
+      landed = true;
       const ringRows = plan.filter((p) => p.table.ident!.name.endsWith('_ring')).reduce((s, p) => s + count(p.batches), 0);
       return { rows: plan.reduce((s, p) => s + count(p.batches), 0), ring: ringRows, generation: res.generation };
     } catch (e) {
+      // a failure after the commit landed never deletes what it committed
+      if (landed) throw e;
       // the commit did not land: the data files written for it are ours to remove
       for (const f of written) await lake.io.delete(f).catch(() => undefined);
       await state?.abort();

@@ -32,6 +32,19 @@
 // is there, run row included. Crash points: `run:file-written` after each
 // data file batch, `run:row-written`, `run:before-commit`, the lake's points
 // inside the commit, `run:committed`.
+//
+// Failures after the commit point (the disk fills up right after it: ending
+// the lease is a catalog write too) never undo the commit. Whether the run
+// landed is asked of the catalog — the generation log holds a generation
+// noted with the run's note (it names the run id) — never inferred from an
+// error: a run that landed is reported landed, with what failed after it
+// (`RunCommitted.afterCommit`), and its files are never deleted; only a run
+// the catalog does not hold discards its files, and when even that question
+// cannot be answered nothing is deleted (gc collects true orphans later). A
+// lease that could not be ended is left to expire (swept once its process is
+// gone). A run that did not land because the disk is full says which file and
+// operation failed (`describeFailure`).
+import { describeFailure, diskFull } from '../lake/disk-full.ts';
 import type { Lake } from '../lake/lake.ts';
 import type { Batch, DataFile } from '../lake/spec/types.ts';
 import type { Table } from '../lake/table/table.ts';
@@ -76,6 +89,24 @@ export interface RunCommitted {
   ring: number;
   /** Data files the run added (events and run row; not counting extra targets). */
   files: number;
+  /**
+   * What failed after the commit landed (a lease that could not be ended on a
+   * full disk, …), one line each naming the run's generation; empty when
+   * nothing did. The run is whole in the lake either way.
+   */
+  afterCommit: string[];
+}
+
+/** A run that did not land because a write failed for lack of space: names the file and operation, and what was not kept. */
+export class RunDiskFull extends Error {
+  constructor(
+    readonly file: string,
+    readonly op: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RunDiskFull';
+  }
 }
 
 /** The run's diff is stale (a key moved) or its routing is (the ring mode changed): nothing landed, redo the run. */
@@ -242,11 +273,23 @@ export class Run {
       for (let frozenTries = 0; ; ) {
         crashPoint('run:before-commit');
         try {
-          const note = this.opts.note ?? `run ${this.id} ${this.repo}`;
-          const res = await this.log.commit(note, () => this.lake.commit(this.targets(), note, { keys }));
+          const note = this.note;
+          const unended = this.lake.unendedLeases.length;
+          const afterCommit: string[] = [];
+          let generation: bigint;
+          try {
+            generation = (await this.log.commit(note, () => this.lake.commit(this.targets(), note, { keys }))).generation;
+          } catch (e) {
+            // the catalog, not the error, says whether the run landed
+            const landed = this.landedAt();
+            if (landed === undefined) throw e;
+            generation = landed;
+            afterCommit.push(`run ${this.id} of ${this.repo} landed at generation ${generation}; after it, ${describeFailure(e)} — nothing of the run was deleted`);
+          }
           crashPoint('run:committed');
           this.state = 'committed';
           this.release();
+          for (const m of this.lake.unendedLeases.slice(unended)) afterCommit.push(`run ${this.id} of ${this.repo} landed at generation ${generation}; after it, ${m}`);
           const rows = this.rows();
           let ring = 0;
           let files = 0;
@@ -254,7 +297,7 @@ export class Run {
             files += d.files.length;
             if (d.kind !== 'run' && name === ringTableName(d.kind)) ring += d.rows;
           }
-          return { generation: res.generation, rows, ring, files };
+          return { generation, rows, ring, files, afterCommit };
         } catch (e) {
           if (e instanceof Frozen) {
             const waited = Date.now() - t0;
@@ -294,6 +337,16 @@ export class Run {
     return targets;
   }
 
+  /** The note of the run's generation (it names the run id). */
+  private get note(): string {
+    return this.opts.note ?? `run ${this.id} ${this.repo}`;
+  }
+
+  /** The generation the run landed at, from the catalog's generation log; undefined: it did not land. */
+  landedAt(): bigint | undefined {
+    return this.lake.catalog.generationNoted(this.note, this.generation);
+  }
+
   /** Give the run up: delete every file it wrote or tracked, end its lease. Idempotent; refused after the commit landed. */
   async abort(): Promise<void> {
     if (this.state === 'committed') throw new Error(`run ${this.id} of ${this.repo} has landed; it cannot be aborted`);
@@ -301,7 +354,24 @@ export class Run {
     await this.discard();
   }
 
+  /**
+   * Delete the run's files — only when the catalog says the run did not land.
+   * A landed run (a failure after its commit point) keeps them, and so does a
+   * run the catalog cannot answer for (gc removes real orphans later).
+   */
   private async discard(): Promise<void> {
+    let landed: bigint | undefined;
+    try {
+      landed = this.landedAt();
+    } catch {
+      landed = -1n;
+    }
+    if (landed !== undefined) {
+      this.state = landed >= 0n ? 'committed' : 'aborted';
+      this.dests.clear();
+      this.release();
+      return;
+    }
     this.state = 'aborted';
     const io = this.lake.io;
     for (const d of this.dests.values()) for (const f of d.files) await io.delete(f.file.filePath).catch(() => undefined);
@@ -338,21 +408,26 @@ export async function withRun<R>(
   log: EventLog,
   opts: BeginRunOptions & { tries?: number; abortAfter?: boolean },
   body: (run: Run, attempt: number) => Promise<RunAttempt<R>>,
-): Promise<{ result: R; generation: bigint; attempts: number }> {
+): Promise<{ result: R; generation: bigint; attempts: number; afterCommit: string[] }> {
   const tries = opts.tries ?? RUN_TRIES;
   for (let attempt = 1; ; attempt++) {
-    const run = await log.beginRun(opts);
+    let run: Run;
+    try {
+      run = await log.beginRun(opts);
+    } catch (e) {
+      throw notLanded(log, opts, e, 'nothing of it was written');
+    }
     try {
       const a = await body(run, attempt);
       if (opts.abortAfter) {
         await run.abort();
-        return { result: a.result, generation: run.generation, attempts: attempt };
+        return { result: a.result, generation: run.generation, attempts: attempt, afterCommit: [] };
       }
       const c = await run.commit(a.row, { keys: a.keys });
-      return { result: a.result, generation: c.generation, attempts: attempt };
+      return { result: a.result, generation: c.generation, attempts: attempt, afterCommit: c.afterCommit };
     } catch (e) {
-      await run.abort();
-      if (!(e instanceof RunConflict)) throw e;
+      await run.abort().catch(() => undefined);
+      if (!(e instanceof RunConflict)) throw notLanded(log, opts, e, 'the files it had written were removed');
       if (attempt >= tries) {
         throw new Error(`${e.message}; gave up after ${attempt} attempts (another writer of the same keys kept landing first) — nothing of this run was written`);
       }
@@ -360,4 +435,27 @@ export async function withRun<R>(
       await sleep(wait / 2 + Math.random() * wait);
     }
   }
+}
+
+/**
+ * The error of a run that did not land: a disk-full failure becomes a
+ * RunDiskFull naming the file and the operation, the generation the lake
+ * stays at and what was removed; any other error is returned as is.
+ */
+function notLanded(log: EventLog, opts: BeginRunOptions, e: unknown, removed: string): unknown {
+  const full = diskFull(e);
+  if (!full || e instanceof RunDiskFull) return e;
+  let at = '';
+  try {
+    at = ` (the lake stays at generation ${log.lake.catalog.pointerGeneration()})`;
+  } catch {
+    // the message says what it can
+  }
+  const reason = (e as Error).message.replace(/^disk full while writing [^:]*: /, '');
+  return new RunDiskFull(
+    full.file,
+    full.op,
+    `disk full while writing ${full.file} (${full.op}) — run ${opts.run} of ${opts.repo} did not land${at}; ${removed}, nothing the lake holds was deleted; ` +
+      `free some space and run it again (${reason})`,
+  );
 }

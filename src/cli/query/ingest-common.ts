@@ -55,6 +55,8 @@ export async function printReport(ctx: Context, report: IngestReport): Promise<v
     await ctx.out.line(`warning: ${s.wanted} is not in the lake; its paths resolve into ${s.used} instead (--deps nearest: nearest semver-compatible version, ${s.from === 'lake' ? 'already in the lake' : 'found locally'})`);
   }
   await ctx.out.line(formatIngestReport(report));
+  // the run landed; what failed after it goes to stderr (exit 0: the run's contract — its events in one generation — holds)
+  for (const w of [...(report.deps?.report.afterCommit ?? []), ...(report.afterCommit ?? [])]) ctx.out.err(`warning: ${w}`);
 }
 
 /** Run `fn` on the lake's event log (created when absent); print its result as JSON, or by `print`. */

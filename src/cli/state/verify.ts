@@ -19,7 +19,8 @@ export const command: CommandSpec = {
 async function run(args: Args, ctx: Context): Promise<number> {
   const gv = args.value('generation');
   if (gv !== undefined && !/^\d+$/.test(gv)) throw new UsageError(`--generation: expected a generation number, found "${gv}"`, args.commandPath);
-  // it only reads: a lake this process cannot write is verified the same (nothing written, no lease)
+  // it only reads: opened as the questions are (no table evolved, nothing written but a pin's lease; a lake this
+  // process cannot write is verified the same, with no lease; on a full disk a snapshot)
   const open = await openLog(ctx, { readOnly: 'auto', reader: true });
   try {
     const r = await withProgress(ctx.out, 'verifying the state tables', () => verifyState(open.log, gv === undefined ? {} : { generation: BigInt(gv) }));

@@ -56,6 +56,8 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as nodePath from 'node:path';
+import { CatalogWriteError, sqliteSpaceError } from '../disk-full.ts';
+import { catalogWritePoint } from '../testing/crash.ts';
 import {
   FOREIGN_COLUMN,
   ICEBERG_TYPE_TABLE,
@@ -276,8 +278,12 @@ export interface Lease {
   id: bigint;
   /** Push the expiry to now + ttl; throws if the lease already expired and was swept. */
   renew(): void;
-  /** Remove the lease; idempotent. */
-  end(): void;
+  /**
+   * Remove the lease; idempotent. Never throws: a lease that cannot be removed
+   * (the disk is full) is left to expire — it is swept once its ttl passed or
+   * its process is gone — and the failure is returned for the caller to report.
+   */
+  end(): CatalogWriteError | undefined;
 }
 
 /** A table whose pointer another engine moved since the log last saw it. */
@@ -312,6 +318,8 @@ export interface OpenOptions {
    * not yet in the current layout (or not in WAL mode) gets the writable open.
    */
   reader?: boolean;
+  /** (With readOnly.) The disk is full: SQLite may fail to make the shared-memory file, then the file is read as a snapshot. */
+  fullDisk?: boolean;
 }
 
 // ---------------------------------------------------------------------------
@@ -426,7 +434,7 @@ export class SqlCatalog {
     let db: Db;
     let snapshotRead = false;
     try {
-      if (readOnly) ({ db, snapshotRead } = openReadOnly(path));
+      if (readOnly) ({ db, snapshotRead } = openReadOnly(path, opts.fullDisk === true));
       else db = new Database(path, { fileMustExist: !create, timeout: BUSY_TIMEOUT_MS });
     } catch (e) {
       if ((e as { code?: unknown }).code === 'SQLITE_NOTADB') throw new DamagedCatalogError(path, (e as Error).message);
@@ -439,6 +447,13 @@ export class SqlCatalog {
         tables = listSqliteTables(db);
       } catch (e) {
         if (!readOnly && isReadOnlyError(e)) throw readOnlyCatalog(path, e);
+        if (sqliteSpaceError(e, path)) {
+          // a full disk: SQLite cannot make the WAL's shared-memory file. A reader reads a snapshot of the file instead
+          db.close();
+          if (opts.reader === true && !readOnly) return SqlCatalog.openFile(path, { ...opts, readOnly: true, reader: false, fullDisk: true });
+          const code = String((e as { code?: unknown }).code);
+          throw new CatalogWriteError('open the catalog: SQLite makes its shared-memory and write-ahead files', `${path}-shm`, code, (e as Error).message, ' — nothing read or written', true);
+        }
         throw new DamagedCatalogError(path, (e as Error).message);
       }
       if (!tables.has(T.tables)) {
@@ -712,14 +727,36 @@ export class SqlCatalog {
       }
       return gen;
     });
+    return this.write('commit', () => run.immediate(), ' — nothing of this commit was applied');
+  }
+
+  /**
+   * A write to the catalog file: SQLite's failure (SQLITE_FULL on a full disk,
+   * SQLITE_BUSY, …) becomes a CatalogWriteError naming the file and `op`,
+   * with `outcome` (what was not done) appended.
+   */
+  private write<T>(op: string, fn: () => T, outcome = ''): T {
     try {
-      return run.immediate();
+      catalogWritePoint();
+      return fn();
     } catch (e) {
-      if (e instanceof Database.SqliteError) {
-        throw new Error(`commit to catalog ${this.path} failed: ${e.code} (${e.message}) — nothing of this commit was applied`);
-      }
+      const code = (e as { code?: unknown }).code;
+      if (typeof code === 'string' && code.startsWith('SQLITE_')) throw new CatalogWriteError(op, this.path, code, (e as Error).message, outcome);
       throw e;
     }
+  }
+
+  /**
+   * The generation after `after` whose note is `note`, if one landed (a run's
+   * note names its run id, so it is the run's own generation). The answer to
+   * "did this commit land?" when its caller failed after the commit point.
+   */
+  generationNoted(note: string, after: bigint): bigint | undefined {
+    if (!this.hasMimir) return undefined;
+    const row = this.db
+      .prepare(`SELECT generation FROM ${T.generations} WHERE catalog_name = ? AND generation > ? AND note = ? ORDER BY generation LIMIT 1`)
+      .get(this.name, after, note) as { generation: bigint } | undefined;
+    return row === undefined ? undefined : big(row.generation);
   }
 
   private applyKey(k: KeyChange): void {
@@ -1093,12 +1130,14 @@ export class SqlCatalog {
   /** Set (or, with undefined, remove) a property of this catalog. */
   setProperty(key: string, value: string | undefined): void {
     this.requireWritable('setProperty');
-    if (value === undefined) this.db.prepare(`DELETE FROM ${T.properties} WHERE catalog_name = ? AND key = ?`).run(this.name, key);
-    else {
-      this.db
-        .prepare(`INSERT INTO ${T.properties} (catalog_name, key, value) VALUES (?, ?, ?) ON CONFLICT (catalog_name, key) DO UPDATE SET value = excluded.value`)
-        .run(this.name, key, value);
-    }
+    this.write(`set catalog property ${key}`, () => {
+      if (value === undefined) this.db.prepare(`DELETE FROM ${T.properties} WHERE catalog_name = ? AND key = ?`).run(this.name, key);
+      else {
+        this.db
+          .prepare(`INSERT INTO ${T.properties} (catalog_name, key, value) VALUES (?, ?, ?) ON CONFLICT (catalog_name, key) DO UPDATE SET value = excluded.value`)
+          .run(this.name, key, value);
+      }
+    }, ' — nothing written');
   }
 
   // -------------------------------------------------------------------------
@@ -1115,21 +1154,34 @@ export class SqlCatalog {
     this.requireMimir('beginLease');
     const ttl = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
     const now = Date.now();
-    const info = this.db
-      .prepare(
-        `INSERT INTO ${T.leases} (catalog_name, pid, host, release_base, started_ms, expires_ms, note)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(this.name, process.pid, this.host, opts.releaseBase, now, now + ttl, opts.note ?? null);
+    const what = `begin a lease${opts.note ? ` (${opts.note})` : ''}`;
+    const info = this.write(what, () =>
+      this.db
+        .prepare(
+          `INSERT INTO ${T.leases} (catalog_name, pid, host, release_base, started_ms, expires_ms, note)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(this.name, process.pid, this.host, opts.releaseBase, now, now + ttl, opts.note ?? null),
+    );
     const id = big(info.lastInsertRowid);
+    let ended = false;
     return {
       id,
       renew: () => {
-        const r = this.db.prepare(`UPDATE ${T.leases} SET expires_ms = ? WHERE id = ?`).run(Date.now() + ttl, id);
+        const r = this.write(`renew lease ${id}`, () => this.db.prepare(`UPDATE ${T.leases} SET expires_ms = ? WHERE id = ?`).run(Date.now() + ttl, id));
         if (r.changes !== 1) throw new Error(`lease ${id} in ${this.path} cannot be renewed: it ended or expired and was swept`);
       },
       end: () => {
-        if (this.db.open) this.db.prepare(`DELETE FROM ${T.leases} WHERE id = ?`).run(id);
+        if (ended || !this.db.open) return undefined;
+        try {
+          this.write(`end lease ${id}${opts.note ? ` (${opts.note})` : ''}`, () => this.db.prepare(`DELETE FROM ${T.leases} WHERE id = ?`).run(id),
+            ' — the lease is left to expire (swept once its ttl passed or its process is gone)');
+          ended = true;
+          return undefined;
+        } catch (e) {
+          if (e instanceof CatalogWriteError) return e;
+          throw e;
+        }
       },
     };
   }
@@ -1170,9 +1222,16 @@ export class SqlCatalog {
     }
     if (dead.length > 0 && !this.readOnly && !this.reader) {
       const del = this.db.prepare(`DELETE FROM ${T.leases} WHERE id = ?`);
-      this.db.transaction(() => {
-        for (const id of dead) del.run(id);
-      })();
+      try {
+        this.write('sweep dead leases', () =>
+          this.db.transaction(() => {
+            for (const id of dead) del.run(id);
+          })(),
+        );
+      } catch (e) {
+        // housekeeping only: the dead leases are not in `live` either way, and the next sweep removes them
+        if (!(e instanceof CatalogWriteError)) throw e;
+      }
     }
     return live;
   }
@@ -1245,7 +1304,7 @@ function readOnlyCatalog(path: string, e: unknown): Error {
  * journal, as SQLite's deserialiser requires), unless a non-empty `-wal`
  * holds commits not yet checkpointed into it.
  */
-function openReadOnly(path: string): { db: Db; snapshotRead: boolean } {
+function openReadOnly(path: string, fullDisk = false): { db: Db; snapshotRead: boolean } {
   let db: Db | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
@@ -1254,15 +1313,17 @@ function openReadOnly(path: string): { db: Db; snapshotRead: boolean } {
   } catch (e) {
     db?.close();
     const code = (e as { code?: unknown }).code;
-    if (typeof code !== 'string' || !/^SQLITE_(READONLY|CANTOPEN)/.test(code)) throw e;
+    // a read-only open on a full disk reads the snapshot too: it writes nothing either way
+    if (typeof code === 'string' && sqliteSpaceError(e, path)) fullDisk = true;
+    else if (typeof code !== 'string' || !/^SQLITE_(READONLY|CANTOPEN)/.test(code)) throw e;
   }
   const wal = `${path}-wal`;
   const walBytes = existsSync(wal) ? statSync(wal).size : 0;
   if (walBytes > 0) {
     throw new Error(
       `its write-ahead log ${wal} holds ${walBytes} bytes of commits not yet in the file, and SQLite cannot read it ` +
-        `without writing ${path}-shm in a folder this process may not write; open the lake once with write access ` +
-        `(any mimir command run by its owner folds the log in) — nothing read`,
+        `without writing ${path}-shm, ${fullDisk ? 'and the disk holding it is full; free some space' : 'in a folder this process may not write; open the lake once with write access'} ` +
+        `(any mimir command that writes folds the log in) — nothing read`,
     );
   }
   let bytes: Buffer;
