@@ -6,7 +6,7 @@
 import * as nodePath from 'node:path';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { UsageError, formatOptions, formatPairs, parseArgs, wantsHelp } from './args.ts';
+import { UsageError, formatOptions, formatPairs, meanCommand, meanOption, parseArgs, wantsHelp } from './args.ts';
 import { GLOBAL_OPTIONS, SERVER_OPTION, type CommandSpec, type Context } from './command.ts';
 import { COMMANDS, isGroup, type CommandEntry, type Entry } from './commands.ts';
 import { Output, OutputClosed } from './output.ts';
@@ -91,12 +91,16 @@ export async function main(argv: string[], out = new Output()): Promise<number> 
         if (v === undefined || v === '') throw new UsageError('--server needs a value (URL)', path);
         server = v;
       } else if (tok.startsWith('-')) {
-        throw new UsageError(`unknown option ${tok.split('=')[0]}${path ? '' : ' (before the command)'}`, path);
+        const name = tok.split('=')[0]!;
+        const mean = name.startsWith('--') ? meanOption(name.slice(2), ['lake', 'server', 'json', 'help', 'version']) : '';
+        throw new UsageError(`unknown option ${name}${path ? '' : ' (before the command)'}${mean}`, path);
       } else {
         const e = entries.find((x) => x.name === tok);
         if (!e) {
           const where = path ? `mimir ${path}` : 'mimir';
-          throw new UsageError(`unknown command "${tok}" for ${where} (commands: ${entries.map((x) => x.name).join(', ')})`, path);
+          const names = entries.map((x) => x.name);
+          const mean = meanCommand(tok, names);
+          throw new UsageError(`unknown command "${tok}" for ${where}${mean || ` (commands: ${names.join(', ')})`}`, path);
         }
         path = path ? `${path} ${e.name}` : e.name;
         if (isGroup(e)) {
