@@ -1,8 +1,20 @@
 // The CLI's manners, run as real child processes: a mistyped command or
-// option names the close one (exit 2).
-import { test } from 'node:test';
+// option names the close one (exit 2); `repo list` and `universe list` say
+// what a real ingested lake holds, now and as of a generation.
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { runCli } from './run-cli.ts';
+import * as path from 'node:path';
+import { repoRoot, scratch } from '../helpers.ts';
+import { parseJson, type Json } from '../../src/lake/spec/json.ts';
+import { runCli, type CliResult } from './run-cli.ts';
+
+const work = scratch('mimir-cli-usability-');
+after(work.cleanup);
+type Obj = { [k: string]: Json };
+const ok = (r: CliResult): CliResult => {
+  assert.equal(r.code, 0, `exit ${r.code}: ${r.stderr}`);
+  return r;
+};
 
 test('did you mean: a mistyped command names the close one, exit 2', async () => {
   const r = await runCli(['calers']);
@@ -29,4 +41,32 @@ test('did you mean: a mistyped option names the close one, exit 2', async () => 
   const far = await runCli(['find', 'x', '--qqqqqqq']);
   assert.equal(far.code, 2);
   assert.match(far.stderr, /unknown option --qqqqqqq\n/, 'nothing close: no suggestion');
+});
+
+test('repo list and universe list: the repos and universe crates of a real ingest, --json, --as-of before a repo remove', async () => {
+  const lake = path.join(work.dir, 'lists');
+  const mimir = (...args: string[]): Promise<CliResult> => runCli(args, { lake });
+  ok(await mimir('ingest', path.join(repoRoot, 'samples', 'workspace'), '--repo', 'sample', '--with-deps'));
+  const r = ok(await mimir('repo', 'list'));
+  const lines = r.stdout.split('\n').filter((l) => l !== '');
+  assert.equal(lines[0], 'REPO    CRATES  ITEMS  LAST RUN');
+  assert.match(lines[1]!, /^sample +2 +14 +\d{8}T\d{6}Z-[0-9a-f]+ g\d+ \d{4}-\d\d-\d\dT[\d:.]+Z$/);
+  assert.equal(lines.length, 2, 'the universe is not a repo');
+  assert.match(r.stderr, /^1 repo at generation \d+\n$/);
+  const j = parseJson(ok(await mimir('repo', 'list', '--json')).stdout) as Obj;
+  const repo = (j.repos as Obj[])[0]!;
+  const last = repo.lastRun as Obj;
+  assert.deepEqual([repo.repo, repo.crates, repo.items, last.what, last.status], ['sample', 2, 14, 'ingest', 'ok']);
+  assert.equal(last.generation, j.generation, 'the last run landed the current generation');
+  const u = ok(await mimir('universe', 'list'));
+  assert.deepEqual(u.stdout.split('\n').filter((l) => l !== ''), ['CRATE         ITEMS  USED BY', 'fnvish@0.2.1  5      sample (3)']);
+  const uj = parseJson(ok(await mimir('universe', 'list', '--json')).stdout) as Obj;
+  assert.deepEqual(uj.crates, [{ krate: 'fnvish@0.2.1', items: 5, pointedFrom: { sample: 3 } }]);
+
+  const before = String(j.generation);
+  ok(await mimir('repo', 'remove', 'sample'));
+  assert.equal(ok(await mimir('repo', 'list')).stdout, '', 'a removed repo is not listed');
+  assert.deepEqual((parseJson(ok(await mimir('universe', 'list', '--json')).stdout) as Obj).crates, [{ krate: 'fnvish@0.2.1', items: 5, pointedFrom: {} }]);
+  const then = parseJson(ok(await mimir('repo', 'list', '--as-of', before, '--json')).stdout) as Obj;
+  assert.deepEqual((then.repos as Obj[]).map((x) => [x.repo, x.items]), [['sample', 14]]);
 });
