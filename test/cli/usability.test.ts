@@ -1,9 +1,13 @@
 // The CLI's manners, run as real child processes: a mistyped command or
 // option names the close one (exit 2); `repo list` and `universe list` say
-// what a real ingested lake holds, now and as of a generation.
-import { test, after } from 'node:test';
+// what a real ingested lake holds, now and as of a generation; answers are
+// coloured and long ones paged only on a terminal (a real pseudo-terminal made
+// by util-linux `script`; those tests skip without it), never through a pipe.
+import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { sampleLake } from '../query/sample.ts';
 import { repoRoot, scratch } from '../helpers.ts';
 import { parseJson, type Json } from '../../src/lake/spec/json.ts';
 import { runCli, type CliResult } from './run-cli.ts';
@@ -69,4 +73,70 @@ test('repo list and universe list: the repos and universe crates of a real inges
   assert.deepEqual((parseJson(ok(await mimir('universe', 'list', '--json')).stdout) as Obj).crates, [{ krate: 'fnvish@0.2.1', items: 5, pointedFrom: {} }]);
   const then = parseJson(ok(await mimir('repo', 'list', '--as-of', before, '--json')).stdout) as Obj;
   assert.deepEqual((then.repos as Obj[]).map((x) => [x.repo, x.items]), [['sample', 14]]);
+});
+
+// --- colour and pager -------------------------------------------------------
+
+const sample = path.join(work.dir, 'sample');
+before(async () => {
+  const { log } = await sampleLake(sample);
+  log.close();
+});
+const ESC = '\x1b[';
+const PAGER = "sed 's/^/PAGED: /'";
+const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
+const sh = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** `mimir args` with stdout and stderr on a real pseudo-terminal of `rows` rows (util-linux script); its output, \r\n as \n. */
+function onTerminal(args: string[], env: Record<string, string>, rows = 40): Promise<string> {
+  const cmd = `stty rows ${rows} cols 200; exec ${sh(process.execPath)} ${sh(path.join(repoRoot, 'bin', 'mimir.js'))} ${args.map(sh).join(' ')}`;
+  return new Promise((resolve, reject) => {
+    const e: NodeJS.ProcessEnv = { ...process.env, MIMIR_LAKE: sample, ...env };
+    delete e.MIMIR_DEBUG;
+    for (const k of ['NO_COLOR', 'MIMIR_PAGER', 'PAGER']) if (!(k in env)) delete e[k];
+    const child = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: repoRoot, env: e, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(out.replace(/\r\n/g, '\n')) : reject(new Error(`script exited ${code}: ${out}`))));
+  });
+}
+
+test('not a terminal: no pager and no escape codes, whatever $MIMIR_PAGER says; --color always colours places and kinds', async () => {
+  const r = ok(await runCli(['refs', 'regex::Regex::new'], { lake: sample, env: { MIMIR_PAGER: PAGER } }));
+  assert.equal(r.stdout.split('\n').filter((l) => l !== '').length, 4);
+  assert.ok(!r.stdout.includes('PAGED') && !r.stderr.includes('PAGED'), 'no pager through a pipe');
+  assert.ok(!r.stdout.includes(ESC) && !r.stderr.includes(ESC), 'no escape codes through a pipe');
+  const c = ok(await runCli(['def', 'regex::Regex::new', '--color', 'always'], { lake: sample }));
+  assert.equal(c.stdout, `@universe regex@1.10.0 regex::regex::string::Regex::new  ${ESC}36msrc/regex/string.rs:180${ESC}39m  ${ESC}33mmethod${ESC}39m\n`);
+  assert.ok(!c.stderr.includes(ESC), 'the summary is not coloured');
+  const j = ok(await runCli(['def', 'regex::Regex::new', '--color', 'always', '--json'], { lake: sample }));
+  assert.ok(!j.stdout.includes(ESC), 'never in JSON');
+  const bad = await runCli(['def', 'x', '--color', 'sometimes'], { lake: sample });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--color: expected auto, always or never, found "sometimes"/);
+});
+
+test('on a terminal: colour by default, none with NO_COLOR=1 (--color auto) or --color never', { skip: hasScript ? false : 'no util-linux script (pseudo-terminal)' }, async () => {
+  const plain = { MIMIR_PAGER: 'cat' };
+  assert.ok((await onTerminal(['def', 'regex::Regex::new'], plain)).includes(`${ESC}36msrc/regex/string.rs:180${ESC}39m`));
+  const nc = await onTerminal(['def', 'regex::Regex::new', '--color', 'auto'], { ...plain, NO_COLOR: '1' });
+  assert.match(nc, /regex::regex::string::Regex::new {2}src\/regex\/string\.rs:180 {2}method\n/);
+  assert.ok(!nc.includes(ESC), `no escape codes with NO_COLOR: ${JSON.stringify(nc)}`);
+  assert.ok(!(await onTerminal(['def', 'regex::Regex::new', '--color', 'never'], plain)).includes(ESC));
+  assert.ok((await onTerminal(['def', 'regex::Regex::new', '--color', 'always'], { ...plain, NO_COLOR: '1' })).includes(ESC), '--color always wins over NO_COLOR');
+});
+
+test('on a terminal: an answer longer than the screen goes through $MIMIR_PAGER, summary last; a short one, --no-pager, --json and MIMIR_PAGER=cat do not', { skip: hasScript ? false : 'no util-linux script (pseudo-terminal)' }, async () => {
+  const env = { MIMIR_PAGER: PAGER, NO_COLOR: '1' };
+  const paged = (await onTerminal(['refs', 'regex::Regex::new'], env, 4)).split('\n').filter((l) => l.startsWith('PAGED: '));
+  assert.equal(paged.length, 5, `4 refs and the summary paged: ${JSON.stringify(paged)}`);
+  assert.match(paged[4]!, /^PAGED: 4 references to regex::regex::string::Regex::new/);
+  assert.ok(!(await onTerminal(['refs', 'regex::Regex::new'], env, 40)).includes('PAGED'), 'shorter than the screen');
+  assert.ok(!(await onTerminal(['refs', 'regex::Regex::new', '--no-pager'], env, 4)).includes('PAGED'));
+  assert.ok(!(await onTerminal(['refs', 'regex::Regex::new', '--json'], env, 4)).includes('PAGED'));
+  const viaPager = await onTerminal(['refs', 'regex::Regex::new'], { PAGER, MIMIR_PAGER: 'cat', NO_COLOR: '1' }, 4);
+  assert.ok(!viaPager.includes('PAGED') && viaPager.includes('alpha::main'), 'MIMIR_PAGER=cat: none, $PAGER not used');
+  assert.ok((await onTerminal(['refs', 'regex::Regex::new'], { PAGER, NO_COLOR: '1' }, 4)).includes('PAGED: '), '$PAGER without $MIMIR_PAGER');
 });

@@ -22,7 +22,7 @@ async function run(args: Args, ctx: Context): Promise<number> {
   return answer(
     ctx,
     { q: 'callees', path, asOf, ...filtersOf(args) },
-    (r) => r.callees.map((h) => ({ text: `${h.to?.repo ?? '-'} ${h.to?.krate ?? h.dstKrate ?? '-'} ${h.to?.qpath ?? h.dstPath ?? '-'}  ${hitPlace(h)}${h.to ? '' : '  (unresolved)'}`, at: h })),
+    (r, paint) => r.callees.map((h) => ({ text: `${h.to?.repo ?? '-'} ${h.to?.krate ?? h.dstKrate ?? '-'} ${h.to?.qpath ?? h.dstPath ?? '-'}  ${paint.place(hitPlace(h))}${h.to ? '' : '  (unresolved)'}`, at: h })),
     (r) =>
       `${plural(r.total, 'call')} from ${r.targets.length === 1 ? r.targets[0]!.qpath ?? path : path}${shown(r.callees.length, r.total)} ${atGen(r.generation)}` +
       (r.match === 'none' ? ` (no live item has this path; \`mimir history ${path}\` shows when it went)` : ''),
