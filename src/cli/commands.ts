@@ -102,6 +102,7 @@ export const COMMANDS: Entry[] = [
       { name: 'check', summary: 'read every manifest and data file and check each against the metadata (exit 1 on a problem)', load: async () => (await import('./lake/check.ts')).command },
     ],
   },
+  { name: 'completion', summary: 'a shell completion script: source <(mimir completion bash|zsh), or fish', load: async () => (await import('./completion.ts')).command },
   {
     name: 'log',
     summary: 'the lake\'s history',

@@ -140,3 +140,36 @@ test('on a terminal: an answer longer than the screen goes through $MIMIR_PAGER,
   assert.ok(!viaPager.includes('PAGED') && viaPager.includes('alpha::main'), 'MIMIR_PAGER=cat: none, $PAGER not used');
   assert.ok((await onTerminal(['refs', 'regex::Regex::new'], { PAGER, NO_COLOR: '1' }, 4)).includes('PAGED: '), '$PAGER without $MIMIR_PAGER');
 });
+
+// --- completion ---------------------------------------------------------------
+
+test('completion bash: the script loads in bash without errors and completes commands, group commands, options and --color values', async () => {
+  const mimirCmd = `${sh(process.execPath)} ${sh(path.join(repoRoot, 'bin', 'mimir.js'))}`;
+  const cases: [string, string][] = [
+    ['mimir cal', 'callers callees'],
+    ['mimir repo l', 'list'],
+    ['mimir universe ', 'list add remove'],
+    ['mimir --lake /tmp/x ta', 'table'],
+    ['mimir callers --li', '--limit'],
+    ['mimir callers regex::Regex::new --no-p', '--no-pager'],
+    ['mimir table scan --col', '--columns --color'],
+    ['mimir find x --color a', 'auto always'],
+  ];
+  const sim = cases
+    .map(([line]) => `COMP_WORDS=(${line.split(' ').map(sh).join(' ')}); COMP_CWORD=$(( \${#COMP_WORDS[@]} - 1 )); COMPREPLY=(); _mimir; echo "\${COMPREPLY[*]}"`)
+    .join('\n');
+  const script = `set -e\nsource <(${mimirCmd} completion bash)\ncomplete -p mimir\n${sim}\n`;
+  const r = spawnSync('bash', ['-c', script], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, MIMIR_DEBUG: '' } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stderr.replace(/^mimir: running the TypeScript sources.*\n/m, ''), '', 'no errors while loading or completing');
+  const out = r.stdout.split('\n');
+  assert.equal(out[0], 'complete -o default -F _mimir mimir');
+  assert.deepEqual(out.slice(1, 1 + cases.length), cases.map(([, want]) => want));
+  for (const shell of ['zsh', 'fish']) {
+    const s = ok(await runCli(['completion', shell]));
+    assert.match(s.stdout, shell === 'zsh' ? /bashcompinit[\s\S]*complete -o default -F _mimir mimir\n$/ : /complete -c mimir -n '__fish_use_subcommand' -a 'callers'/);
+  }
+  const bad = await runCli(['completion', 'tcsh']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /expected a shell: bash, zsh or fish, found "tcsh"/);
+});
