@@ -174,6 +174,7 @@ async function run(argv: string[], out: Output): Promise<number> {
     out.configure({
       color: !asJson && colorOf(args.value('color') ?? color, out.stdoutIsTTY, process.env, path),
       pager: pagerOf({ tty: out.stdoutIsTTY, json: asJson, noPager: noPager || args.flag('no-pager'), spec }, process.env),
+      statusEveryMs: /^\d+$/.test(process.env.MIMIR_PROGRESS_EVERY_MS ?? '') ? Number(process.env.MIMIR_PROGRESS_EVERY_MS) : undefined,
     });
     const ctx: Context = {
       lakeDir: nodePath.resolve(explicitLake ?? process.env.MIMIR_LAKE ?? 'mimir-lake'),

@@ -1,7 +1,9 @@
 // Output of the CLI: results on stdout (streamed with back-pressure; a closed
 // pipe such as `| head` ends the command quietly), messages, progress and the
 // final one-line reports on stderr. Progress is shown only when stderr is a
-// terminal and is erased before anything else is printed there.
+// terminal and is erased before anything else is printed there; `status` is
+// progress that off a terminal (a CI log, a redirect) becomes a line every few
+// seconds instead, the first one only once that much time has passed.
 //
 // On a terminal (main.ts decides, `configure`): colour (`paint`: places and
 // item kinds, nothing else) and a pager as git has one. With a pager set, the
@@ -39,6 +41,8 @@ export interface OutputSettings {
   color: boolean;
   /** A shell command to page stdout through, or null for none. */
   pager: string | null;
+  /** Off a terminal, a `status` line at most this often (default 5000; test hook MIMIR_PROGRESS_EVERY_MS). */
+  statusEveryMs?: number;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -64,6 +68,8 @@ export class Output {
   private heldRows = 0;
   private sink: NodeJS.WritableStream;
   private pager: ChildProcess | null = null;
+  private statusEveryMs = 5000;
+  private statusSince: number | null = null;
 
   constructor(
     private readonly stdout: NodeJS.WriteStream = process.stdout,
@@ -83,6 +89,7 @@ export class Output {
     this.paint = s.color ? COLOUR : PLAIN;
     this.pagerCommand = s.pager;
     if (s.env) this.env = s.env;
+    if (s.statusEveryMs !== undefined) this.statusEveryMs = s.statusEveryMs;
     if (s.pager !== null && this.held === null && this.pager === null) this.held = [];
   }
 
@@ -184,11 +191,45 @@ export class Output {
     this.progressShown = true;
   }
 
+  /**
+   * Progress of long work: the progress line on a terminal; elsewhere a line
+   * `… text` on stderr once `statusEveryMs` passed since the first status or
+   * the last such line.
+   */
+  status(text: string): void {
+    if (this.stderrIsTTY) {
+      this.progress(text);
+      return;
+    }
+    const now = Date.now();
+    this.statusSince ??= now;
+    if (now - this.statusSince < this.statusEveryMs) return;
+    this.statusSince = now;
+    this.err(`… ${text}`);
+  }
+
   clearProgress(): void {
     if (!this.progressShown) return;
     this.stderr.write('\r\x1b[K');
     this.progressShown = false;
   }
+}
+
+/** `1h02m`, `3m05s`, `42s`. */
+export function formatSeconds(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/**
+ * `, ~3m05s left` after `done` of `total` steps took `elapsedMs` (at the same
+ * pace for the rest), or '' while nothing is done or the total is unknown.
+ */
+export function etaText(done: number, total: number, elapsedMs: number): string {
+  if (done <= 0 || total <= 0 || done >= total) return '';
+  return `, ~${formatSeconds((elapsedMs / done) * (total - done))} left`;
 }
 
 /** Rows of cells as aligned columns (the last column is not padded). */

@@ -47,10 +47,14 @@ test('did you mean: a mistyped option names the close one, exit 2', async () => 
   assert.match(far.stderr, /unknown option --qqqqqqq\n/, 'nothing close: no suggestion');
 });
 
-test('repo list and universe list: the repos and universe crates of a real ingest, --json, --as-of before a repo remove', async () => {
+test('repo list and universe list: the repos and universe crates of a real ingest, --json, --as-of before a repo remove; progress lines with the time left off a terminal', async () => {
   const lake = path.join(work.dir, 'lists');
   const mimir = (...args: string[]): Promise<CliResult> => runCli(args, { lake });
-  ok(await mimir('ingest', path.join(repoRoot, 'samples', 'workspace'), '--repo', 'sample', '--with-deps'));
+  // MIMIR_PROGRESS_EVERY_MS=0 (test hook): every progress line, not one every 5 s
+  const ing = ok(await runCli(['ingest', path.join(repoRoot, 'samples', 'workspace'), '--repo', 'sample', '--with-deps'], { lake, env: { MIMIR_PROGRESS_EVERY_MS: '0' } }));
+  assert.match(ing.stderr, /^… extract tally@0\.1\.0 0\/2$/m);
+  assert.match(ing.stderr, /^… write tally(-cli)?@0\.1\.0 1\/2, ~\d+s left$/m, 'the time left once a crate is done');
+  assert.match(ing.stdout, /^ingest sample run /m);
   const r = ok(await mimir('repo', 'list'));
   const lines = r.stdout.split('\n').filter((l) => l !== '');
   assert.equal(lines[0], 'REPO    CRATES  ITEMS  LAST RUN');
@@ -68,11 +72,22 @@ test('repo list and universe list: the repos and universe crates of a real inges
   assert.deepEqual(uj.crates, [{ krate: 'fnvish@0.2.1', items: 5, pointedFrom: { sample: 3 } }]);
 
   const before = String(j.generation);
-  ok(await mimir('repo', 'remove', 'sample'));
+  const rm = ok(await runCli(['repo', 'remove', 'sample'], { lake, env: { MIMIR_PROGRESS_EVERY_MS: '0' } }));
+  assert.match(rm.stderr, /^… repo remove sample… \d+s$/m, 'elapsed time where there is no total');
   assert.equal(ok(await mimir('repo', 'list')).stdout, '', 'a removed repo is not listed');
   assert.deepEqual((parseJson(ok(await mimir('universe', 'list', '--json')).stdout) as Obj).crates, [{ krate: 'fnvish@0.2.1', items: 5, pointedFrom: {} }]);
   const then = parseJson(ok(await mimir('repo', 'list', '--as-of', before, '--json')).stdout) as Obj;
   assert.deepEqual((then.repos as Obj[]).map((x) => [x.repo, x.items]), [['sample', 14]]);
+});
+
+test('etaText: the time left at the pace so far; nothing before the first step or without a total', async () => {
+  const { etaText, formatSeconds } = await import('../../src/cli/output.ts');
+  assert.equal(etaText(0, 10, 5000), '');
+  assert.equal(etaText(3, 0, 5000), '');
+  assert.equal(etaText(10, 10, 5000), '');
+  assert.equal(etaText(2, 10, 10_000), ', ~40s left');
+  assert.equal(etaText(1, 40, 5000), ', ~3m15s left');
+  assert.equal(formatSeconds(3_725_000), '1h02m');
 });
 
 // --- colour and pager -------------------------------------------------------
