@@ -15,6 +15,8 @@ import { runCli, type CliResult } from './run-cli.ts';
 const work = scratch('mimir-cli-usability-');
 after(work.cleanup);
 type Obj = { [k: string]: Json };
+/** The lake of the real ingest and its generation before the repo was removed (pictures are drawn as of it). */
+let ingested: { lake: string; generation: string } | undefined;
 const ok = (r: CliResult): CliResult => {
   assert.equal(r.code, 0, `exit ${r.code}: ${r.stderr}`);
   return r;
@@ -72,6 +74,7 @@ test('repo list and universe list: the repos and universe crates of a real inges
   assert.deepEqual(uj.crates, [{ krate: 'fnvish@0.2.1', items: 5, pointedFrom: { sample: 3 } }]);
 
   const before = String(j.generation);
+  ingested = { lake, generation: before };
   const rm = ok(await runCli(['repo', 'remove', 'sample'], { lake, env: { MIMIR_PROGRESS_EVERY_MS: '0' } }));
   assert.match(rm.stderr, /^… repo remove sample… \d+s$/m, 'elapsed time where there is no total');
   assert.equal(ok(await mimir('repo', 'list')).stdout, '', 'a removed repo is not listed');
@@ -88,6 +91,54 @@ test('etaText: the time left at the pace so far; nothing before the first step o
   assert.equal(etaText(2, 10, 10_000), ', ~40s left');
   assert.equal(etaText(1, 40, 5000), ', ~3m15s left');
   assert.equal(formatSeconds(3_725_000), '1h02m');
+});
+
+// --- pictures -------------------------------------------------------------------
+
+test('callers --depth 3 --format dot|mermaid: callers of callers of a real ingest, one node per item, caller -> callee; --depth alone a tree', async () => {
+  assert.ok(ingested, 'runs after the repo list test, on its lake');
+  const at = ['--as-of', ingested.generation];
+  const mimir = (...args: string[]): Promise<CliResult> => runCli([...args, ...at], { lake: ingested!.lake });
+  const dot = ok(await mimir('callers', 'fnvish::hash_str', '--depth', '3', '--format', 'dot'));
+  assert.equal(dot.stdout, [
+    'digraph callers {',
+    '  node [shape=box, fontname="monospace"];',
+    '  n0 [label="fnvish::hash_str", style=bold];',
+    '  n1 [label="tally::Tally::add"];',
+    '  n2 [label="tally::Tally::count"];',
+    '  n3 [label="tally::tally_text"];',
+    '  n4 [label="tally_cli::main"];',
+    '  n1 -> n0;',
+    '  n2 -> n0;',
+    '  n3 -> n1;',
+    '  n4 -> n2;',
+    '  n4 -> n3;',
+    '}',
+    '',
+  ].join('\n'));
+  assert.match(dot.stderr, /^5 items, 5 edges within 3 levels of callers of fnvish::hash_str at generation \d+\n$/);
+  const one = ok(await mimir('callers', 'fnvish::hash_str', '--format', 'mermaid'));
+  assert.equal(one.stdout, 'graph TD\n  n0["fnvish::hash_str"]\n  n1["tally::Tally::add"]\n  n2["tally::Tally::count"]\n  n1 --> n0\n  n2 --> n0\n', 'depth 1 by default');
+  const tree = ok(await mimir('callers', 'fnvish::hash_str', '--depth', '3'));
+  assert.equal(tree.stdout, 'fnvish::hash_str\n  tally::Tally::add\n    tally::tally_text\n      tally_cli::main\n  tally::Tally::count\n    tally_cli::main\n');
+  const j = parseJson(ok(await mimir('callees', 'tally::Tally::add', '--depth', '2', '--json')).stdout) as Obj;
+  const labels = new Map((j.nodes as Obj[]).map((n) => [n.id as string, n.label as string]));
+  const edges = (j.edges as Obj[]).map((e) => `${labels.get(e.from as string)} -> ${labels.get(e.to as string)}`);
+  assert.ok(edges.includes('tally::Tally::add -> fnvish::hash_str') && edges.includes('fnvish::hash_str -> fnvish::hash_bytes'), edges.join('; '));
+  const bad = await mimir('callers', 'fnvish::hash_str', '--format', 'svg');
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--format: expected dot or mermaid, found "svg"/);
+});
+
+test('toDot and toMermaid escape labels (quotes, backslashes, angle brackets, #)', async () => {
+  const { toDot, toMermaid } = await import('../../src/cli/query/picture.ts');
+  const g = {
+    question: 'graph' as const, version: 1 as const, direction: 'refs' as const, generation: 1n, depth: 1, truncated: false,
+    nodes: [{ id: 'a', label: '<Vec<T> as Trait>::f "q" \\ #1', repo: null, krate: null, level: 0 }, { id: 'b', label: 'm::g', repo: null, krate: null, level: 1 }],
+    edges: [{ from: 'b', to: 'a', kind: 'uses' }],
+  };
+  assert.equal(toDot(g), 'digraph refs {\n  node [shape=box, fontname="monospace"];\n  n0 [label="<Vec<T> as Trait>::f \\"q\\" \\\\ #1", style=bold];\n  n1 [label="m::g"];\n  n1 -> n0 [label="uses"];\n}');
+  assert.equal(toMermaid(g), 'graph TD\n  n0["#lt;Vec#lt;T#gt; as Trait#gt;::f #quot;q#quot; \\ #35;1"]\n  n1["m::g"]\n  n1 -->|"uses"| n0');
 });
 
 // --- colour and pager -------------------------------------------------------

@@ -5,19 +5,23 @@
 // test code.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
+import { PICTURE_OPTIONS, picture, wantsPicture } from './picture.ts';
 import { plural } from '../output.ts';
 import { AS_OF, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, hitPlace, parseAsOf, shown } from './common.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. mycrate::main' }],
-  options: [...FILTER_OPTIONS, AS_OF, SERVER],
-  examples: ['mimir callees mycrate::main', 'mimir callees mycrate::Server::run --json'],
+  options: [...FILTER_OPTIONS, AS_OF, ...PICTURE_OPTIONS, SERVER],
+  examples: [
+    'mimir callees regex::Regex::new --depth 3 --format dot | dot -Tsvg > callees.svg',
+    'mimir callees mycrate::main', 'mimir callees mycrate::Server::run --json'],
   run,
 };
 
 async function run(args: Args, ctx: Context): Promise<number> {
   const path = args.positionals[0]!;
+  if (wantsPicture(args)) return picture(ctx, args, path, 'callees');
   const asOf = parseAsOf(args);
   return answer(
     ctx,
