@@ -1,8 +1,11 @@
 // The CLI's manners, run as real child processes: a mistyped command or
 // option names the close one (exit 2); `repo list` and `universe list` say
-// what a real ingested lake holds, now and as of a generation; answers are
-// coloured and long ones paged only on a terminal (a real pseudo-terminal made
-// by util-linux `script`; those tests skip without it), never through a pipe.
+// what a real ingested lake holds, now and as of a generation; ingest's
+// progress off a terminal (lines, the time left); `--depth`/`--format`
+// pictures of callers; answers are coloured and long ones paged only on a
+// terminal (a real pseudo-terminal made by util-linux `script`; those tests
+// skip without it), never through a pipe; `completion bash` loads in bash and
+// completes.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
