@@ -46,6 +46,8 @@ export interface OutputSettings {
   env?: NodeJS.ProcessEnv;
 }
 
+const ignore = (): void => {};
+
 /** Visible rows `text` takes on a terminal `columns` wide (escapes not counted, long lines wrapped). */
 export function rowsOf(text: string, columns: number): number {
   let rows = 0;
@@ -136,6 +138,8 @@ export class Output {
       else throw e;
     });
     child.on('error', () => (this.closed = true));
+    // as git: Ctrl-C is the pager's while it runs (less scrolls back, then the person quits it); mimir ends with it
+    process.on('SIGINT', ignore);
     this.pager = child;
     this.sink = child.stdin!;
     for (const h of held) this.sink.write(h.text);
@@ -161,7 +165,12 @@ export class Output {
       pager.on('close', () => resolve());
       pager.stdin!.end();
     });
+    process.off('SIGINT', ignore);
     this.sink = this.stdout;
+    // the shell could not run it: say so, or the answer vanishes without a word
+    if (pager.exitCode === 126 || pager.exitCode === 127) {
+      this.stderr.write(`mimir: the pager "${this.pagerCommand}" could not be run (exit ${pager.exitCode}); the answer was not shown — set MIMIR_PAGER=cat or pass --no-pager\n`);
+    }
   }
 
   async line(text = ''): Promise<void> {

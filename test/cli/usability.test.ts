@@ -208,6 +208,8 @@ test('on a terminal: an answer longer than the screen goes through $MIMIR_PAGER,
   const viaPager = await onTerminal(['refs', 'regex::Regex::new'], { PAGER, MIMIR_PAGER: 'cat', NO_COLOR: '1' }, 4);
   assert.ok(!viaPager.includes('PAGED') && viaPager.includes('alpha::main'), 'MIMIR_PAGER=cat: none, $PAGER not used');
   assert.ok((await onTerminal(['refs', 'regex::Regex::new'], { PAGER, NO_COLOR: '1' }, 4)).includes('PAGED: '), '$PAGER without $MIMIR_PAGER');
+  const missing = await onTerminal(['refs', 'regex::Regex::new'], { MIMIR_PAGER: 'no-such-pager-here', NO_COLOR: '1' }, 4);
+  assert.match(missing, /mimir: the pager "no-such-pager-here" could not be run \(exit 127\); the answer was not shown — set MIMIR_PAGER=cat or pass --no-pager/);
 });
 
 // --- completion ---------------------------------------------------------------
