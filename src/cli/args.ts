@@ -3,7 +3,9 @@
 // dependency. Conventions: `--name value` or `--name=value`, `-x value` for a
 // short alias, flags take no value, list options repeat (`--where a --where
 // b`), `--` ends the options and `-` is a positional (stdin). Any mistake is a
-// UsageError, which main.ts turns into exit code 2 with a hint to --help.
+// UsageError, which main.ts turns into exit code 2 with a hint to --help; a
+// mistyped option or command names the close ones ("did you mean --limit?").
+import { didYouMean, editDistance } from '../query/suggest.ts';
 
 export class UsageError extends Error {
   constructor(
@@ -121,7 +123,7 @@ export function parseArgs(commandPath: string, argv: string[], options: OptionSp
     } else if (tok.length === 2) {
       spec = byShort.get(tok.slice(1));
     }
-    if (!spec) fail(`unknown option ${shown}`);
+    if (!spec) fail(`unknown option ${shown}${tok.startsWith('--') ? meanOption(shown.slice(2), options.map((o) => o.name)) : ''}`);
     const o = spec!;
     if (o.kind === 'flag') {
       if (inline !== undefined) fail(`--${o.name} takes no value, found "${inline}"`);
@@ -146,6 +148,26 @@ export function parseArgs(commandPath: string, argv: string[], options: OptionSp
   }
   if (pos.length > positionals.length) fail(`unexpected argument "${pos[positionals.length]}"`);
   return new Args(commandPath, pos, values);
+}
+
+/** The known names close to `name` (query/suggest.ts), only those as close as the closest. */
+function closest(name: string, known: string[]): string[] {
+  const close = didYouMean(name, known);
+  if (close.length === 0) return close;
+  const best = editDistance(name.toLowerCase(), close[0]!.toLowerCase());
+  return close.filter((c) => editDistance(name.toLowerCase(), c.toLowerCase()) === best);
+}
+
+/** ` — did you mean --limit?` (or `--a, --b`) when a known option is close to `name`, else ''. */
+export function meanOption(name: string, known: string[]): string {
+  const close = closest(name, known);
+  return close.length === 0 ? '' : ` — did you mean ${close.map((c) => `--${c}`).join(', ')}?`;
+}
+
+/** ` — did you mean callers?` when a known command is close to `name`, else ''. */
+export function meanCommand(name: string, known: string[]): string {
+  const close = closest(name, known);
+  return close.length === 0 ? '' : ` — did you mean ${close.join(', ')}?`;
 }
 
 /** Whether the tokens ask for help (before any `--`). */

@@ -29,6 +29,8 @@ export interface CommandSpec {
   positionals: PositionalSpec[];
   options: OptionSpec[];
   examples?: string[];
+  /** false: never page this command's stdout (a server's, long-lived output). */
+  pager?: false;
   /** Returns the exit code (0 when nothing is returned). Throws on failure (exit 1). */
   run(args: Args, ctx: Context): Promise<number | void>;
 }
@@ -46,5 +48,7 @@ export const GLOBAL_OPTIONS: OptionSpec[] = [
   { name: 'lake', kind: 'value', arg: 'DIR', help: 'lake folder, or a SQLite catalog file (default $MIMIR_LAKE, else ./mimir-lake)' },
   { name: 'catalog-name', kind: 'value', arg: 'NAME', help: "catalog name in the catalog file (default $MIMIR_CATALOG_NAME, the lake's mimir.toml, else mimir)" },
   { name: 'json', kind: 'flag', help: 'machine-readable JSON on stdout' },
+  { name: 'color', kind: 'value', arg: 'WHEN', help: 'colour places and kinds: auto (a terminal without $NO_COLOR), always, never' },
+  { name: 'no-pager', kind: 'flag', help: 'never page long answers (default on a terminal: $MIMIR_PAGER, else $PAGER, else less -FRX)' },
   { name: 'help', short: 'h', kind: 'flag', help: 'show this help' },
 ];

@@ -57,12 +57,16 @@ export const COMMANDS: Entry[] = [
   {
     name: 'repo',
     summary: 'the repos of the lake',
-    commands: [{ name: 'remove', summary: 'remove every item of a repo, as events in one run (--dry-run to preview)', load: async () => (await import('./query/repo-remove.ts')).command }],
+    commands: [
+      { name: 'list', summary: 'the repos: crates, live items, last run (its generation, time, rev)', load: async () => (await import('./query/repo-list.ts')).command },
+      { name: 'remove', summary: 'remove every item of a repo, as events in one run (--dry-run to preview)', load: async () => (await import('./query/repo-remove.ts')).command },
+    ],
   },
   {
     name: 'universe',
     summary: 'the dependency crates shared by all repos (repo @universe)',
     commands: [
+      { name: 'list', summary: 'the universe crates: live items, which repos point into each', load: async () => (await import('./query/universe-list.ts')).command },
       { name: 'add', summary: 'add crate folders (name-version/, vendor/, a cargo registry) to the universe', load: async () => (await import('./query/universe-add.ts')).command },
       { name: 'remove', summary: 'remove one crate version from the universe (refused while repos point into it, unless --force)', load: async () => (await import('./query/universe-remove.ts')).command },
     ],
@@ -99,6 +103,7 @@ export const COMMANDS: Entry[] = [
       { name: 'check', summary: 'read every manifest and data file and check each against the metadata (exit 1 on a problem)', load: async () => (await import('./lake/check.ts')).command },
     ],
   },
+  { name: 'completion', summary: 'a shell completion script: source <(mimir completion bash|zsh), or fish', load: async () => (await import('./completion.ts')).command },
   {
     name: 'log',
     summary: 'the lake\'s history',

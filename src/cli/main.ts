@@ -2,11 +2,13 @@
 // parse the rest with the command's options, run it. Exit codes: 0 done,
 // 1 failed (message on stderr; the stack too when MIMIR_DEBUG=1), 2 usage
 // error (message plus a hint to --help). Global options (--lake, --json,
-// --help) may appear anywhere; command options follow the command words.
+// --help, --color, --no-pager) may appear anywhere; command options follow
+// the command words. On a terminal, answers are coloured and long ones paged
+// (output.ts; `pagerOf`, `colorOf` decide).
 import * as nodePath from 'node:path';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { UsageError, formatOptions, formatPairs, parseArgs, wantsHelp } from './args.ts';
+import { UsageError, formatOptions, formatPairs, meanCommand, meanOption, parseArgs, wantsHelp } from './args.ts';
 import { GLOBAL_OPTIONS, SERVER_OPTION, type CommandSpec, type Context } from './command.ts';
 import { COMMANDS, isGroup, type CommandEntry, type Entry } from './commands.ts';
 import { Output, OutputClosed } from './output.ts';
@@ -62,8 +64,36 @@ function version(): string {
   return pkg.version ?? 'unknown';
 }
 
-/** Run the CLI on `argv` (without `node` and the script); resolves to the exit code. */
+/**
+ * The pager command for stdout, or null: only on a terminal, never with
+ * --json, --no-pager or a command that opts out; $MIMIR_PAGER if set (empty
+ * or `cat`: none), else $PAGER (the same), else `less -FRX`.
+ */
+export function pagerOf(o: { tty: boolean; json: boolean; noPager: boolean; spec: CommandSpec }, env: NodeJS.ProcessEnv): string | null {
+  if (!o.tty || o.json || o.noPager || o.spec.pager === false) return null;
+  const cmd = (env.MIMIR_PAGER ?? env.PAGER ?? 'less -FRX').trim();
+  return cmd === '' || cmd === 'cat' ? null : cmd;
+}
+
+/** --color WHEN (auto: a terminal and no non-empty $NO_COLOR). */
+export function colorOf(when: string | undefined, tty: boolean, env: NodeJS.ProcessEnv, path: string): boolean {
+  const w = when ?? 'auto';
+  if (w === 'always') return true;
+  if (w === 'never') return false;
+  if (w !== 'auto') throw new UsageError(`--color: expected auto, always or never, found "${w}"`, path);
+  return tty && !env.NO_COLOR;
+}
+
+/** Run the CLI on `argv` (without `node` and the script); resolves to the exit code once output is written (and a pager quit). */
 export async function main(argv: string[], out = new Output()): Promise<number> {
+  try {
+    return await run(argv, out);
+  } finally {
+    await out.finish();
+  }
+}
+
+async function run(argv: string[], out: Output): Promise<number> {
   let path = '';
   try {
     // Leading tokens: global options and command words, up to a leaf command.
@@ -71,6 +101,8 @@ export async function main(argv: string[], out = new Output()): Promise<number> 
     let server: string | undefined;
     let json = false;
     let help = false;
+    let noPager = false;
+    let color: string | undefined;
     let entries: Entry[] = COMMANDS;
     let group: { name: string; summary: string; description?: string } | undefined;
     let leaf: CommandEntry | undefined;
@@ -79,7 +111,11 @@ export async function main(argv: string[], out = new Output()): Promise<number> 
       const tok = argv[i++]!;
       if (tok === '--help' || tok === '-h') help = true;
       else if (tok === '--json') json = true;
-      else if (tok === '--version') {
+      else if (tok === '--no-pager') noPager = true;
+      else if (tok === '--color' || tok.startsWith('--color=')) {
+        color = tok === '--color' ? argv[i++] : tok.slice('--color='.length);
+        if (color === undefined || color === '') throw new UsageError('--color needs a value (auto, always or never)', path);
+      } else if (tok === '--version') {
         await out.line(version());
         return 0;
       } else if (tok === '--lake' || tok.startsWith('--lake=')) {
@@ -91,12 +127,16 @@ export async function main(argv: string[], out = new Output()): Promise<number> 
         if (v === undefined || v === '') throw new UsageError('--server needs a value (URL)', path);
         server = v;
       } else if (tok.startsWith('-')) {
-        throw new UsageError(`unknown option ${tok.split('=')[0]}${path ? '' : ' (before the command)'}`, path);
+        const name = tok.split('=')[0]!;
+        const mean = name.startsWith('--') ? meanOption(name.slice(2), ['lake', 'server', 'json', 'help', 'version', 'color', 'no-pager']) : '';
+        throw new UsageError(`unknown option ${name}${path ? '' : ' (before the command)'}${mean}`, path);
       } else {
         const e = entries.find((x) => x.name === tok);
         if (!e) {
           const where = path ? `mimir ${path}` : 'mimir';
-          throw new UsageError(`unknown command "${tok}" for ${where} (commands: ${entries.map((x) => x.name).join(', ')})`, path);
+          const names = entries.map((x) => x.name);
+          const mean = meanCommand(tok, names);
+          throw new UsageError(`unknown command "${tok}" for ${where}${mean || ` (commands: ${names.join(', ')})`}`, path);
         }
         path = path ? `${path} ${e.name}` : e.name;
         if (isGroup(e)) {
@@ -130,11 +170,17 @@ export async function main(argv: string[], out = new Output()): Promise<number> 
     const explicitLake = args.value('lake') ?? lake;
     const explicitServer = args.value('server') ?? server;
     if (explicitLake !== undefined && explicitServer !== undefined) throw new UsageError('give --lake (read the lake directly) or --server (ask a running mimir serve), not both', path);
+    const asJson = json || args.flag('json');
+    out.configure({
+      color: !asJson && colorOf(args.value('color') ?? color, out.stdoutIsTTY, process.env, path),
+      pager: pagerOf({ tty: out.stdoutIsTTY, json: asJson, noPager: noPager || args.flag('no-pager'), spec }, process.env),
+      statusEveryMs: /^\d+$/.test(process.env.MIMIR_PROGRESS_EVERY_MS ?? '') ? Number(process.env.MIMIR_PROGRESS_EVERY_MS) : undefined,
+    });
     const ctx: Context = {
       lakeDir: nodePath.resolve(explicitLake ?? process.env.MIMIR_LAKE ?? 'mimir-lake'),
       catalogName: args.value('catalog-name') ?? (process.env.MIMIR_CATALOG_NAME || undefined),
       server: asks ? (explicitServer ?? (explicitLake === undefined && process.env.MIMIR_SERVER ? process.env.MIMIR_SERVER : undefined)) : undefined,
-      json: json || args.flag('json'),
+      json: asJson,
       out,
       env: process.env,
     };

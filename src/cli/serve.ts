@@ -33,6 +33,7 @@ export const command: CommandSpec = {
     { name: 'access-log', kind: 'flag', help: 'one line per request on stderr (method, target, status, ms, cache)' },
   ],
   examples: ['mimir serve --lake ~/lake', 'MIMIR_SERVER=http://127.0.0.1:7700 mimir callers regex::Regex::new', 'curl "http://127.0.0.1:7700/api/def?path=regex::Regex::new"'],
+  pager: false,
   run,
 };
 

@@ -64,14 +64,15 @@ export async function openLog(ctx: Context, opts: { readOnly?: boolean | 'auto';
 
 /**
  * Run `fn` while a terminal stderr shows `label… Ns` (the library gives no
- * progress callback, so elapsed time is what there is). No-op off a terminal.
+ * progress callback, so elapsed time is what there is); off a terminal, a
+ * line every few seconds (Output.status).
  */
 export async function withProgress<T>(out: Output, label: string, fn: () => Promise<T>): Promise<T> {
-  if (!out.stderrIsTTY) return fn();
   const t0 = Date.now();
   const frames = ['|', '/', '-', '\\'];
   let i = 0;
-  const tick = (): void => out.progress(`${frames[i++ % frames.length]} ${label}… ${Math.floor((Date.now() - t0) / 1000)}s`, true);
+  const secs = (): number => Math.floor((Date.now() - t0) / 1000);
+  const tick = out.stderrIsTTY ? (): void => out.progress(`${frames[i++ % frames.length]} ${label}… ${secs()}s`, true) : (): void => out.status(`${label}… ${secs()}s`);
   tick();
   const timer = setInterval(tick, 250);
   try {

@@ -5,24 +5,28 @@
 // test code.
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
+import { PICTURE_OPTIONS, picture, wantsPicture } from './picture.ts';
 import { plural } from '../output.ts';
 import { AS_OF, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, hitPlace, parseAsOf, shown } from './common.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. mycrate::main' }],
-  options: [...FILTER_OPTIONS, AS_OF, SERVER],
-  examples: ['mimir callees mycrate::main', 'mimir callees mycrate::Server::run --json'],
+  options: [...FILTER_OPTIONS, AS_OF, ...PICTURE_OPTIONS, SERVER],
+  examples: [
+    'mimir callees regex::Regex::new --depth 3 --format dot | dot -Tsvg > callees.svg',
+    'mimir callees mycrate::main', 'mimir callees mycrate::Server::run --json'],
   run,
 };
 
 async function run(args: Args, ctx: Context): Promise<number> {
   const path = args.positionals[0]!;
+  if (wantsPicture(args)) return picture(ctx, args, path, 'callees');
   const asOf = parseAsOf(args);
   return answer(
     ctx,
     { q: 'callees', path, asOf, ...filtersOf(args) },
-    (r) => r.callees.map((h) => ({ text: `${h.to?.repo ?? '-'} ${h.to?.krate ?? h.dstKrate ?? '-'} ${h.to?.qpath ?? h.dstPath ?? '-'}  ${hitPlace(h)}${h.to ? '' : '  (unresolved)'}`, at: h })),
+    (r, paint) => r.callees.map((h) => ({ text: `${h.to?.repo ?? '-'} ${h.to?.krate ?? h.dstKrate ?? '-'} ${h.to?.qpath ?? h.dstPath ?? '-'}  ${paint.place(hitPlace(h))}${h.to ? '' : '  (unresolved)'}`, at: h })),
     (r) =>
       `${plural(r.total, 'call')} from ${r.targets.length === 1 ? r.targets[0]!.qpath ?? path : path}${shown(r.callees.length, r.total)} ${atGen(r.generation)}` +
       (r.match === 'none' ? ` (no live item has this path; \`mimir history ${path}\` shows when it went)` : ''),

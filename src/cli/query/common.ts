@@ -8,6 +8,7 @@
 // answer as JSON and the same printers run on it. Read-only.
 import { UsageError, type Args, type OptionSpec } from '../args.ts';
 import { SERVER_OPTION, type Context } from '../command.ts';
+import { PLAIN, type Paint } from '../output.ts';
 import type { AsOf, NodeHit } from '../../query/index.ts';
 import { BadQuestion, parseAsOf as parseAsOfText, type Answers, type Filters, type Question, type QuestionName } from '../../serve/questions.ts';
 
@@ -82,9 +83,9 @@ export function hitPlace(h: { file: string | null; path?: string | null; line: n
   return place(h.path ?? h.file, h.line, h.col);
 }
 
-/** `repo krate qpath  path:line:col`. */
-export function nodeLine(n: NodeHit & { path?: string | null }): string {
-  return `${n.repo} ${n.krate} ${n.qpath ?? n.id}  ${hitPlace(n)}`;
+/** `repo krate qpath  path:line:col` (the place painted). */
+export function nodeLine(n: NodeHit & { path?: string | null }, paint: Paint = PLAIN): string {
+  return `${n.repo} ${n.krate} ${n.qpath ?? n.id}  ${paint.place(hitPlace(n))}`;
 }
 
 /** ` (N shown: --limit)` when a limit cut the hits. */
@@ -99,7 +100,7 @@ export function shown(n: number, total: number): string {
 export async function answer<N extends QuestionName>(
   ctx: Context,
   q: Question & { q: N },
-  lines: (r: Answers[N]) => Line[],
+  lines: (r: Answers[N], paint: Paint) => Line[],
   summary: (r: Answers[N]) => string,
 ): Promise<number> {
   const result = ctx.server !== undefined ? await askRemote<N>(ctx.server, q) : await askLocal<N>(ctx, q);
@@ -107,7 +108,7 @@ export async function answer<N extends QuestionName>(
     await ctx.out.json(result);
     return 0;
   }
-  for (const l of lines(result)) {
+  for (const l of lines(result, ctx.out.paint)) {
     if (typeof l === 'string') {
       await ctx.out.line(l);
       continue;

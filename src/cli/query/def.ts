@@ -21,7 +21,7 @@ async function run(args: Args, ctx: Context): Promise<number> {
   return answer(
     ctx,
     { q: 'def', path, ...filtersOf(args), asOf: parseAsOf(args) },
-    (r) => r.hits.map((h) => ({ text: `${nodeLine(h)}  ${h.kind ?? '-'}`, at: h })),
+    (r, paint) => r.hits.map((h) => ({ text: `${nodeLine(h, paint)}  ${paint.kind(h.kind ?? '-')}`, at: h })),
     (r) =>
       `${plural(r.total, 'definition')} of ${path}${r.match === 'suffix' ? ' (by its last segments)' : ''}${shown(r.hits.length, r.total)} ${atGen(r.generation)}` +
       (r.match === 'none' ? ` (no live item has it; \`mimir history ${path}\` shows when it went)` : ''),

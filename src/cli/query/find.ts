@@ -34,7 +34,7 @@ async function run(args: Args, ctx: Context): Promise<number> {
   return answer(
     ctx,
     q,
-    (r) => r.hits.map((h) => ({ text: `${nodeLine(h)}  ${h.kind ?? '-'}`, at: h })),
+    (r, paint) => r.hits.map((h) => ({ text: `${nodeLine(h, paint)}  ${paint.kind(h.kind ?? '-')}`, at: h })),
     (r) => `${plural(r.total, 'item')} matching "${name}"${shown(r.hits.length, r.total)} ${atGen(r.generation)}`,
   );
 }

@@ -1,6 +1,7 @@
 // Shared pieces of `mimir ingest` and `mimir universe add`: opening the lake's
 // event log (created, split, when absent — ingesting into a new folder is the
-// first thing a user does), progress from ingest's callback on a terminal, and
+// first thing a user does), progress from ingest's callback (with the time
+// left; off a terminal a line every few seconds), and
 // printing a report: one line per problem, then the report's one-line form
 // (src/ingest/ingest.ts formatIngestReport), or the report as JSON. A strict
 // run that met problems, and an ingest of something that is not a valid
@@ -10,13 +11,28 @@ import { existsSync } from 'node:fs';
 import type { Args, OptionSpec } from '../args.ts';
 import type { Context } from '../command.ts';
 import { openLakeAt } from '../lake-location.ts';
+import { etaText } from '../output.ts';
 import { EventLog } from '../../log/event-log.ts';
 import { IngestInputError, StrictIngestError, formatIngestReport, type IngestProblem, type IngestProgress, type IngestReport } from '../../ingest/index.ts';
 
 export const problemLine = (p: IngestProblem): string => `problem ${p.kind} ${p.krate || '-'} ${p.path}: ${p.message}`;
 
+/**
+ * Ingest's progress: phase, crate, crates done of the total, and, once one is
+ * done, the time left at the phase's pace so far (a terminal's progress line;
+ * elsewhere a line every few seconds: Output.status).
+ */
 export function progress(ctx: Context): (p: IngestProgress) => void {
-  return (p) => ctx.out.progress(`${p.phase} ${p.krate}${p.total > 0 ? ` ${p.done}/${p.total}` : ''}`);
+  let phase = '';
+  let since = Date.now();
+  return (p) => {
+    const now = Date.now();
+    if (p.phase !== phase) {
+      phase = p.phase;
+      since = now;
+    }
+    ctx.out.status(`${p.phase} ${p.krate}${p.total > 0 ? ` ${p.done}/${p.total}${etaText(p.done, p.total, now - since)}` : ''}`);
+  };
 }
 
 /** Cargo's feature selection, for the crates a command indexes (cfg evaluation, src/extract/resolve/cfg.ts). */

@@ -4,14 +4,14 @@
 // like the item and says how to list them.
 import type { RefsAnswer } from '../../query/answer.ts';
 import type { OptionSpec } from '../args.ts';
-import { plural } from '../output.ts';
+import { PLAIN, plural, type Paint } from '../output.ts';
 import { atGen, hitPlace, shown, type Line } from './common.ts';
 
 /** `--unresolved` of refs and callers. */
 export const UNRESOLVED: OptionSpec = { name: 'unresolved', kind: 'flag', help: 'list the unresolved edges named like the last segment of PATH instead' };
 
-export function refLines(r: RefsAnswer): Line[] {
-  return r.refs.map((h) => ({ text: `${h.repo} ${h.krate} ${h.from?.qpath ?? h.src ?? '-'}  ${hitPlace(h)}  ${h.edgeKind ?? '-'}${r.unresolvedOnly ? `  -> ${h.dstPath ?? '-'} (unresolved)` : ''}`, at: h }));
+export function refLines(r: RefsAnswer, paint: Paint = PLAIN): Line[] {
+  return r.refs.map((h) => ({ text: `${h.repo} ${h.krate} ${h.from?.qpath ?? h.src ?? '-'}  ${paint.place(hitPlace(h))}  ${paint.kind(h.edgeKind ?? '-')}${r.unresolvedOnly ? `  -> ${h.dstPath ?? '-'} (unresolved)` : ''}`, at: h }));
 }
 
 export function refSummary(r: RefsAnswer, path: string, word: string): string {
