@@ -6,6 +6,8 @@ import { repoRoot } from '../helpers.ts';
 
 export interface CliResult {
   code: number | null;
+  /** The signal that ended the process (code null), for failure messages. */
+  signal?: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
@@ -21,7 +23,7 @@ export function runCli(args: string[], opts: { lake?: string; input?: string; en
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
     child.stdin.end(opts.input ?? '');
   });
 }

@@ -31,7 +31,7 @@ const WS = path.join(repoRoot, 'samples', 'workspace');
 const FNVISH = path.join(WS, 'vendor', 'fnvish-0.2.1');
 const INGEST = ['ingest', WS, '--repo', 'sample', '--with-deps'];
 
-const show = (r: CliResult): string => `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+const show = (r: CliResult): string => `exit ${r.code}${r.signal ? ` (signal ${r.signal})` : ''}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 
 /** The lake is whole and answers: no missing file, state equal to the log, the questions answer. */
 async function assertWhole(lake: string, where: string): Promise<{ callers: string }> {
