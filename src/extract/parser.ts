@@ -335,6 +335,8 @@ class FileReader {
           const cfg = this.cfgOf(attrs);
           if (cfg) e.cfg = cfg;
           if (attrs.some((a) => this.attrName(a) === 'macro_use')) e.macroUse = true;
+          const vis = this.visibility(node);
+          if (vis !== '') e.visibility = vis;
           (into.externCrates ??= []).push(e);
         }
         return null;

@@ -37,6 +37,16 @@ export interface UseDecl {
   cfg?: string[];
 }
 
+/** `extern crate name as alias;` (alias = name without `as`); `pub` on a facade's (`pub extern crate gimli;`). */
+export interface ExternCrate {
+  name: string;
+  alias: string;
+  cfg?: string[];
+  macroUse?: boolean;
+  /** Set only when not private (`pub`, `pub(crate)`). */
+  visibility?: string;
+}
+
 /**
  * A type as written, paths not yet resolved: what name resolution renders
  * and inference reads. Lifetimes are dropped; `impl A` and `dyn A` are both `dyn`.
@@ -206,8 +216,8 @@ export interface Item {
   macroUse?: boolean;
   /** A `macro_rules!` definition's whole text (for the expander and for dependants). */
   macroText?: string;
-  /** `extern crate x as y;` in a module: alias → crate name. */
-  externCrates?: { name: string; alias: string; cfg?: string[]; macroUse?: boolean }[];
+  /** `extern crate x as y;` in a module: alias → crate name (`pub` when it is re-exported: a facade). */
+  externCrates?: ExternCrate[];
   /** Item-position macro invocations directly in this scope. */
   macroCalls?: MacroCall[];
   /** Macro invocations inside this item's own bodies (macros/ turns their arguments into refs). */
@@ -244,7 +254,7 @@ export interface ParsedFile {
   uses: UseDecl[];
   /** Module-level macro invocations (item-producing macros). */
   macroCalls: MacroCall[];
-  externCrates: { name: string; alias: string; cfg?: string[]; macroUse?: boolean }[];
+  externCrates: ExternCrate[];
   /** Inner `#![cfg(…)]` attributes of the file (they apply to its module). */
   innerCfg: string[];
   /** Line and column (1-based) of the file's first token that is not a plain comment (where rustc's span of a file module starts). */
