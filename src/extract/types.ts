@@ -71,6 +71,8 @@ export interface GenericParam {
   bounds: TypeRef[];
   /** Named only by a `where` predicate, not declared here: an outer item's parameter or a type (`where Standard: Distribution<T>`). */
   whereOnly?: true;
+  /** `E = Error`: the type a missing argument stands for. */
+  default?: TypeRef;
 }
 
 /**
@@ -195,6 +197,8 @@ export interface Item {
   refs: Ref[];
   /** Type parameter names declared on the item (never resolved as paths). */
   generics: string[];
+  /** A type alias's defaulted parameters (`type Result<T, E = Error>`: E -> Error). */
+  genericDefaults?: { name: string; ty: TypeRef }[];
   /** Type parameters with their bounds (own ones; members also see their impl's/trait's). */
   bounds?: GenericParam[];
   /**

@@ -465,9 +465,29 @@ test('facades: `pub extern crate dep as x;` and `pub use dep as y;` are names of
   // in the facade crate itself: `crate::engine_crate::start` (the extern crate alias is an item of its module) and `self::depx::start`
   assert.deepEqual(callsAt(ext, 'ext::through_own_facade', 59).filter((e) => e.dstPath.endsWith('start')).map((e) => e.dst), [start, start]);
   assert.deepEqual(JSON.parse(node(ext, 'ext').typeInfo ?? '{}').x, { Machine: 'dep::engine::Engine', depx: 'dep', engine_crate: 'dep' });
-  // in a dependant, through the facade loaded from the lake
+  // in a dependant, through the facade loaded from the lake; the compiler's callees (MIR of a copy of dep, ext and user,
+  // `cargo +nightly rustc --lib -- -Zunpretty=mir`, read by hand): 87 dep::Engine::new, 88 dep::start and dep::Engine::is_match
   const g = await extract('user', [depSummary, summaryOf('ext@1.0.0', 'r', ext)]);
   assert.equal(callTo(g, 'user::through_facade', 87, 'dep::engine::Engine::new').dst, node(dep, 'dep::engine::Engine::new').id);
   assert.equal(callTo(g, 'user::through_facade', 88, 'dep::start').dst, start);
   assert.equal(callTo(g, 'user::through_facade', 88, 'dep::engine::Engine::is_match').dst, node(dep, 'dep::engine::Engine::is_match').id);
+});
+
+test('type aliases with generics: `?` on a dependency\'s `type Outcome<T, E = Failure> = Result<T, E>` keeps T; a defaulted parameter is its default, here and in dependants', async () => {
+  const dep = await extract('dep');
+  const depSummary = summaryOf('dep@1.0.0', 'r', dep);
+  const ext = await extract('ext', [depSummary]);
+  const g = await extract('user', [depSummary, summaryOf('ext@1.0.0', 'r', ext)]);
+  // the compiler's callees (MIR of a copy of dep, ext and user, `cargo +nightly rustc --lib -- -Zunpretty=mir`, read by hand):
+  // 95 dep::Engine::is_match twice (after `?` on dep::Outcome<Engine>), ext 74 and user 104 ext::Oops::code
+  const isMatch = node(dep, 'dep::engine::Engine::is_match').id;
+  assert.deepEqual(callsAt(g, 'user::through_alias', 95).filter((e) => e.dstPath.endsWith('is_match')).map((e) => e.dst), [isMatch, isMatch]);
+  const code = node(ext, 'ext::Oops::code').id;
+  assert.equal(callTo(ext, 'ext::own_alias', 74, 'ext::Oops::code').dst, code);
+  assert.equal(callTo(g, 'user::alias_default', 104, 'ext::Oops::code').dst, code);
+  // a summary stored before type_info g: the parameters in the order the aliased type names them
+  const old = summaryOf('dep@1.0.0', 'r', dep);
+  for (const n of old.nodes) if (n.typeInfo) { delete n.typeInfo.g; delete n.typeInfo.gd; }
+  const g2 = await extract('user', [old, summaryOf('ext@1.0.0', 'r', ext)]);
+  assert.deepEqual(callsAt(g2, 'user::through_alias', 95).filter((e) => e.dstPath.endsWith('is_match')).map((e) => e.dst), [isMatch, isMatch]);
 });
