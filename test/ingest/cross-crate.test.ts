@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { and, eq } from '../../src/lake/expr/expr.ts';
 import { ingest } from '../../src/ingest/index.ts';
 import { def } from '../../src/query/def.ts';
+import { callers } from '../../src/query/refs.ts';
 import type { EventLog } from '../../src/log/event-log.ts';
 import { repoRoot } from '../helpers.ts';
 import { freshLake } from './helpers.ts';
@@ -87,4 +88,13 @@ test('cross-crate: def follows a facade (`pub use dep as depx;`, `pub extern cra
   // the facade module itself, and a name it does not re-export
   assert.deepEqual((await def(log, 'ext::depx')).hits.map((h) => h.qpath), ['dep']);
   assert.equal((await def(log, 'ext::depx::Nothing')).match, 'none');
+});
+
+test('callers: a call of a free fn is never a caller of a method of the same name (ext::show beside ext::Show::show)', async () => {
+  const { log, ws } = await setup();
+  await ingest(log, ws, { repo: 'fx' });
+  const lines = async (path: string) => (await callers(log, path)).refs.filter((h) => h.krate === 'ext@0.1.0').map((h) => h.line).sort((a, b) => (a ?? 0) - (b ?? 0));
+  // the compiler (MIR of ext, by hand): 83 calls ext::show twice; 79 and 7 call <Engine as Show>::show and Show::show
+  assert.deepEqual(await lines('ext::show'), [83, 83]);
+  assert.ok(!(await lines('ext::Show::show')).includes(83), 'show(e) is no call of the method Show::show');
 });
