@@ -38,6 +38,13 @@ class TypeList extends Array<string> {
 const WALKED = new TypeList([
   'call_expression', 'macro_invocation', 'use_declaration', 'let_declaration', 'closure_expression', 'for_expression',
   'let_condition', 'match_expression', 'attribute_item', 'function_item', 'impl_item', 'assignment_expression',
+  'scoped_identifier',
+]);
+
+/** Parents of a `scoped_identifier` that is no value named in an expression or pattern (a prefix, an import, a macro's or attribute's name). */
+const NOT_VALUE_PARENTS: ReadonlySet<string> = new Set([
+  'scoped_identifier', 'scoped_type_identifier', 'use_declaration', 'use_as_clause', 'scoped_use_list', 'use_list', 'use_wildcard',
+  'macro_invocation', 'attribute', 'meta_item', 'visibility_modifier',
 ]);
 
 /** Arms of a `match` whose values are kept as its possible types (the first known one wins). */
@@ -81,6 +88,9 @@ export class BodyReader {
         }
         case 'call_expression':
           this.call(n, item.refs);
+          break;
+        case 'scoped_identifier':
+          this.valueRef(n, item.refs);
           break;
         case 'macro_invocation': {
           macroRef(this.syn, n, item.refs);
@@ -213,6 +223,22 @@ export class BodyReader {
       }
       default:
     }
+  }
+
+  /**
+   * A path naming a value where it is not called: an expression or a pattern
+   * (`Walk::Quit => …`, `x == Walk::Quit`, `Walk::Skip(n)` as a pattern, `self::LIMIT`).
+   * The callee of a call is the call's (call), a path inside a longer one, a
+   * `use` or a macro name none.
+   */
+  private valueRef(n: Node, out: Ref[]): void {
+    const parent = n.parent;
+    if (!parent || NOT_VALUE_PARENTS.has(parent.type)) return;
+    const callee = (c: Node) => c.type === 'call_expression' && c.childForFieldName('function')?.id === n.id;
+    if (callee(parent)) return;
+    if (parent.type === 'generic_function' && parent.parent?.type === 'call_expression' && parent.parent.childForFieldName('function')?.id === parent.id) return;
+    const name = n.childForFieldName('name') ?? n;
+    out.push({ kind: 'value_ref', target: this.syn.pathText(n), line: name.startPosition.row + 1, col: name.startPosition.column + 1, at: n.startIndex });
   }
 
   /** Where a closure is an argument of a call: the receiver and method (or the called path, `fn`) and the argument's position. */

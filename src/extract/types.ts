@@ -7,7 +7,8 @@ export type NodeKind =
   | 'module' | 'fn' | 'method' | 'struct' | 'enum' | 'variant' | 'union' | 'trait'
   | 'trait_item' | 'impl' | 'const' | 'static' | 'type' | 'macro';
 
-export type EdgeKind = 'contains' | 'impl_of_trait' | 'impl_for_type' | 'uses' | 'calls' | 'type_ref';
+/** `value_ref`: a path naming a value in an expression or pattern (`WalkState::Quit`, `Unit`, `LIMIT`), not called. */
+export type EdgeKind = 'contains' | 'impl_of_trait' | 'impl_for_type' | 'uses' | 'calls' | 'type_ref' | 'value_ref';
 
 export type ParseStatus = 'ok' | 'errors';
 
@@ -141,7 +142,7 @@ export type Projection = { elem: number } | { path: string; field: string } | { 
  * `line`/`col` are the name token's (`m` in `a.b().m()`, `f` in `a::f()`).
  */
 export interface Ref {
-  kind: 'calls' | 'type_ref';
+  kind: 'calls' | 'type_ref' | 'value_ref';
   target: string;
   line: number;
   /** 1-based column (UTF-16 code units) of the name token; 0 when unknown. */

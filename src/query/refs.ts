@@ -25,7 +25,7 @@ import { allOf, byPlace, candidateIds, edgeHit, foldIds, nodeHit, readAt, type E
 import type { EdgeKind } from '../extract/types.ts';
 
 export type { EdgeKind };
-export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'impl_for_type', 'uses', 'calls', 'type_ref'];
+export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'impl_for_type', 'uses', 'calls', 'type_ref', 'value_ref'];
 
 export interface RefsOptions extends QueryOptions {
   /** Only edges of this kind (callers = `calls`). */

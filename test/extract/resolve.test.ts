@@ -497,3 +497,19 @@ test('type aliases with generics: `?` on a dependency\'s `type Outcome<T, E = Fa
   const g2 = await extract('user', [old, summaryOf('ext@1.0.0', 'r', ext)]);
   assert.deepEqual(callsAt(g2, 'user::through_alias', 95).filter((e) => e.dstPath.endsWith('is_match')).map((e) => e.dst), [isMatch, isMatch]);
 });
+
+test('value references: enum variants, unit structs and consts named by path in expressions and patterns are value_ref edges to them', async () => {
+  const dep = await extract('dep');
+  const ext = await extract('ext', [summaryOf('dep@1.0.0', 'r', dep)]);
+  const src = node(ext, 'ext::walk').id;
+  const refs = ext.edges.filter((e) => e.src === src && e.kind === 'value_ref').map((e) => `${e.line}:${e.col} ${e.dstPath} ${e.dst === null ? 'unresolved' : 'ok'}`);
+  // the compiler's uses (read by hand from the nightly MIR of ext: each is a constant or a discriminant test at that span)
+  assert.deepEqual(refs, [
+    '100:15 ext::Walk::Quit ok', '100:29 ext::Walk::Quit ok', // the pattern and the value
+    '101:15 ext::Walk::Skip ok', '101:36 ext::LIMIT ok', '101:51 ext::Walk::Continue ok',
+    '103:28 ext::Unit ok',
+    '104:31 ext::Walk::Quit ok',
+  ]);
+  // `Walk::Skip(1)` stays a call of the constructor; no value_ref besides it
+  assert.equal(callTo(ext, 'ext::walk', 104, 'ext::Walk::Skip').dst, node(ext, 'ext::Walk::Skip').id);
+});

@@ -1,6 +1,8 @@
 // The last phase: every definition's edges — contains, impl-for-type,
-// impl-of-trait, uses, type refs and calls (path calls, method calls,
-// macro invocations) — from what the earlier phases resolved.
+// impl-of-trait, uses, type refs, value refs (a path naming a variant, a
+// unit or tuple struct, a const … in an expression or pattern) and calls
+// (path calls, method calls, macro invocations) — from what the earlier
+// phases resolved.
 //
 // Invariants: an edge's position is its target's name token (line, col);
 // edge ids hash (source, kind, target text, occurrence), so they do not move
@@ -97,6 +99,12 @@ export class Edges {
         env ??= this.infer.env(def);
         const t = this.names.resolve(this.names.segs(ref.target), scope, 'type', env.ctx);
         this.push(def, 'type_ref', ref.target, t, 'type', item.file, ref.line, ref.col, t ? null : 'type not found', null, refOrigin);
+        continue;
+      }
+      if (ref.kind === 'value_ref') {
+        env ??= this.infer.env(def);
+        const t = this.names.resolve(this.names.segs(ref.target), scope, 'value', env.ctx);
+        this.push(def, 'value_ref', ref.target, t, 'value', item.file, ref.line, ref.col, t ? null : 'value not found', null, refOrigin);
         continue;
       }
       if (ref.target.endsWith('!')) {
