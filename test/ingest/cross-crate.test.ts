@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { and, eq } from '../../src/lake/expr/expr.ts';
 import { ingest } from '../../src/ingest/index.ts';
 import { def } from '../../src/query/def.ts';
-import { callers } from '../../src/query/refs.ts';
+import { callers, refs } from '../../src/query/refs.ts';
 import type { EventLog } from '../../src/log/event-log.ts';
 import { repoRoot } from '../helpers.ts';
 import { freshLake } from './helpers.ts';
@@ -97,4 +97,12 @@ test('callers: a call of a free fn is never a caller of a method of the same nam
   // the compiler (MIR of ext, by hand): 83 calls ext::show twice; 79 and 7 call <Engine as Show>::show and Show::show
   assert.deepEqual(await lines('ext::show'), [83, 83]);
   assert.ok(!(await lines('ext::Show::show')).includes(83), 'show(e) is no call of the method Show::show');
+});
+
+test('refs: an enum variant lists its uses in expressions and patterns (value_ref edges), with their lines', async () => {
+  const { log, ws } = await setup();
+  await ingest(log, ws, { repo: 'fx' });
+  const r = await refs(log, 'ext::Walk::Quit');
+  assert.deepEqual(r.refs.filter((h) => h.edgeKind === 'value_ref').map((h) => h.line), [100, 100, 104]);
+  assert.ok(r.refs.every((h) => h.from?.qpath === 'ext::walk' || h.edgeKind === 'contains'), 'each from ext::walk (and the enum containing it)');
 });
