@@ -153,6 +153,7 @@ export class BodyReader {
           // visible in the `if let`/`while let` body (and later conditions of a chain)
           const owner = n.parent?.type === 'let_chain' ? n.parent.parent : n.parent;
           if (pat && value) this.bind(pat, n.endIndex, undefined, this.expr(value), 'value', bindings, { from: n.startIndex, until: owner?.endIndex });
+          if (pat) this.patternNames(pat, item.refs);
           break;
         }
         case 'match_expression': {
@@ -164,6 +165,7 @@ export class BodyReader {
             const mp = arm.childForFieldName('pattern');
             const pat = mp?.namedChildren.find((c) => c !== null && !c.type.endsWith('comment')) ?? null;
             if (pat) this.bind(pat, mp!.endIndex, undefined, scrutinee, 'value', bindings, { from: n.startIndex, until: arm.endIndex });
+            if (pat) this.patternNames(pat, item.refs);
           }
           break;
         }
@@ -239,6 +241,46 @@ export class BodyReader {
     if (parent.type === 'generic_function' && parent.parent?.type === 'call_expression' && parent.parent.childForFieldName('function')?.id === parent.id) return;
     const name = n.childForFieldName('name') ?? n;
     out.push({ kind: 'value_ref', target: this.syn.pathText(n), line: name.startPosition.row + 1, col: name.startPosition.column + 1, at: n.startIndex });
+  }
+
+  /**
+   * Bare names in a refutable pattern (a match arm's, an `if let`'s) that may
+   * name a value: `Quit`, the head of `Skip(n)` — value_refs marked `pat`,
+   * kept by resolution only when they name a constant-like item. Names a
+   * pattern binds for sure (`ref x`, `mut x`, `x @ …`, struct fields) are none.
+   */
+  private patternNames(pat: Node, out: Ref[]): void {
+    const bare = (n: Node) => out.push({ kind: 'value_ref', target: this.syn.text(n), line: n.startPosition.row + 1, col: n.startPosition.column + 1, at: n.startIndex, pat: true });
+    switch (pat.type) {
+      case 'identifier':
+        bare(pat);
+        return;
+      case 'tuple_struct_pattern': {
+        const head = pat.childForFieldName('type');
+        if (head?.type === 'identifier') bare(head);
+        for (const e of elements(pat, head)) if (e) this.patternNames(e, out);
+        return;
+      }
+      case 'struct_pattern':
+        for (const c of pat.namedChildren) {
+          const p = c?.type === 'field_pattern' ? c.childForFieldName('pattern') : null;
+          if (p) this.patternNames(p, out);
+        }
+        return;
+      case 'captured_pattern': {
+        const inner = pat.namedChildren.filter((c): c is Node => c !== null && !c.type.endsWith('comment'));
+        for (const c of inner.slice(1)) this.patternNames(c, out);
+        return;
+      }
+      case 'or_pattern':
+      case 'tuple_pattern':
+      case 'slice_pattern':
+      case 'reference_pattern':
+      case 'match_pattern':
+        for (const c of pat.namedChildren) if (c && !c.type.endsWith('comment')) this.patternNames(c, out);
+        return;
+      default:
+    }
   }
 
   /** Where a closure is an argument of a call: the receiver and method (or the called path, `fn`) and the argument's position. */

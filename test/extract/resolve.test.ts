@@ -512,4 +512,9 @@ test('value references: enum variants, unit structs and consts named by path in 
   ]);
   // `Walk::Skip(1)` stays a call of the constructor; no value_ref besides it
   assert.equal(callTo(ext, 'ext::walk', 104, 'ext::Walk::Skip').dst, node(ext, 'ext::Walk::Skip').id);
+  // bare names in patterns: a path pattern when they name a variant or const (through the body's `use Walk::*`), else a binding (no edge);
+  // nightly builds ext with no warning (were LIMIT or Quit a binding, the arms after it would be unreachable)
+  const bare = (fn: string) => ext.edges.filter((e) => e.src === node(ext, fn).id && e.kind === 'value_ref').map((e) => `${e.line}:${e.col} ${e.dstPath}`);
+  assert.deepEqual(bare('ext::walk_glob'), ['113:9 ext::Walk::Quit', '113:16 ext::Walk::Continue', '114:9 ext::Walk::Skip']);
+  assert.deepEqual(bare('ext::limit'), ['120:9 ext::LIMIT']);
 });

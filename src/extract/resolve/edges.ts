@@ -104,6 +104,7 @@ export class Edges {
       if (ref.kind === 'value_ref') {
         env ??= this.infer.env(def);
         const t = this.names.resolve(this.names.segs(ref.target), scope, 'value', env.ctx);
+        if (ref.pat && !constantLike(t)) continue; // a binding
         this.push(def, 'value_ref', ref.target, t, 'value', item.file, ref.line, ref.col, t ? null : 'value not found', null, refOrigin);
         continue;
       }
@@ -156,6 +157,13 @@ export class Edges {
     const dst = ns ? this.opts.depId(repo, t.krate, ns, t.ext) : null;
     return { dst, dstPath: t.ext, dstKrate: t.krate, reason: `${t.krate} not loaded` };
   }
+}
+
+/** A unit variant or struct, a const or a static (what a bare name in a pattern names rather than binds). */
+function constantLike(t: Res | null): boolean {
+  if (!t || 'ext' in t) return false;
+  const kind = 'def' in t ? t.def.kind : t.dep.node.kind;
+  return kind === 'variant' || kind === 'struct' || kind === 'const' || kind === 'static';
 }
 
 function headRes(t: Ty): Res | null {
