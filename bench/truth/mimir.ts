@@ -7,7 +7,7 @@
 // 57 crates). `checkQueries` asks the real queries on a sample and reports any
 // disagreement, so the emulation cannot drift silently from the queries;
 // `realAnswers` asks them all (bench --real-queries), for when they change.
-import { callers as realCallers, pathNames, type RefHit } from '../../src/query/refs.ts';
+import { callers as realCallers, edgeNamesByPath, type RefHit } from '../../src/query/refs.ts';
 import { def as realDef } from '../../src/query/def.ts';
 import type { NodeHit } from '../../src/query/read.ts';
 import { universeAdd, type IngestReport } from '../../src/ingest/index.ts';
@@ -154,7 +154,7 @@ export class CallersIndex {
     for (const p of paths) for (const e of this.byDstPath.get(p) ?? []) out.add(e);
     for (const h of target.hits) {
       for (const e of this.byKrateLast.get(`${h.krate}\u0000${lastSeg(h.qpath)}`) ?? []) {
-        if (pathNames(e.dstPath, h.qpath)) out.add(e);
+        if (edgeNamesByPath(e, h)) out.add(e);
       }
     }
     return [...out];

@@ -38,6 +38,13 @@ class TypeList extends Array<string> {
 const WALKED = new TypeList([
   'call_expression', 'macro_invocation', 'use_declaration', 'let_declaration', 'closure_expression', 'for_expression',
   'let_condition', 'match_expression', 'attribute_item', 'function_item', 'impl_item', 'assignment_expression',
+  'scoped_identifier',
+]);
+
+/** Parents of a `scoped_identifier` that is no value named in an expression or pattern (a prefix, an import, a macro's or attribute's name). */
+const NOT_VALUE_PARENTS: ReadonlySet<string> = new Set([
+  'scoped_identifier', 'scoped_type_identifier', 'use_declaration', 'use_as_clause', 'scoped_use_list', 'use_list', 'use_wildcard',
+  'macro_invocation', 'attribute', 'meta_item', 'visibility_modifier',
 ]);
 
 /** Arms of a `match` whose values are kept as its possible types (the first known one wins). */
@@ -81,6 +88,9 @@ export class BodyReader {
         }
         case 'call_expression':
           this.call(n, item.refs);
+          break;
+        case 'scoped_identifier':
+          this.valueRef(n, item.refs);
           break;
         case 'macro_invocation': {
           macroRef(this.syn, n, item.refs);
@@ -143,6 +153,7 @@ export class BodyReader {
           // visible in the `if let`/`while let` body (and later conditions of a chain)
           const owner = n.parent?.type === 'let_chain' ? n.parent.parent : n.parent;
           if (pat && value) this.bind(pat, n.endIndex, undefined, this.expr(value), 'value', bindings, { from: n.startIndex, until: owner?.endIndex });
+          if (pat) this.patternNames(pat, item.refs);
           break;
         }
         case 'match_expression': {
@@ -154,6 +165,7 @@ export class BodyReader {
             const mp = arm.childForFieldName('pattern');
             const pat = mp?.namedChildren.find((c) => c !== null && !c.type.endsWith('comment')) ?? null;
             if (pat) this.bind(pat, mp!.endIndex, undefined, scrutinee, 'value', bindings, { from: n.startIndex, until: arm.endIndex });
+            if (pat) this.patternNames(pat, item.refs);
           }
           break;
         }
@@ -211,6 +223,62 @@ export class BodyReader {
         out.push(ref);
         return;
       }
+      default:
+    }
+  }
+
+  /**
+   * A path naming a value where it is not called: an expression or a pattern
+   * (`Walk::Quit => …`, `x == Walk::Quit`, `Walk::Skip(n)` as a pattern, `self::LIMIT`).
+   * The callee of a call is the call's (call), a path inside a longer one, a
+   * `use` or a macro name none.
+   */
+  private valueRef(n: Node, out: Ref[]): void {
+    const parent = n.parent;
+    if (!parent || NOT_VALUE_PARENTS.has(parent.type)) return;
+    const callee = (c: Node) => c.type === 'call_expression' && c.childForFieldName('function')?.id === n.id;
+    if (callee(parent)) return;
+    if (parent.type === 'generic_function' && parent.parent?.type === 'call_expression' && parent.parent.childForFieldName('function')?.id === parent.id) return;
+    const name = n.childForFieldName('name') ?? n;
+    out.push({ kind: 'value_ref', target: this.syn.pathText(n), line: name.startPosition.row + 1, col: name.startPosition.column + 1, at: n.startIndex });
+  }
+
+  /**
+   * Bare names in a refutable pattern (a match arm's, an `if let`'s) that may
+   * name a value: `Quit`, the head of `Skip(n)` — value_refs marked `pat`,
+   * kept by resolution only when they name a constant-like item. Names a
+   * pattern binds for sure (`ref x`, `mut x`, `x @ …`, struct fields) are none.
+   */
+  private patternNames(pat: Node, out: Ref[]): void {
+    const bare = (n: Node) => out.push({ kind: 'value_ref', target: this.syn.text(n), line: n.startPosition.row + 1, col: n.startPosition.column + 1, at: n.startIndex, pat: true });
+    switch (pat.type) {
+      case 'identifier':
+        bare(pat);
+        return;
+      case 'tuple_struct_pattern': {
+        const head = pat.childForFieldName('type');
+        if (head?.type === 'identifier') bare(head);
+        for (const e of elements(pat, head)) if (e) this.patternNames(e, out);
+        return;
+      }
+      case 'struct_pattern':
+        for (const c of pat.namedChildren) {
+          const p = c?.type === 'field_pattern' ? c.childForFieldName('pattern') : null;
+          if (p) this.patternNames(p, out);
+        }
+        return;
+      case 'captured_pattern': {
+        const inner = pat.namedChildren.filter((c): c is Node => c !== null && !c.type.endsWith('comment'));
+        for (const c of inner.slice(1)) this.patternNames(c, out);
+        return;
+      }
+      case 'or_pattern':
+      case 'tuple_pattern':
+      case 'slice_pattern':
+      case 'reference_pattern':
+      case 'match_pattern':
+        for (const c of pat.namedChildren) if (c && !c.type.endsWith('comment')) this.patternNames(c, out);
+        return;
       default:
     }
   }

@@ -21,7 +21,7 @@ import { Language, Parser } from 'web-tree-sitter';
 import { BodyReader, attrText } from './body.ts';
 import { Syntax, collapse } from './syntax.ts';
 import { flatten, initParser, type SyntaxNode as Node } from './tree.ts';
-import type { Item, NodeKind, ParsedFile, UseDecl } from './types.ts';
+import type { GenericParam, Item, NodeKind, ParsedFile, UseDecl } from './types.ts';
 
 export interface RustParser {
   parse(text: string): ParsedFile;
@@ -290,7 +290,8 @@ class FileReader {
       case 'type_item':
       case 'associated_type': {
         const item = this.header(node, scope === 'trait' ? 'trait_item' : 'type', null);
-        this.generics(node, item);
+        const defaults = this.generics(node, item).flatMap((p) => (p.default ? [{ name: p.name, ty: p.default }] : []));
+        if (defaults.length > 0) item.genericDefaults = defaults;
         // `type X: Bound;` in a trait: the bounds of the projection `Self::X`
         const declared = node.childForFieldName('bounds')?.namedChildren.filter((c): c is Node => c !== null && !c.type.endsWith('comment') && c.type !== 'lifetime') ?? [];
         if (declared.length > 0) item.bounds = [...item.bounds ?? [], { name: item.name, bounds: declared.map((c) => this.syn.typeOf(c)) }];
@@ -335,6 +336,8 @@ class FileReader {
           const cfg = this.cfgOf(attrs);
           if (cfg) e.cfg = cfg;
           if (attrs.some((a) => this.attrName(a) === 'macro_use')) e.macroUse = true;
+          const vis = this.visibility(node);
+          if (vis !== '') e.visibility = vis;
           (into.externCrates ??= []).push(e);
         }
         return null;
@@ -420,13 +423,14 @@ class FileReader {
     return c ? collapse(this.text(c)) : '';
   }
 
-  private generics(node: Node, item: Item, extra: string[] = []) {
+  private generics(node: Node, item: Item, extra: string[] = []): GenericParam[] {
     item.generics.push(...extra);
     const params = this.syn.genericParams(node);
     // a name only a `where` predicate gives is no parameter of this item (an outer item's comes with it from
     // its owner; any other is a type: rand's `where Standard: Distribution<T>`), but its bounds are kept
     for (const p of params) if (!p.whereOnly && !item.generics.includes(p.name)) item.generics.push(p.name);
     if (params.some((p) => p.bounds.length > 0)) item.bounds = params.filter((p) => p.bounds.length > 0).map((p) => ({ name: p.name, bounds: p.bounds }));
+    return params;
   }
 
   private fn(node: Node, scope: Scope): Item {

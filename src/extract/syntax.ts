@@ -197,7 +197,8 @@ export class Syntax {
       if (p.type === 'type_parameter' || p.type === 'constrained_type_parameter' || p.type === 'optional_type_parameter') {
         const n = p.childForFieldName('name') ?? p.childForFieldName('left') ?? p.namedChildren.find((c) => c?.type === 'type_identifier') ?? null;
         const b = p.childForFieldName('bounds');
-        if (n) out.push({ name: this.text(n), bounds: b ? this.boundsOf(b) : [] });
+        const d = p.childForFieldName('default_type');
+        if (n) out.push({ name: this.text(n), bounds: b ? this.boundsOf(b) : [], ...(d ? { default: this.typeOf(d) } : {}) });
       } else if (p.type === 'type_identifier') {
         out.push({ name: this.text(p), bounds: [] });
       } else if (p.type === 'const_parameter') {

@@ -2,7 +2,9 @@
 // universe. Items whose public paths (node column `public_paths`, as rustdoc
 // would name them, through `pub use` re-exports) include the path first —
 // candidates by their name, the path's last segment, pushed down — then the
-// exact `qpath` (pushed down as an equality); when nothing has either, the
+// exact `qpath` (pushed down as an equality); then the path through a facade
+// (`facade::x::Item` where module `facade` re-exports another crate or item
+// as `x`: its type_info `x` rewrites the path); when nothing has either, the
 // path's last segments: an item re-exported higher than it is
 // defined (`regex::Regex::new` defined at `regex::regex::string::Regex::new`)
 // is found by the crate segment plus the longest run of trailing segments that
@@ -43,7 +45,7 @@ export function checkPath(path: string, what: string): void {
 }
 
 /** The live nodes a path names at the read generation (see the module comment), those in `scope` when given. */
-export async function resolvePath(r: ReadAt, path: string, scope?: CrateScope): Promise<DefResult> {
+export async function resolvePath(r: ReadAt, path: string, scope?: CrateScope, hops = 0): Promise<DefResult> {
   const segs = path.split('::').filter((s) => s !== '');
   const last = segs[segs.length - 1];
   if (last === undefined) return done(r, 'none', []);
@@ -56,6 +58,12 @@ export async function resolvePath(r: ReadAt, path: string, scope?: CrateScope): 
     if (published.length > 0) return done(r, 'exact', published, scope);
     const exact = await liveWhere(r, eq('qpath', path), (row) => row.qpath === path, ['qpath']);
     if (exact.length > 0) return done(r, 'exact', exact, scope);
+  }
+  // `facade::x::Item` through a module's `pub use dep as x;` / `pub extern crate dep as x;` (its type_info x)
+  const via = hops < MAX_REEXPORT_HOPS ? await throughReexport(r, segs) : null;
+  if (via !== null) {
+    const hit = await resolvePath(r, via, scope, hops + 1);
+    if (hit.hits.length > 0) return hit;
   }
   const inPool = (row: Row): boolean => typeof row.qpath === 'string' && (row.qpath === last || row.qpath.endsWith(`::${last}`));
   const pool = v ? await nodesNamed(v, last, inPool) : await liveWhere(r, eq('name', last), inPool, ['qpath']);
@@ -72,6 +80,46 @@ export async function resolvePath(r: ReadAt, path: string, scope?: CrateScope): 
   }
   const suffix = pool.filter((row) => qp(row).endsWith(`::${path}`) || qp(row) === path);
   return done(r, suffix.length > 0 ? 'suffix' : 'none', suffix, scope);
+}
+
+/** Re-exports of other crates followed by one `def` (a facade of a facade …). */
+const MAX_REEXPORT_HOPS = 4;
+
+/**
+ * `a::b::x::rest` where the live module `a::b` (by public path or qpath)
+ * re-exports another crate's item or root as `x` (type_info `x`, written by
+ * the resolver for `pub use dep::Item as x;` and `pub extern crate dep as x;`):
+ * the path rewritten as `<that item's path>::rest`; the longest module first.
+ * Null when no module on the way re-exports the next segment.
+ */
+async function throughReexport(r: ReadAt, segs: readonly string[]): Promise<string | null> {
+  for (let i = segs.length - 1; i >= 1; i--) {
+    const mod = segs.slice(0, i).join('::');
+    const modName = segs[i - 1]!;
+    let rows: Row[];
+    if (r.view) {
+      const keys = await r.view.keys(and(eq('key', mod), inList('via', ['qpath', 'public'])), ['id', 'name', 'via', 'repo', 'krate']);
+      rows = await nodesOf(r.view, keys, ['id', 'kind', 'qpath', 'public_paths', 'type_info']);
+    } else {
+      rows = await liveWhere(r, eq('name', modName), (row) => row.qpath === mod || hasPublicPath(row, mod), ['qpath', 'public_paths']);
+    }
+    for (const row of rows) {
+      if (row.kind !== 'module' || typeof row.type_info !== 'string') continue;
+      const x = reexportsOf(row.type_info)[segs[i]!];
+      if (x !== undefined) return [x, ...segs.slice(i + 1)].join('::');
+    }
+  }
+  return null;
+}
+
+/** A module's type_info `x` (name -> re-exported item's definition path); {} when absent or unreadable. */
+function reexportsOf(typeInfo: string): Record<string, string> {
+  try {
+    const x = (JSON.parse(typeInfo) as { x?: unknown }).x;
+    return typeof x === 'object' && x !== null ? x as Record<string, string> : {};
+  } catch {
+    return {};
+  }
 }
 
 /**

@@ -6,7 +6,8 @@
 // edge's own file and line (the use or call site) and the node at its other
 // end. An edge resolved into the item's crate by a re-export path
 // (`regex::Regex::new` for `regex::regex::string::Regex::new`, dst_krate set)
-// points at it too. dst / dst_path / dst_krate / src and the edge kind are
+// points at it too — never one resolved to another node of its own crate,
+// nor a module-level path for a method (edgeNamesByPath). dst / dst_path / dst_krate / src and the edge kind are
 // pushed into the scan (an OR of IN lists); the
 // fold reads every event of the candidate edges (read.ts). From the state
 // tables when the lake has them (query/state.ts): edges into the item by its
@@ -24,7 +25,7 @@ import { allOf, byPlace, candidateIds, edgeHit, foldIds, nodeHit, readAt, type E
 import type { EdgeKind } from '../extract/types.ts';
 
 export type { EdgeKind };
-export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'impl_for_type', 'uses', 'calls', 'type_ref'];
+export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'impl_for_type', 'uses', 'calls', 'type_ref', 'value_ref'];
 
 export interface RefsOptions extends QueryOptions {
   /** Only edges of this kind (callers = `calls`). */
@@ -63,7 +64,7 @@ export async function refs(log: EventLog, path: string, opts: RefsOptions & Crat
     const ids = new Set(target.hits.map((h) => h.id));
     const paths = new Set([path, ...target.hits.map((h) => h.qpath ?? path)]);
     const krates = new Set(target.hits.map((h) => h.krate));
-    const qpaths = target.hits.map((h) => ({ krate: h.krate, qpath: h.qpath ?? '' }));
+    const qpaths = target.hits.map((h) => ({ krate: h.krate, qpath: h.qpath ?? '', kind: h.kind }));
     const arms: Expr[] = [inList('dst_path', [...paths])];
     if (ids.size > 0) arms.push(inList('dst', [...ids]), inList('dst_krate', [...krates]));
     const into = arms.length === 1 ? arms[0]! : or(...arms);
@@ -74,8 +75,8 @@ export async function refs(log: EventLog, path: string, opts: RefsOptions & Crat
       if (typeof row.dst === 'string' && ids.has(row.dst)) return true;
       if (typeof row.dst_path !== 'string') return false;
       if (paths.has(row.dst_path)) return true;
-      const p = row.dst_path;
-      return qpaths.some((q) => q.krate === row.dst_krate && pathNames(p, q.qpath));
+      const edge = { krate: row.krate, dst: row.dst ?? null, dstPath: row.dst_path, dstKrate: row.dst_krate ?? null };
+      return qpaths.some((q) => edgeNamesByPath(edge, q));
     };
     const edges = r.view
       ? (await edgesInto(r.view, paths, opts.edgeKind, scope.where)).filter(test).map(edgeHit)
@@ -144,6 +145,29 @@ export function pathNames(path: string, qpath: string): boolean {
   const segs = path.split('::');
   if (segs.length < 2) return false;
   return qpath.startsWith(`${segs[0]}::`) && qpath.endsWith(`::${segs.slice(1).join('::')}`);
+}
+
+/**
+ * Does an edge name the item `target` by its path (pathNames), not by id? Only
+ * an edge into the item's crate whose target is not a node of the edge's own
+ * crate: an edge resolved inside its crate names its node by id, so it is
+ * another item's (ripgrep's `search(&args)` is no call of the method
+ * `SearchWorker::search`). And a member of an impl or trait (a method, an
+ * associated item) is named with its owner: the path's last two segments
+ * are the qpath's (`regex::Regex::new`), never a module-level `krate::name`.
+ */
+export function edgeNamesByPath(
+  edge: { krate: unknown; dst: unknown; dstPath: string; dstKrate: unknown },
+  target: { krate: string; qpath: string; kind: string | null },
+): boolean {
+  if (edge.dstKrate !== target.krate) return false;
+  if (typeof edge.dst === 'string' && edge.dstKrate === edge.krate) return false;
+  if (target.kind === 'method' || target.kind === 'trait_item') {
+    const p = edge.dstPath.split('::');
+    const q = target.qpath.split('::');
+    if (p.length < 3 || p[p.length - 2] !== q[q.length - 2]) return false;
+  }
+  return pathNames(edge.dstPath, target.qpath);
 }
 
 async function liveEdges(r: ReadAt, filter: Expr | undefined, test: (row: Row) => boolean): Promise<EdgeHit[]> {

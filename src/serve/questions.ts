@@ -19,7 +19,7 @@ import type { CalleesAnswer, DefAnswer, FindAnswer, HistoryAnswer, RefsAnswer } 
  * repeated here so that parsing a question loads no query code
  * (test/serve/questions.test.ts checks that the two lists agree).
  */
-export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'impl_for_type', 'uses', 'calls', 'type_ref'];
+export const EDGE_KINDS: readonly EdgeKind[] = ['contains', 'impl_of_trait', 'impl_for_type', 'uses', 'calls', 'type_ref', 'value_ref'];
 
 /** The filters and the form of paths every question takes (diff: repo, krate, limit, excludeTests): query/scope.ts, query/answer.ts. */
 export interface Filters {

@@ -48,6 +48,8 @@ export interface Scope {
   uses: UseDecl[];
   /** `extern crate name as alias;`: alias -> crate name. */
   externs: Map<string, string>;
+  /** The aliases of `pub extern crate`s (a facade re-exporting a crate whole). */
+  pubExterns: Set<string>;
 }
 
 /** Every definition of a crate, and its module scopes (one root per target, lib first). */
@@ -81,10 +83,13 @@ export class DefTable {
   private makeScope(def: Def, parent: Scope | null): Scope {
     const scope: Scope = {
       n: this.scopes.size, def, parent, root: parent ? parent.root : (null as unknown as Scope),
-      items: new Map(), uses: def.item.uses, externs: new Map(),
+      items: new Map(), uses: def.item.uses, externs: new Map(), pubExterns: new Set(),
     };
     if (!parent) scope.root = scope;
-    for (const e of def.item.externCrates ?? []) scope.externs.set(e.alias, e.name);
+    for (const e of def.item.externCrates ?? []) {
+      scope.externs.set(e.alias, e.name);
+      if (e.visibility === 'pub') scope.pubExterns.add(e.alias);
+    }
     def.scope = scope;
     this.scopes.set(def, scope);
     return scope;

@@ -1,6 +1,8 @@
 // The last phase: every definition's edges — contains, impl-for-type,
-// impl-of-trait, uses, type refs and calls (path calls, method calls,
-// macro invocations) — from what the earlier phases resolved.
+// impl-of-trait, uses, type refs, value refs (a path naming a variant, a
+// unit or tuple struct, a const … in an expression or pattern) and calls
+// (path calls, method calls, macro invocations) — from what the earlier
+// phases resolved.
 //
 // Invariants: an edge's position is its target's name token (line, col);
 // edge ids hash (source, kind, target text, occurrence), so they do not move
@@ -99,6 +101,13 @@ export class Edges {
         this.push(def, 'type_ref', ref.target, t, 'type', item.file, ref.line, ref.col, t ? null : 'type not found', null, refOrigin);
         continue;
       }
+      if (ref.kind === 'value_ref') {
+        env ??= this.infer.env(def);
+        const t = this.names.resolve(this.names.segs(ref.target), scope, 'value', env.ctx);
+        if (ref.pat && !constantLike(t)) continue; // a binding
+        this.push(def, 'value_ref', ref.target, t, 'value', item.file, ref.line, ref.col, t ? null : 'value not found', null, refOrigin);
+        continue;
+      }
       if (ref.target.endsWith('!')) {
         const t = this.names.resolveMacro(ref.target.slice(0, -1), scope);
         this.push(def, 'calls', ref.target, t, 'macro', item.file, ref.line, ref.col, t ? null : 'macro not found', null, refOrigin);
@@ -148,6 +157,13 @@ export class Edges {
     const dst = ns ? this.opts.depId(repo, t.krate, ns, t.ext) : null;
     return { dst, dstPath: t.ext, dstKrate: t.krate, reason: `${t.krate} not loaded` };
   }
+}
+
+/** A unit variant or struct, a const or a static (what a bare name in a pattern names rather than binds). */
+function constantLike(t: Res | null): boolean {
+  if (!t || 'ext' in t) return false;
+  const kind = 'def' in t ? t.def.kind : t.dep.node.kind;
+  return kind === 'variant' || kind === 'struct' || kind === 'const' || kind === 'static';
 }
 
 function headRes(t: Ty): Res | null {

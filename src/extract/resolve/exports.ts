@@ -55,6 +55,11 @@ export class Exports {
       }
       case 'type':
         if (item.ty) info.a = render(item.ty);
+        if (item.ty && item.generics.length > 0) {
+          // the parameters in order, and the defaulted ones' types: a dependant's `Result<T>` expands to `Result<T, Error>`
+          info.g = [...item.generics];
+          for (const d of item.genericDefaults ?? []) (info.gd ??= {})[d.name] = render(d.ty);
+        }
         break;
       case 'trait':
         if (item.supertraits && item.supertraits.length > 0) info.st = item.supertraits.map((t) => render(t));

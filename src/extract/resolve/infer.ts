@@ -261,14 +261,15 @@ export class Infer {
       const pm = p ? this.inBounds(this.assocBounds.get(p.name) ?? [], name, env, p) : null;
       if (pm) return { res: pm.res, reason: null, dispatch: 'dynamic' };
     }
-    // a type of a crate not in the lake (its impls unknown): the one trait in scope that declares `name`
-    // (rand's `self.0.next_u32()` on rand_chacha's ChaCha12Rng with `use rand_core::RngCore;`)
-    if (s.k === 'adt' && 'ext' in s.res && s.res.krate !== null) {
-      const t = this.scopeTraitMethod(name, env);
-      if (t) return { res: t, reason: null, dispatch: 'static' };
-    }
     const std = this.stdOwner(recv) ?? (this.iterLike(recv, env) ? 'std::iter::Iterator' : null);
     if (std) return { res: { ext: `${std}::${name}`, krate: null, depName: null }, reason: null, dispatch: std === 'std::iter::Iterator' ? 'dynamic' : 'static' };
+    // a type of a crate not in the lake: its impls are unknown, so a trait in scope that merely declares `name`
+    // is no answer (ripgrep's `regex::bytes::Regex::find_at` is not grep_matcher's `Matcher::find_at`)
+    if (s.k === 'adt' && 'ext' in s.res && s.res.krate !== null) {
+      const declares = this.scopeTraitMethod(name, env, null);
+      const also = declares ? `; ${resPath(declares).split('::').slice(0, -1).join('::')} in scope declares ${name}, no impl of it for the type is known` : '';
+      return { res: null, reason: `${describe(s)} is of ${s.res.krate}, which is not in the lake: its methods are unknown${also}`, dispatch: null };
+    }
     return { res: null, reason: `no method ${name} found for ${describe(recv)}`, dispatch: null };
   }
 
@@ -316,10 +317,11 @@ export class Infer {
       if (via) return { res: via, reason: null, dispatch: 'static' };
     }
     if (res && 'ext' in res && res.krate !== null && segs.length >= 2) {
-      // `Rng::from_seed(..)` on a type of a crate not in the lake, or a dependency's type whose impls do not
-      // declare it (a trait's provided method): the one trait in scope that declares it
+      // `Rng::from_other(..)` on a dependency's type whose impls do not write it (a trait's provided method):
+      // the one trait in scope that declares it and that the type implements (a type of a crate not in the
+      // lake keeps its path: whether it implements the trait is not known)
       const owner = this.names.resolve(segs.slice(0, -1), env.def.scope, 'type', env.ctx);
-      const t = owner && (('ext' in owner && owner.krate !== null) || 'dep' in owner) ? this.scopeTraitMethod(segs[segs.length - 1]!, env) : null;
+      const t = owner && 'dep' in owner ? this.scopeTraitMethod(segs[segs.length - 1]!, env, { k: 'adt', res: owner, args: [] }) : null;
       if (t) return { res: t, reason: null, dispatch: 'static' };
     }
     if (res) {
@@ -1007,11 +1009,16 @@ export class Infer {
     return this.depBlanket(name, env) ?? m;
   }
 
-  /** The method `name` of the one trait the body's module (or the body) imports or defines that declares it. */
-  private scopeTraitMethod(name: string, env: BodyEnv): Res | null {
+  /**
+   * The method `name` of the one trait the body's module (or the body)
+   * imports or defines that declares it — among those `self` implements
+   * (any, with `self` null: for a message, never for an edge).
+   */
+  private scopeTraitMethod(name: string, env: BodyEnv, self: Ty | null): Res | null {
     const found: Res[] = [];
     const consider = (r: Res | null) => {
       if (!r) return;
+      if (self !== null && !this.satisfies(self, { k: 'adt', res: r, args: [] }, env)) return;
       let hit: Res | null = null;
       if ('def' in r && r.def.kind === 'trait') {
         const c = r.def.children.find((x) => x.name === name && x.ns === 'value');

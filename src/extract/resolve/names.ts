@@ -232,6 +232,11 @@ export class Names {
   private lookupIn(scope: Scope, name: string, ns: Namespace, depth: number, outer: boolean): Res | null {
     const own = this.ownItem(scope, name, ns);
     if (own) return { def: own };
+    // `extern crate dep as name;` puts `name` in its module, like an item (`crate::name::X`, `self::name::X`)
+    if (ns === 'type' && scope.externs.has(name)) {
+      const krate = this.externRoot(name, scope);
+      if (krate) return krate;
+    }
     // a `#[macro_export]` macro is an item of the crate root, wherever it is written (`pub use anyhow as format_err;`)
     if (ns === 'macro' && scope === scope.root) {
       const exported = this.table.exportedMacros.get(name);
@@ -306,6 +311,7 @@ export class Names {
   externRoot(name: string, scope: Scope): Res | null {
     const alias = scope.externs.get(name) ?? scope.root.externs.get(name);
     const real = (alias ?? name).replace(/-/g, '_');
+    if (alias === 'self') return { def: scope.root.def }; // `extern crate self as name;`
     const dep = this.opts.deps.get(real);
     if (dep) {
       const ix = this.opts.world.byKrate(dep.krate);
@@ -359,8 +365,8 @@ export class Names {
   // --- public paths --------------------------------------------------------
 
   /**
-   * A module's `pub use`s that name another crate's item (loaded from the
-   * lake): name -> that item's definition path, for the dependants that
+   * A module's `pub use`s and `pub extern crate`s that name another crate's
+   * item or root (loaded from the lake): name -> that item's definition path, for the dependants that
    * reach the item through this crate (`syn::Ident` is `proc_macro2::Ident`).
    */
   foreignReexports(def: Def): Record<string, string> | null {
@@ -376,6 +382,11 @@ export class Names {
           break;
         }
       }
+    }
+    // `pub extern crate dep as name;`: the crate root, reached through this module
+    for (const alias of scope.pubExterns) {
+      const t = this.externRoot(alias, scope);
+      if (t && 'dep' in t) (out ??= {})[alias] ??= t.dep.node.qpath;
     }
     return out;
   }

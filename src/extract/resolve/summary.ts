@@ -7,7 +7,8 @@
 // parameters by name):
 //   fn/method/trait fn:   { r: return type, s: 'ref'|'mut'|'value' (self parameter) }
 //   struct/union/variant: { f: [[field, type], …] (public fields only), v: 1 when also a value (tuple/unit) }
-//   type alias/assoc type:{ a: type, b: [bound, …] (a trait's `type X: Bound;`) }
+//   type alias/assoc type:{ a: type, b: [bound, …] (a trait's `type X: Bound;`),
+//                           g: [parameter, …] and gd: { parameter: default type } (a generic alias) }
 //   trait:                { st: [supertrait, …] }
 //   impl:                 { self: type, trait?: type }
 //   const/static:         { t: type }
@@ -26,6 +27,10 @@ export interface TypeInfo {
   a?: string;
   /** A trait's associated type's bounds (`type SerializeMap: SerializeMap<…>;`). */
   b?: string[];
+  /** A generic type alias's parameters in order (`type Result<T, E = Error>`: ['T', 'E']). */
+  g?: string[];
+  /** Its defaulted parameters' types (`{ E: 'anyhow::Error' }`). */
+  gd?: Record<string, string>;
   st?: string[];
   self?: string;
   trait?: string;

@@ -156,22 +156,61 @@ export class TypeLowering {
     return { ext: stdPath(path), krate: ix ? ix.crate.krate : null, depName: ix ? ix.ident : null };
   }
 
-  /** `type A<T> = B<T, X>`: the aliased type with the arguments substituted. */
+  /**
+   * `type A<T, E = X> = B<T, E>`: the aliased type with the arguments
+   * substituted, a missing one by its default (anyhow's `Result<T>` is
+   * `Result<T, anyhow::Error>`). A dependency's alias names its parameters
+   * in type_info `g` (defaults `gd`); one stored without them, in the order
+   * they first occur in the aliased type.
+   */
   private expandAlias(ty: Ty & { k: 'adt' }, depth: number): Ty {
     if (depth >= MAX_ALIAS_DEPTH) return ty;
     const r = ty.res;
     if ('def' in r && r.def.kind === 'type' && r.def.item.ty) {
       const d = r.def;
-      const subst = new Map<string, Ty>();
-      d.item.generics.forEach((g, i) => { if (ty.args[i]) subst.set(g, ty.args[i]!); });
       const ctx: PathCtx = { self: null, generics: d.item.generics, locals: [] };
+      const subst = new Map<string, Ty>();
+      d.item.generics.forEach((g, i) => {
+        const given = ty.args[i];
+        const dflt = given ? undefined : d.item.genericDefaults?.find((x) => x.name === g);
+        // a default may name the parameters before it (`type M<K, V = K>`)
+        const t = given ?? (dflt ? substitute(this.lower(dflt.ty, d.scope, ctx, null, depth + 1), subst) : undefined);
+        if (t) subst.set(g, t);
+      });
       return substitute(this.lower(d.item.ty!, d.scope, ctx, null, depth + 1), subst);
     }
     if ('dep' in r && r.dep.node.kind === 'type' && r.dep.node.typeInfo?.a) {
-      return this.lowerCanonical(r.dep.node.typeInfo.a, null);
+      const info = r.dep.node.typeInfo;
+      const a = info.a!;
+      const params = info.g ?? paramsOf(parseType(a));
+      if (params.length === 0) return this.lowerCanonical(a, null);
+      const subst = new Map<string, Ty>();
+      params.forEach((g, i) => {
+        const dflt = info.gd?.[g];
+        const t = ty.args[i] ?? (dflt !== undefined ? this.lowerCanonical(dflt, subst) : undefined);
+        if (t) subst.set(g, t);
+      });
+      return this.lowerCanonical(a, subst);
     }
     return ty;
   }
+}
+
+/** The type parameters a canonical type text names (its one-segment paths), in the order they first occur. */
+function paramsOf(t: TypeRef, out: string[] = []): string[] {
+  switch (t.k) {
+    case 'path':
+      if (!t.path.includes('::') && !out.includes(t.path)) out.push(t.path);
+      for (const a of t.args) paramsOf(a, out);
+      for (const a of t.assoc ?? []) paramsOf(a.ty, out);
+      break;
+    case 'ref': case 'ptr': case 'slice': paramsOf(t.of, out); break;
+    case 'tuple': for (const x of t.of) paramsOf(x, out); break;
+    case 'dyn': for (const x of t.bounds) paramsOf(x, out); break;
+    case 'fn': for (const x of t.params) paramsOf(x, out); if (t.ret) paramsOf(t.ret, out); break;
+    default:
+  }
+  return out;
 }
 
 /** A written path with `crate`/`self`/`super` heads made absolute (for text that did not resolve). */
