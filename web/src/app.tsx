@@ -98,7 +98,7 @@ function Header(props: { place: Place }): JSX.Element {
         }}
       >
         <label for="asof">As of</label>
-        <input id="asof" value={text} placeholder="now: a generation, time or commit" onInput={(e) => setText((e.target as HTMLInputElement).value)} spellcheck={false} autoComplete="off" />
+        <input id="asof" value={text} placeholder="generation, time or commit" onInput={(e) => setText((e.target as HTMLInputElement).value)} spellcheck={false} autoComplete="off" />
         <button type="submit">Read</button>
         {asOf !== '' && (
           <button type="button" onClick={() => go('')}>

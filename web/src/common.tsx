@@ -46,7 +46,7 @@ function advice(e: ApiError): string {
 }
 
 /** An error as a page section: the server's message, what to do, and did-you-mean links when it has them. */
-export function ErrorView(props: { error: ApiError; title?: string; suggest?: (s: string) => string }): JSX.Element {
+export function ErrorView(props: { error: ApiError; title?: string; suggest?: (s: string) => string; searchFor?: string }): JSX.Element {
   const { error } = props;
   const to = props.suggest ?? ((s: string) => itemHref(s));
   return (
@@ -69,7 +69,7 @@ export function ErrorView(props: { error: ApiError; title?: string; suggest?: (s
         </div>
       )}
       <p>
-        <Link href={href('/')}>Search the lake</Link> · <Link href={href('/lake')}>What the lake holds</Link>
+        <Link href={props.searchFor ? href('/search', { q: props.searchFor }) : href('/')}>{props.searchFor ? `Search for “${props.searchFor}”` : 'Search the lake'}</Link> · <Link href={href('/lake')}>What the lake holds</Link>
       </p>
     </section>
   );

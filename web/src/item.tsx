@@ -33,7 +33,7 @@ export function ItemPage(props: { place: Place; path: string }): JSX.Element {
         <h1 class="qpath-title">
           <code>{props.path}</code>
         </h1>
-        <ErrorView error={def.error} title={def.error.status === 404 ? 'No item has this path' : undefined} />
+        <ErrorView error={def.error} title={def.error.status === 404 ? 'No item has this path' : undefined} searchFor={props.path.slice(props.path.lastIndexOf(':') + 1)} />
       </main>
     );
   }
