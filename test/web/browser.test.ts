@@ -155,7 +155,8 @@ test('web: keyboard only — / focuses the search, arrows move, Enter opens; tim
   await page.waitForURL(/\/$/);
   await page.waitForFunction("document.activeElement?.id === 'q'");
   await page.keyboard.type('tally');
-  await page.locator('#hits li').nth(1).waitFor();
+  await page.waitForURL(/\/search\?q=tally$/);
+  await page.locator('section[aria-busy="false"] #hits li').nth(1).waitFor();
   const second = await page.locator('#hits li').nth(1).locator('.qpath').innerText();
   await page.keyboard.press('ArrowDown');
   await page.locator('#hits li.active').filter({ hasText: second }).waitFor();
@@ -165,6 +166,11 @@ test('web: keyboard only — / focuses the search, arrows move, Enter opens; tim
   // `/` from an item page brings the search back
   await page.keyboard.press('/');
   await page.waitForFunction("document.activeElement?.id === 'q'");
+  // Enter before the answer came: it is asked at once and its best hit opened when it comes
+  await page.keyboard.type('hash_str');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/\/item\/fnvish::hash_str$/);
+  await page.getByRole('heading', { level: 1, name: 'fnvish::hash_str' }).waitFor();
 
   // as of the first generation that has the sample: asOf stays in the URL and reaches every API call
   const asked: string[] = [];

@@ -53,14 +53,36 @@ export function SearchPage(props: { place: Place }): JSX.Element {
   const found = useApi<FindAnswer>(key, (signal) => api('find', { name: query.trim(), kind: filters.kind, repo: filters.repo, krate: filters.krate, limit: LIMIT }, signal));
   const lake = useApi<LakeAnswer>(JSON.stringify(['lake', p.get('asOf')]), (signal) => api('lake', { generations: 0, runs: 0 }, signal));
   const crates = lake.state === 'done' ? lake.value.crates : [];
-  const hits = key !== null && found.state === 'done' ? found.value.hits : [];
+  // while a new answer is on its way the last one stays (no flicker as you type)
+  const shown = useRef<FindAnswer | null>(null);
+  if (found.state === 'done') shown.current = found.value;
+  else if (found.state === 'failed' || key === null) shown.current = null;
+  const answer = key === null ? null : shown.current;
+  const hits = answer?.hits ?? [];
 
+  const openWhenReady = useRef(false);
+  useEffect(() => {
+    if (!openWhenReady.current || found.state === 'loading') return;
+    openWhenReady.current = false;
+    const h = found.state === 'done' ? found.value.hits[0] : undefined;
+    if (h?.qpath) navigate(itemHref(h.qpath));
+  }, [found.state]);
   const onKey = (e: KeyboardEvent): void => {
     if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
       e.preventDefault();
       if (hits.length > 0) setActive((a) => (e.key === 'ArrowDown' ? Math.min(hits.length - 1, a + 1) : Math.max(0, a - 1)));
     } else if (e.key === 'Enter') {
       e.preventDefault();
+      if (text !== query || found.state === 'loading') {
+        // the answer to what was typed is not here yet: ask now, open when it comes
+        openWhenReady.current = true;
+        if (text !== query) {
+          setQuery(text);
+          setActive(0);
+          setParams({ q: text });
+        }
+        return;
+      }
       const h = hits[Math.min(active, hits.length - 1)];
       if (h?.qpath) navigate(itemHref(h.qpath));
     } else if (e.key === 'Escape') {
@@ -139,14 +161,15 @@ export function SearchPage(props: { place: Place }): JSX.Element {
             Keys: <kbd>/</kbd> search, <kbd>↑</kbd> <kbd>↓</kbd> move, <kbd>Enter</kbd> open. <Link href={href('/lake')}>What the lake holds</Link>.
           </p>
         </section>
-      ) : found.state === 'loading' ? (
-        <Loading what="results" />
       ) : found.state === 'failed' ? (
         <ErrorView error={found.error} title={found.error.status === 404 ? `Nothing matches “${query}”` : undefined} suggest={(s) => href('/search', { q: s })} />
+      ) : answer === null ? (
+        <Loading what="results" />
       ) : (
-        <section aria-label="results">
+        <section aria-label="results" aria-busy={found.state === 'loading'}>
           <p class="muted" aria-live="polite">
-            {found.value.total === 0 ? 'No item matches in this scope.' : `${found.value.total} item${found.value.total === 1 ? '' : 's'}${found.value.total > hits.length ? `, the best ${hits.length} shown` : ''}`} · generation {found.value.generation}
+            {answer.total === 0 ? 'No item matches in this scope.' : `${answer.total} item${answer.total === 1 ? '' : 's'}${answer.total > hits.length ? `, the best ${hits.length} shown` : ''}`} · generation {answer.generation}
+            {found.state === 'loading' && ' · updating…'}
           </p>
           <ul id="hits" class="hits" role="listbox" aria-label="items found">
             {hits.map((h, i) => (
