@@ -257,7 +257,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         const f = web.file(url.pathname);
         if (f !== undefined) {
           if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, `${method} is not allowed on ${url.pathname} (allowed: GET, HEAD)`, { allow: 'GET, HEAD' });
-          entry.status = 'missing' in f ? sendNotBuilt(res, web.dir, f.missing, PACKAGE_ROOT) : sendWebFile(req, res, f);
+          entry.status = 'missing' in f ? sendNotBuilt(req, res, web.dir, f.missing, PACKAGE_ROOT) : sendWebFile(req, res, f);
           entry.ms = performance.now() - t0;
           return entry;
         }

@@ -168,12 +168,12 @@ export function sendWebFile(req: http.IncomingMessage, res: http.ServerResponse,
 }
 
 /** The page a browser gets when the UI is not built: what to run. */
-export function sendNotBuilt(res: http.ServerResponse, dir: string, why: string, root: string): number {
+export function sendNotBuilt(req: http.IncomingMessage, res: http.ServerResponse, dir: string, why: string, root: string): number {
   const esc = (s: string): string => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
   const body = Buffer.from(
     `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Mimir: web UI not built</title></head><body>\n<h1>The web UI is not built</h1>\n<p>This server looks for it in <code>${esc(dir)}</code> and found ${esc(why)}.</p>\n<p>Build it with <code>npm run build</code> in <code>${esc(root)}</code>, then reload this page (no restart needed). The JSON API works without it: <a href="/api">/api</a>.</p>\n</body></html>\n`,
   );
   res.writeHead(503, { 'content-type': 'text/html; charset=utf-8', 'content-length': String(body.length), 'cache-control': 'no-store', ...SECURITY });
-  res.end(body);
+  res.end(req.method === 'HEAD' ? undefined : body);
   return 503;
 }

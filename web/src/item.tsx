@@ -77,7 +77,7 @@ function Definition(props: { item: Item; at: number | null; generation: number }
           <Kind kind={h.kind} />
         </dd>
         <dt>Visibility</dt>
-        <dd>{h.visibility ?? 'private'}</dd>
+        <dd>{h.visibility || '—'}</dd>
         <dt>Crate</dt>
         <dd>
           <Crate repo={h.repo} krate={h.krate} />
