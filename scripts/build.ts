@@ -6,7 +6,9 @@
 // and the size and crc32 of every file under src/ it read: bin/mimir.js runs
 // dist/ only while src/ holds those same files (a file newer than the start is
 // read and compared; a file edited during the build counts as changed).
-// `--out DIR` builds elsewhere (tests).
+// `--out DIR` builds elsewhere (tests). The web UI (web/, see
+// scripts/build-web.ts) is built into <out>/web/, which the pruning here
+// leaves alone.
 //
 // The bundle is what bin/mimir.js runs for the questions read from a lake
 // (find, def, refs, callers, callees, history, diff): one file instead of
@@ -26,6 +28,7 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
+import { buildWeb, type WebBuild } from './build-web.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argOut = process.argv.indexOf('--out');
@@ -34,6 +37,8 @@ const stamp = path.join(out, 'BUILD');
 
 /** File name of the bundle inside the output folder (bin/mimir.js reads it from dist/BUILD). */
 const BUNDLE = 'cli.bundle.cjs';
+/** Folder of the web UI inside the output folder (src/serve/web.ts serves it). */
+const WEB = 'web';
 /** Packages loaded by require at run time, not bundled: native code, wasm files found next to their module, tsx. */
 const EXTERNAL = ['better-sqlite3', '@duckdb/node-api', '@duckdb/node-bindings', '@bokuweb/zstd-wasm', 'web-tree-sitter', 'tree-sitter-rust', 'tsx', 'tsx/*'];
 
@@ -54,6 +59,7 @@ let pruned = 0;
 const prune = (dir: string): void => {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
+    if (e.isDirectory() && dir === out && (e.name === WEB || e.name.startsWith(`${WEB}.tmp-`))) continue;
     if (e.isDirectory()) {
       prune(p);
       if (readdirSync(p).length === 0) rmSync(p, { recursive: true });
@@ -73,9 +79,15 @@ const bundle = await bundleCli().catch((e: unknown) => {
   console.error(`build: the CLI bundle was not made (${(e as Error).message}); bin/mimir.js will run dist/'s modules, which start slower`);
   return undefined;
 });
+// without the web UI (reported) `mimir serve` answers the JSON API and says on / how to build the UI
+const web = await buildWeb(path.join(out, WEB)).catch((e: unknown): WebBuild | undefined => {
+  console.error(`build: the web UI was not made (${(e as Error).message}); mimir serve answers the JSON API and says so on /`);
+  return undefined;
+});
 writeFileSync(stamp, `${JSON.stringify({ startedMs: started, node: process.version, bundle, sources: sourceDigests() })}\n`);
-const files = (dir: string): number => readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.js') ? 1 : 0), 0);
-console.log(`build: ${files(out)} modules in ${path.relative(root, out) || out}${bundle ? ` and the CLI bundle (${(bundle.bytes / 1e6).toFixed(1)} MB)` : ''} (${((Date.now() - started) / 1000).toFixed(1)} s${pruned ? `, ${pruned} stale removed` : ''})`);
+const files = (dir: string): number => readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? (dir === out && e.name === WEB ? 0 : files(path.join(dir, e.name))) : e.name.endsWith('.js') ? 1 : 0), 0);
+const webNote = web ? `, the web UI (${(web.brotliBytes / 1e3).toFixed(1)} kB brotli, ${(web.gzipBytes / 1e3).toFixed(1)} kB gzip; bundled in ${web.ms.toFixed(0)} ms)` : '';
+console.log(`build: ${files(out)} modules in ${path.relative(root, out) || out}${bundle ? ` and the CLI bundle (${(bundle.bytes / 1e6).toFixed(1)} MB)` : ''}${webNote} (${((Date.now() - started) / 1000).toFixed(1)} s${pruned ? `, ${pruned} stale removed` : ''})`);
 
 
 /**

@@ -1,11 +1,16 @@
 // Lint: layers import downward only (DESIGN.md). cli/serve -> query -> ingest
 // -> extract, log -> lake; lake imports no other layer; extract never imports
 // lake. cli may import serve (the `mimir serve` command, the questions both
-// share and the client of a running server); serve never imports cli. Prints each offending import and exits 1.
+// share and the client of a running server); serve never imports cli. The
+// web UI (web/) is a front end that talks to the server only over HTTP/JSON:
+// it imports nothing outside web/ but its packages (preact), and nothing in
+// src/ imports web/. Prints each offending import and exits 1.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 
-const src = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), '..', 'src');
+const root = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), '..');
+const src = path.join(root, 'src');
+const web = path.join(root, 'web');
 const allowed: Record<string, string[]> = {
   lake: ['lake'],
   log: ['log', 'lake'],
@@ -20,11 +25,31 @@ function* files(dir: string): Generator<string> {
   for (const name of readdirSync(dir)) {
     const p = path.join(dir, name);
     if (statSync(p).isDirectory()) yield* files(p);
-    else if (p.endsWith('.ts')) yield p;
+    else if (/\.tsx?$/.test(p)) yield p;
   }
 }
 
+/** Every import specifier of a file: static, re-exports and dynamic import('…'). */
+const specifiers = (text: string): string[] => [...text.matchAll(/(?:(?:import|export)[^'"]*?from\s+|import\s*\(\s*)['"]([^'"]+)['"]/g)].map((m) => m[1]!);
+
 let bad = 0;
+for (const file of files(src)) {
+  for (const spec of specifiers(readFileSync(file, 'utf8'))) {
+    if (spec.startsWith('.') && !path.relative(web, path.resolve(path.dirname(file), spec)).startsWith('..')) {
+      console.error(`${path.relative(root, file)}: imports ${spec} (src/ may not import the web UI: it is a front end over HTTP)`);
+      bad++;
+    }
+  }
+}
+for (const file of files(web)) {
+  for (const spec of specifiers(readFileSync(file, 'utf8'))) {
+    const outside = spec.startsWith('.') ? path.relative(web, path.resolve(path.dirname(file), spec)).startsWith('..') : !/^preact(\/|$)/.test(spec);
+    if (outside) {
+      console.error(`${path.relative(root, file)}: imports ${spec} (web/ talks to the server over HTTP/JSON: it imports only web/ and preact)`);
+      bad++;
+    }
+  }
+}
 for (const file of files(src)) {
   const layer = path.relative(src, file).split(path.sep)[0]!;
   const ok = allowed[layer];

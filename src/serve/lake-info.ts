@@ -1,12 +1,14 @@
 // `/api/lake`: what the lake holds at one generation — its tables (snapshot,
 // rows and files from the snapshot summary), the newest generations up to
-// it, the ring mode and the newest ingest runs. Read through a pinned
+// it, the ring mode, the newest ingest runs and the live crates (each repo's
+// and the universe's, from the file state: query/scope.ts liveCrates). Read through a pinned
 // handle, like every answer, so the whole reply is of one generation (and
 // the pointer generation it reports is the one its request read, not a
 // later one read while it was computed).
 // Memory: the runs are streamed and only the newest `runs` kept.
 import { identToString, parseIdent } from '../lake/catalog/sql-catalog.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
+import { liveCrates } from '../query/scope.ts';
 
 export interface LakeTableInfo {
   table: string;
@@ -43,6 +45,8 @@ export interface LakeInfo {
   tables: LakeTableInfo[];
   generations: { generation: bigint; timeMs: number; note: string | null; tables: string[] }[];
   runs: LakeRun[];
+  /** Every live crate (repo `@universe`: the dependency crates), sorted by repo then krate. */
+  crates: { repo: string; krate: string }[];
 }
 
 const summaryCount = (s: Record<string, string> | undefined, key: string): bigint | null => {
@@ -86,6 +90,9 @@ export async function lakeInfo(pinned: EventLog, opts: { generations: number; ru
     tables,
     generations,
     runs: await newestRuns(pinned, opts.runs),
+    crates: (await liveCrates(pinned, g))
+      .map((c) => ({ repo: c.repo, krate: c.krate }))
+      .sort((a, b) => (a.repo === b.repo ? (a.krate < b.krate ? -1 : a.krate > b.krate ? 1 : 0) : a.repo < b.repo ? -1 : 1)),
   };
 }
 

@@ -1,8 +1,11 @@
 // `mimir serve`: a long-running, read-only JSON HTTP API over one lake, on
 // node:http. Routes: `/api` (what the server answers), `/api/lake` (tables,
-// generations, ring mode, runs) and `/api/<question>` for find, def, refs,
+// generations, ring mode, runs, crates), `/api/source` (lines of a file's
+// stored text: source.ts) and `/api/<question>` for find, def, refs,
 // callers, callees, history and diff (questions.ts: parameters in the query
-// string, or as a JSON object in a POST body), each with `asOf`.
+// string, or as a JSON object in a POST body), each with `asOf`. The web UI
+// (web.ts; built from web/ into dist/web/) is served on `/`, `/search`,
+// `/lake`, `/item/<path>` and `/assets/<hashed name>`: it asks the same API.
 //
 // Generations: every request reads at one lake generation — the catalog's
 // pointer generation when the request starts (so new ingests are picked up
@@ -21,7 +24,8 @@
 // `maxUrlBytes` get 414, bodies above `maxBodyBytes` 413. Errors are JSON
 // `{"error": message, "status": code}`: 400 malformed question, 403 a
 // non-loopback Host on a loopback server (DNS rebinding), 404 unknown route
-// or a name the lake does not have (query/scope.ts UnknownNameError),
+// or a name the lake does not have (query/scope.ts UnknownNameError: the
+// body then carries its `suggestions`, the closest names, best first),
 // 405 wrong method, 500 a failed read.
 //
 // Safety: read-only — the log is opened without creating or evolving tables
@@ -49,6 +53,8 @@ import { withinSignal } from '../lake/preempt.ts';
 import { lakeInfo } from './lake-info.ts';
 import { Pins } from './pins.ts';
 import { BadQuestion, QUESTION_PARAMS, ask, isQuestionName, parseAsOf, parseQuestion, questionKey, type Question } from './questions.ts';
+import { SOURCE_PARAMS, SourceNotFound, answerSource, parseSourceParams } from './source.ts';
+import { ASSET_PREFIX, WebAssets, isPageRoute, sendNotBuilt, sendWebFile } from './web.ts';
 
 export interface ServeOptions {
   /** The lake: an open Lake (the server confines its reads to its folder, and closes it when it stops) or a lake folder. */
@@ -73,6 +79,8 @@ export interface ServeOptions {
   pinIdleMs?: number;
   /** Called once per request, after the response (an access log). */
   onRequest?: (r: RequestLog) => void;
+  /** The built web UI (scripts/build-web.ts; default dist/web/ of this package). */
+  webDir?: string;
   /** Test hook: awaited inside a request, after its handle is pinned and before it reads. */
   testAfterPin?: (generation: bigint) => Promise<void>;
 }
@@ -116,15 +124,19 @@ class HttpError extends Error {
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** The closest names the lake has (an unknown name's 404). */
+    readonly suggestions?: string[],
   ) {
     super(message);
   }
 }
 
+/** This package's folder (src/serve/ and dist/serve/ are both two below it). */
+const PACKAGE_ROOT = nodePath.resolve(nodePath.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
 const VERSION = (() => {
-  const here = nodePath.dirname(fileURLToPath(import.meta.url));
   try {
-    return (JSON.parse(readFileSync(nodePath.join(here, '..', '..', 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
+    return (JSON.parse(readFileSync(nodePath.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
   } catch {
     return 'unknown';
   }
@@ -164,6 +176,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const limiter = new Limiter(opts.readers ?? 4, opts.queue ?? 256);
   const computing = new Set<string>();
   const loopbackOnly = isLoopback(host);
+  const web = new WebAssets(opts.webDir ?? nodePath.join(PACKAGE_ROOT, 'dist', 'web'));
   let requests = 0;
 
   /** The generation a read as of `asOf` sees (the pointer generation when absent); a future one or an unknown commit is refused. */
@@ -239,11 +252,20 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         throw new HttpError(400, `malformed request target "${target.slice(0, 200)}"`);
       }
       const route = url.pathname.replace(/\/+$/, '') || '/';
-      const name = route.startsWith('/api/') ? route.slice('/api/'.length) : route === '/api' ? '' : undefined;
-      if (name === undefined || (name !== '' && name !== 'lake' && !isQuestionName(name))) {
-        throw new HttpError(404, `no route ${JSON.stringify(url.pathname)}: expected /api, /api/lake or /api/<question> (${Object.keys(QUESTION_PARAMS).join(', ')})`);
-      }
       const method = req.method ?? 'GET';
+      if (isPageRoute(url.pathname) || url.pathname.startsWith(ASSET_PREFIX)) {
+        const f = web.file(url.pathname);
+        if (f !== undefined) {
+          if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, `${method} is not allowed on ${url.pathname} (allowed: GET, HEAD)`, { allow: 'GET, HEAD' });
+          entry.status = 'missing' in f ? sendNotBuilt(req, res, web.dir, f.missing, PACKAGE_ROOT) : sendWebFile(req, res, f);
+          entry.ms = performance.now() - t0;
+          return entry;
+        }
+      }
+      const name = route.startsWith('/api/') ? route.slice('/api/'.length) : route === '/api' ? '' : undefined;
+      if (name === undefined || (name !== '' && name !== 'lake' && name !== 'source' && !isQuestionName(name))) {
+        throw new HttpError(404, `no route ${JSON.stringify(url.pathname)}: expected /api, /api/lake, /api/source or /api/<question> (${Object.keys(QUESTION_PARAMS).join(', ')}), or a page of the web UI (/, /search, /lake, /item/<path>)`);
+      }
       const allowed = name === '' ? ['GET', 'HEAD'] : ['GET', 'HEAD', 'POST'];
       if (!allowed.includes(method)) throw new HttpError(405, `${method} is not allowed on ${route} (allowed: ${allowed.join(', ')})`, { allow: allowed.join(', ') });
       const params = method === 'POST' ? await bodyParams(req, url, maxBody) : [...url.searchParams];
@@ -260,6 +282,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         g = await readGeneration(p.asOf, now);
         key = `${now}|${g}|lake?generations=${p.generations}&runs=${p.runs}`;
         fn = () => pins.with(g, (pinned) => lakeInfo(pinned, { ...p, now }));
+      } else if (name === 'source') {
+        const { asOf, ...p } = parseSourceParams(params);
+        g = await readGeneration(asOf, now);
+        key = `${now}|${g}|source?${JSON.stringify(p)}`;
+        fn = () => pins.with(g, (pinned) => answerSource(pinned, p));
       } else {
         const q = question(name, params);
         if (q.q === 'diff') {
@@ -293,11 +320,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           : e instanceof BadQuestion || e instanceof DiffRangeError || e instanceof AsOfError
             ? new HttpError(400, e.message)
             : e instanceof Error && e.name === 'UnknownNameError'
+              ? new HttpError(404, e.message, {}, (e as Error & { suggestions?: string[] }).suggestions)
+            : e instanceof SourceNotFound
               ? new HttpError(404, e.message)
             : e instanceof QueueFull || e instanceof QueueTimeout
               ? new HttpError(503, e.message)
               : new HttpError(500, (e as Error)?.message ?? String(e));
-      const body = Buffer.from(stringifyJson({ error: err.message, status: err.status }));
+      const body = Buffer.from(stringifyJson({ error: err.message, status: err.status, ...(err.suggestions !== undefined ? { suggestions: err.suggestions } : {}) }));
       return send(res, entry, err.status, body, err.headers, t0);
     }
   };
@@ -310,6 +339,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     routes: {
       '/api': 'this index',
       '/api/lake': { optional: ['asOf', 'generations', 'runs'] },
+      '/api/source': SOURCE_PARAMS,
       ...Object.fromEntries(Object.entries(QUESTION_PARAMS).map(([k, v]) => [`/api/${k}`, v])),
     },
     stats: stats(),

@@ -114,7 +114,7 @@ test('serve: malformed questions get 400 with a message that says what was expec
 });
 
 test('serve: unknown routes 404, wrong methods 405 with Allow, oversized bodies 413 and targets 414', async () => {
-  for (const t of ['/', '/index.html', '/api/nope', '/api/def/extra', '/apidef', '/API/def']) refused(await get(t), 404, /no route/);
+  for (const t of ['/index.html', '/api/nope', '/api/def/extra', '/apidef', '/API/def']) refused(await get(t), 404, /no route/);
   const del = await get('/api/def?path=x', { method: 'DELETE' });
   refused(del, 405, /DELETE is not allowed on \/api\/def \(allowed: GET, HEAD, POST\)/);
   assert.equal(del.headers.allow, 'GET, HEAD, POST');
