@@ -7,7 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import * as nodePath from 'node:path';
 import type { Context } from './command.ts';
 import { Lake } from '../lake/lake.ts';
-import { CATALOG_FILE } from '../lake/catalog/sql-catalog.ts';
+import { CATALOG_FILE } from '../lake/catalog/catalog.ts';
 import { noteLake, refuseForeignFolder } from './lake/open.ts';
 
 export interface LakeLocation {

@@ -19,14 +19,15 @@
 // open (or `readOnly: 'auto'` on a folder this process cannot write) writes
 // nothing: no schema, no root, no lease. A reader open (`reader`: questions)
 // writes nothing at open either and then only the leases of its pins (so gc
-// elsewhere keeps what it reads); see catalog/sql-catalog.ts.
+// elsewhere keeps what it reads); see catalog/catalog.ts.
 import { accessSync, constants as fsc, existsSync } from 'node:fs';
 import * as nodePath from 'node:path';
 import { LocalFileIO, defaultResolver, prefixResolver, relativeResolver, type FileIO } from './io/fileio.ts';
 import { fileLocation, isRelativePath, relativeBaseOf } from './io/paths.ts';
 import { LakeFileIO } from './io/rooted.ts';
 import { readLakeSettings, type LakeSettings } from './settings.ts';
-import { CATALOG_FILE, SqlCatalog, identToString, type KeyChange, type TableIdent } from './catalog/sql-catalog.ts';
+import { CATALOG_FILE, identToString, type Catalog, type KeyChange, type TableIdent } from './catalog/catalog.ts';
+import { openCatalog } from './catalog/open.ts';
 import { findTableFolders, nestedLakeOf } from './catalog/folders.ts';
 import { PROP_FORMER_ROOTS, PROP_LAKE_ROOT } from './catalog/schema.ts';
 import { isMissing } from './maintenance/reachable.ts';
@@ -126,7 +127,7 @@ function canWrite(path: string): boolean {
  * The root every table's catalog pointer agrees on (`<root>/<ns…>/<table>/metadata/<file>`),
  * or undefined when there are no tables or they disagree.
  */
-export function inferRoot(catalog: SqlCatalog): string | undefined {
+export function inferRoot(catalog: Catalog): string | undefined {
   const found = new Set<string>();
   for (const ident of catalog.listAllTables()) {
     const p = catalog.loadTable(ident);
@@ -158,7 +159,7 @@ export class Lake {
   private constructor(
     /** The folder the lake was opened at: every file it writes or deletes is inside it. */
     readonly root: string,
-    readonly catalog: SqlCatalog,
+    readonly catalog: Catalog,
     roots: { recorded: string; former: string[]; source: RootSource; notWritable: boolean },
     confineReads: boolean,
     settings: LakeSettings,
@@ -189,7 +190,7 @@ export class Lake {
     const name = opts.catalogName ?? settings.catalogName;
     const reader = opts.reader === true && !readOnly;
     const catalogOpts = { create: create && !reader, readOnly, reader, ...(name ? { name } : {}) };
-    const catalog = opts.catalogFile ? SqlCatalog.openFile(file, catalogOpts) : SqlCatalog.open(abs, catalogOpts);
+    const catalog = openCatalog(file, catalogOpts);
     try {
       const recorded = catalog.property(PROP_LAKE_ROOT);
       const former = (catalog.property(PROP_FORMER_ROOTS) ?? '').split('\n').filter((r) => r !== '');

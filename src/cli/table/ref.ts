@@ -9,7 +9,7 @@ import { UsageError, type Args, type OptionSpec } from '../args.ts';
 import type { Context } from '../command.ts';
 import { openMetadataFile, type Lake } from '../../lake/lake.ts';
 import { lakeLocation, openLakeAt } from '../lake-location.ts';
-import { identToString, parseIdent, type TableIdent } from '../../lake/catalog/sql-catalog.ts';
+import { identToString, parseIdent, type TableIdent } from '../../lake/catalog/catalog.ts';
 import type { Table, SnapshotSelector } from '../../lake/table/table.ts';
 
 export const LAKE_PREFIX = 'lake:';
