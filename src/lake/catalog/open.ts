@@ -1,5 +1,5 @@
 // Which catalog a location names, and opening it: `postgresql://…` (or
-// `postgres://…`) is a PostgreSQL catalog (not yet), anything else
+// `postgres://…`) is a PostgreSQL catalog (pg/pg-catalog.ts), anything else
 // the path of a SQLite catalog file (sql-catalog.ts, the embedded default).
 // The one place outside the implementations that names them: the rest of the
 // code holds a `Catalog` (catalog.ts).
@@ -9,6 +9,7 @@
 import { mkdirSync } from 'node:fs';
 import * as nodePath from 'node:path';
 import type { Catalog } from './catalog.ts';
+import { PgCatalog } from './pg/pg-catalog.ts';
 import { SqlCatalog, type OpenOptions } from './sql-catalog.ts';
 
 export type { OpenOptions } from './sql-catalog.ts';
@@ -20,7 +21,7 @@ export function isServerCatalog(location: string): boolean {
 
 /** Open the catalog at `location`: a PostgreSQL URI or a SQLite file path (its folder made when creating). */
 export function openCatalog(location: string, opts: OpenOptions = {}): Catalog {
-  if (isServerCatalog(location)) throw new Error('a PostgreSQL catalog: not supported yet — nothing opened');
+  if (isServerCatalog(location)) return PgCatalog.open(location, opts);
   const file = nodePath.resolve(location);
   if (opts.create !== false && !opts.readOnly) mkdirSync(nodePath.dirname(file), { recursive: true });
   return SqlCatalog.openFile(file, opts);
