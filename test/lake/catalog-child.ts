@@ -3,6 +3,7 @@
 //   commit <lake> <ident> <count> <label>: after 'go' on stdin, make <count>
 //     CAS commits on one table (reload, compute next, commit; on conflict retry
 //     with jittered backoff); prints 'ready', then a JSON summary line.
+//   open <lake>: open the catalog (as a writer), print 'opened <generation>', close.
 //   lease <lake> <releaseBase>: take a lease, print 'ready <id>', then idle
 //     until killed.
 import { createInterface } from 'node:readline';
@@ -58,5 +59,9 @@ async function holdLease(releaseBase: bigint): Promise<void> {
 }
 
 if (mode === 'commit') await commitLoop(rest[0], Number(rest[1]), rest[2]);
-else if (mode === 'lease') await holdLease(BigInt(rest[0]));
+else if (mode === 'open') {
+  const cat = open();
+  process.stdout.write(`opened ${cat.pointerGeneration()}\n`);
+  cat.close();
+} else if (mode === 'lease') await holdLease(BigInt(rest[0]));
 else throw new Error(`catalog-child: unknown mode '${mode}'`);

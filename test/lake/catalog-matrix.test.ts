@@ -294,3 +294,43 @@ matrix('concurrency: three processes, each with its own connection, make 30 CAS 
     cat.close();
   }
 });
+
+test('[postgresql] open: opening a catalog while a commit holds the catalog row neither waits for it nor deadlocks it', { timeout: 600_000 }, async (t) => {
+  if (server === undefined) {
+    t.skip('PostgreSQL could not be started (see the message above)');
+    return;
+  }
+  const location = await postgres.fresh('openlock');
+  openCatalog(location).close();
+  // a commit in flight, as store.ts makes it: the catalog row locked, the generation's row still to insert
+  const committer = new pg.Client({ connectionString: location });
+  const watcher = new pg.Client({ connectionString: location });
+  await committer.connect();
+  await watcher.connect();
+  try {
+    await committer.query('BEGIN');
+    await committer.query(`SELECT generation FROM mimir_catalog WHERE catalog_name = 'mimir' FOR UPDATE`);
+    await committer.query(`UPDATE mimir_catalog SET generation = generation + 1 WHERE catalog_name = 'mimir'`);
+    const proc = spawn(process.execPath, ['--import', 'tsx', childScript, 'open', location], { cwd: repoRoot });
+    let out = '';
+    let err = '';
+    proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+    let done = false;
+    void exited.then(() => (done = true));
+    // until the opener is done, or waits on a lock (what an open that writes did: then our next insert deadlocked)
+    for (;;) {
+      const waiting = await watcher.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'mimir' AND wait_event_type = 'Lock'`);
+      if (done || (waiting.rows[0] as { n: number }).n > 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await committer.query(`INSERT INTO mimir_generations (catalog_name, generation, time_ms, note) VALUES ('mimir', 1, 0, 'in flight')`);
+    await committer.query('COMMIT');
+    assert.equal(await exited, 0, err);
+    assert.match(out, /^opened [01]\n$/);
+  } finally {
+    await committer.end();
+    await watcher.end();
+  }
+});

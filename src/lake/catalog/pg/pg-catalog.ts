@@ -286,7 +286,7 @@ export class PgCatalog implements Catalog {
         try {
           failed = this.call<CatalogWriteError | undefined>('endLease', [id, note]);
         } catch (e) {
-          failed = new CatalogWriteError(`end lease ${id}`, `PostgreSQL catalog ${this.path}`, 'error', (e as Error).message, ' — the lease is left to expire');
+          failed = new CatalogWriteError(`end lease ${id}`, this.path, 'error', (e as Error).message, ' — the lease is left to expire');
         }
         if (failed === undefined) ended = true;
         return failed;

@@ -156,7 +156,7 @@ export class PgStore {
   private serverError(op: string, e: unknown, outcome: string): CatalogWriteError {
     if (e instanceof CatalogWriteError) return e;
     const err = e as Error & { code?: string };
-    return new CatalogWriteError(op, `PostgreSQL catalog ${this.path}`, err.code ?? 'error', err.message, outcome);
+    return new CatalogWriteError(op, this.path, err.code ?? 'error', err.message, outcome);
   }
 
   /** Connect, and (unless read-only, or a reader of a catalog already in the current layout) create the tables. */
@@ -183,9 +183,18 @@ export class PgStore {
       throw new Error(`no catalog in PostgreSQL database ${this.path}: it holds no ${T.tables} table (opened with create=false) — nothing written`);
     }
     this.reader = false;
+    // in the current layout and registered: nothing to write (and no lock to take)
+    if (registered) return { readOnly: false, reader: false };
     await this.tx('create the catalog tables', ' — nothing written', async () => {
       await this.q(`SELECT pg_advisory_xact_lock($1)`, [DDL_LOCK]);
-      for (const ddl of PG_DDL) await this.q(ddl);
+      // only what is missing: CREATE INDEX IF NOT EXISTS share-locks its table even when the index exists,
+      // which deadlocks against a commit of another catalog name waiting for our INSERT below
+      for (const ddl of PG_DDL) {
+        const made = /^CREATE (?:TABLE|INDEX) IF NOT EXISTS (\w+)/.exec(ddl)?.[1];
+        if (made === undefined) throw new Error(`PG_DDL: cannot tell what '${ddl.slice(0, 40)}…' creates`);
+        const exists = await this.one(`SELECT to_regclass($1) IS NOT NULL AS e`, [made]);
+        if (exists?.e !== true) await this.q(ddl);
+      }
       const added = await this.q(
         `INSERT INTO ${T.catalog} (catalog_name, generation, last_time_ms, layout_version) VALUES ($1, 0, 0, $2)
          ON CONFLICT (catalog_name) DO NOTHING RETURNING generation`,
