@@ -156,7 +156,8 @@ export class PgStore {
   private serverError(op: string, e: unknown, outcome: string): CatalogWriteError {
     if (e instanceof CatalogWriteError) return e;
     const err = e as Error & { code?: string };
-    return new CatalogWriteError(op, this.path, err.code ?? 'error', err.message, outcome);
+    // 53100: disk_full — reported as the disk-full failures of the SQLite catalog are
+    return new CatalogWriteError(op, this.path, err.code ?? 'error', err.message, outcome, err.code === '53100');
   }
 
   /** Connect, and (unless read-only, or a reader of a catalog already in the current layout) create the tables. */
