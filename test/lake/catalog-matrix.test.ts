@@ -334,3 +334,69 @@ test('[postgresql] open: opening a catalog while a commit holds the catalog row 
     await watcher.end();
   }
 });
+
+matrix('foreign commits: a pointer another engine moved (a JDBC-style UPDATE) is recorded as a foreign generation before the next commit', (b) =>
+  withCatalog(b, 'foreign', async (cat, location) => {
+    cat.createNamespace(['mimir']);
+    cat.commit([{ ident: t1, expected: null, next: 'a0' }]);
+    // what Java's JdbcCatalog and PyIceberg's SqlCatalog do to commit
+    await b.raw(
+      location,
+      `UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?`,
+      ['spark-1', 'a0', 'mimir', 'mimir', 't1', 'a0'],
+    );
+    assert.deepEqual(cat.foreignMoves(), [{ ident: t1, logged: 'a0', current: 'spark-1' }]);
+    const g = cat.commit([{ ident: t1, expected: 'spark-1', next: 'a2' }], 'after spark');
+    assert.equal(g, 3n);
+    const [mine, foreign] = cat.generations({ limit: 2 });
+    assert.deepEqual([mine.generation, mine.foreign, foreign.generation, foreign.foreign], [3n, false, 2n, true]);
+    assert.equal(cat.pointerAt(t1, 2n), 'spark-1');
+    assert.deepEqual(cat.foreignMoves(), []);
+    assert.equal(cat.recordForeignCommits(), undefined);
+  }),
+);
+
+matrix('layout: iceberg_tables and iceberg_namespace_properties have the JDBC catalog columns; Mimir\'s tables beside them', (b) =>
+  withCatalog(b, 'layout', async (_cat, location) => {
+    const columns = async (table: string): Promise<string[]> => {
+      const rows =
+        b.kind === 'sqlite'
+          ? await b.raw(location, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, [table])
+          : await b.raw(location, `SELECT column_name AS name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position`, [table]);
+      return rows.map((r) => String(r.name));
+    };
+    assert.deepEqual(await columns('iceberg_tables'), ['catalog_name', 'table_namespace', 'table_name', 'metadata_location', 'previous_metadata_location', 'iceberg_type']);
+    assert.deepEqual(await columns('iceberg_namespace_properties'), ['catalog_name', 'namespace', 'property_key', 'property_value']);
+    for (const t of ['mimir_catalog', 'mimir_generations', 'mimir_commit_log', 'mimir_leases', 'mimir_commit_keys', 'mimir_properties']) {
+      assert.ok((await columns(t)).length > 0, `${t} exists`);
+    }
+  }),
+);
+
+matrix('open to read: leases only, every other write refused; read-only: not even a lease', (b) =>
+  withCatalog(b, 'reader', (cat, location) => {
+    cat.createNamespace(['mimir']);
+    cat.commit([{ ident: t1, expected: null, next: 'a0' }]);
+    const reader = openCatalog(location, { reader: true });
+    try {
+      assert.equal(reader.reader, true);
+      assert.deepEqual(reader.loadTable(t1), { metadataLocation: 'a0', previousMetadataLocation: null });
+      const l = reader.beginLease({ releaseBase: 1n, note: 'pin' });
+      assert.deepEqual(cat.liveLeases().map((x) => x.id), [l.id]);
+      assert.throws(() => reader.commit([{ ident: t1, expected: 'a0', next: 'a1' }]), /opened to read .* nothing written/);
+      assert.throws(() => reader.setProperty('k', 'v'), /opened to read .* nothing written/);
+      l.end();
+    } finally {
+      reader.close();
+    }
+    const ro = openCatalog(location, { readOnly: true });
+    try {
+      assert.equal(ro.pointerGeneration(), 1n);
+      assert.throws(() => ro.beginLease({ releaseBase: 1n }), /read-only .* nothing written/);
+      assert.throws(() => ro.commit([{ ident: t1, expected: 'a0', next: 'a1' }]), /read-only .* nothing written/);
+    } finally {
+      ro.close();
+    }
+    assert.deepEqual(cat.loadTable(t1), { metadataLocation: 'a0', previousMetadataLocation: null });
+  }),
+);
