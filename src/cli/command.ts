@@ -11,6 +11,12 @@ export interface Context {
   /** --catalog-name, else $MIMIR_CATALOG_NAME (undefined: the lake's setting, else 'mimir'). */
   catalogName?: string;
   /**
+   * --catalog, else $MIMIR_CATALOG: where the lake's catalog is when not its
+   * catalog.db — a `postgresql://` URI or a SQLite file (undefined: the
+   * lake's mimir.toml `[catalog] uri`, else catalog.db). Files stay in lakeDir.
+   */
+  catalog?: string;
+  /**
    * A running `mimir serve` the questions go to: --server, else $MIMIR_SERVER
    * unless --lake was given; undefined = read the lake directly.
    */
@@ -46,6 +52,7 @@ export const SERVER_OPTION: OptionSpec = {
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS: OptionSpec[] = [
   { name: 'lake', kind: 'value', arg: 'DIR', help: 'lake folder, or a SQLite catalog file (default $MIMIR_LAKE, else ./mimir-lake)' },
+  { name: 'catalog', kind: 'value', arg: 'URI', help: "the lake's catalog: postgresql://… or a SQLite file; the files stay in --lake (default $MIMIR_CATALOG, the lake's mimir.toml, else catalog.db in the lake)" },
   { name: 'catalog-name', kind: 'value', arg: 'NAME', help: "catalog name in the catalog file (default $MIMIR_CATALOG_NAME, the lake's mimir.toml, else mimir)" },
   { name: 'json', kind: 'flag', help: 'machine-readable JSON on stdout' },
   { name: 'color', kind: 'value', arg: 'WHEN', help: 'colour places and kinds: auto (a terminal without $NO_COLOR), always, never' },

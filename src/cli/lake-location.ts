@@ -1,13 +1,18 @@
 // Where the lake of a command is: --lake names a lake folder (its catalog is
 // `catalog.db` inside) or a SQLite catalog file itself (a PyIceberg or Java
 // catalog such as `pyiceberg_catalog.db`; the lake root is then its folder).
+// --catalog (else $MIMIR_CATALOG, else the lake's mimir.toml `[catalog] uri`)
+// puts the catalog elsewhere: a `postgresql://` URI or a SQLite file; the
+// table files stay in the lake folder.
 // The catalog name comes from --catalog-name, else $MIMIR_CATALOG_NAME, else
 // the lake's own setting (mimir.toml, read by Lake.open), else `mimir`.
 import { existsSync, statSync } from 'node:fs';
 import * as nodePath from 'node:path';
 import type { Context } from './command.ts';
 import { Lake } from '../lake/lake.ts';
-import { CATALOG_FILE } from '../lake/catalog/sql-catalog.ts';
+import { CATALOG_FILE } from '../lake/catalog/catalog.ts';
+import { isServerCatalog } from '../lake/catalog/open.ts';
+import { readLakeSettings } from '../lake/settings.ts';
 import { noteLake, refuseForeignFolder } from './lake/open.ts';
 
 export interface LakeLocation {
@@ -15,12 +20,24 @@ export interface LakeLocation {
   catalogFile: string;
   /** --lake named the catalog file itself. */
   namedFile: boolean;
+  /** The catalog, when it is not catalogFile: --catalog / $MIMIR_CATALOG, else the lake's mimir.toml. */
+  catalog?: string;
 }
 
 export function lakeLocation(ctx: Context): LakeLocation {
   const p = ctx.lakeDir;
   if (existsSync(p) && statSync(p).isFile()) return { root: nodePath.dirname(p), catalogFile: p, namedFile: true };
-  return { root: p, catalogFile: nodePath.join(p, CATALOG_FILE), namedFile: false };
+  const catalog = ctx.catalog ?? (existsSync(p) ? readLakeSettings(p).catalogUri : undefined);
+  if (catalog !== undefined && !isServerCatalog(catalog)) return { root: p, catalogFile: nodePath.resolve(p, catalog), namedFile: false, catalog };
+  return { root: p, catalogFile: nodePath.join(p, CATALOG_FILE), namedFile: false, ...(catalog !== undefined ? { catalog } : {}) };
+}
+
+/**
+ * Whether the lake's catalog is there to open: its file exists, or it is on a
+ * server (asked when opened: a database without the catalog is refused then).
+ */
+export function catalogPresent(at: LakeLocation): boolean {
+  return (at.catalog !== undefined && isServerCatalog(at.catalog)) || existsSync(at.catalogFile);
 }
 
 /**
@@ -38,6 +55,7 @@ export function openLakeAt(ctx: Context, opts: { create: boolean; readOnly?: boo
     readOnly: opts.readOnly ?? false,
     reader: opts.reader === true,
     ...(at.namedFile ? { catalogFile: at.catalogFile } : {}),
+    ...(at.catalog !== undefined ? { catalog: at.catalog } : {}),
     ...(ctx.catalogName ? { catalogName: ctx.catalogName } : {}),
   });
   noteLake(ctx, lake);

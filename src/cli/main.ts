@@ -15,6 +15,12 @@ import { Output, OutputClosed } from './output.ts';
 
 const GLOBAL_HELP = formatOptions([...GLOBAL_OPTIONS, SERVER_OPTION, { name: 'version', kind: 'flag', help: 'print the version' }]);
 
+/** --catalog's value: a server URI as given, a file path made absolute (the catalog module is not loaded here: startup stays light). */
+function catalogOption(v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  return /^postgres(ql)?:\/\//i.test(v) ? v : nodePath.resolve(v);
+}
+
 function topHelp(): string {
   return [
     'mimir — a versioned code-graph lake kept as Apache Iceberg v2 tables',
@@ -179,6 +185,7 @@ async function run(argv: string[], out: Output): Promise<number> {
     const ctx: Context = {
       lakeDir: nodePath.resolve(explicitLake ?? process.env.MIMIR_LAKE ?? 'mimir-lake'),
       catalogName: args.value('catalog-name') ?? (process.env.MIMIR_CATALOG_NAME || undefined),
+      catalog: catalogOption(args.value('catalog') ?? (process.env.MIMIR_CATALOG || undefined)),
       server: asks ? (explicitServer ?? (explicitLake === undefined && process.env.MIMIR_SERVER ? process.env.MIMIR_SERVER : undefined)) : undefined,
       json: asJson,
       out,

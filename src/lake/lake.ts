@@ -3,7 +3,9 @@
 // location is inside another's). Tables load as of now, a lake generation or a
 // time; a table pinned to the past is read-only. Every write registers a lease
 // in the catalog for as long as it is in flight, so orphan removal in any
-// process leaves its files alone.
+// process leaves its files alone. The catalog may live elsewhere instead
+// (`catalog`: a PostgreSQL database or another SQLite file, or the lake's
+// mimir.toml `[catalog] uri`); the files stay in the folder either way.
 //
 // A lake is self-contained and relocatable: the catalog records the root it
 // was created at (`lake.root`), table locations are named under that recorded
@@ -19,14 +21,15 @@
 // open (or `readOnly: 'auto'` on a folder this process cannot write) writes
 // nothing: no schema, no root, no lease. A reader open (`reader`: questions)
 // writes nothing at open either and then only the leases of its pins (so gc
-// elsewhere keeps what it reads); see catalog/sql-catalog.ts.
-import { accessSync, constants as fsc, existsSync } from 'node:fs';
+// elsewhere keeps what it reads); see catalog/catalog.ts.
+import { accessSync, constants as fsc, existsSync, mkdirSync } from 'node:fs';
 import * as nodePath from 'node:path';
 import { LocalFileIO, defaultResolver, prefixResolver, relativeResolver, type FileIO } from './io/fileio.ts';
 import { fileLocation, isRelativePath, relativeBaseOf } from './io/paths.ts';
 import { LakeFileIO } from './io/rooted.ts';
 import { readLakeSettings, type LakeSettings } from './settings.ts';
-import { CATALOG_FILE, SqlCatalog, identToString, type KeyChange, type TableIdent } from './catalog/sql-catalog.ts';
+import { CATALOG_FILE, identToString, type Catalog, type KeyChange, type TableIdent } from './catalog/catalog.ts';
+import { isServerCatalog, openCatalog } from './catalog/open.ts';
 import { findTableFolders, nestedLakeOf } from './catalog/folders.ts';
 import { PROP_FORMER_ROOTS, PROP_LAKE_ROOT } from './catalog/schema.ts';
 import { isMissing } from './maintenance/reachable.ts';
@@ -84,6 +87,12 @@ export interface LakeOpenOptions {
   /** The SQLite catalog file, when it is not `<root>/catalog.db` (a PyIceberg or Java catalog). */
   catalogFile?: string;
   /**
+   * Where the catalog is: a `postgresql://` URI or a SQLite file; wins over
+   * catalogFile and the lake's mimir.toml (`[catalog] uri`). The table files
+   * stay under `root` either way.
+   */
+  catalog?: string;
+  /**
    * Refuse to read any file outside the opened root (lexically or through a
    * symlink), whatever the metadata names; relative locations resolve against
    * the root only. `mimir serve` opens its lake so. Default: a path outside the
@@ -126,7 +135,7 @@ function canWrite(path: string): boolean {
  * The root every table's catalog pointer agrees on (`<root>/<ns…>/<table>/metadata/<file>`),
  * or undefined when there are no tables or they disagree.
  */
-export function inferRoot(catalog: SqlCatalog): string | undefined {
+export function inferRoot(catalog: Catalog): string | undefined {
   const found = new Set<string>();
   for (const ident of catalog.listAllTables()) {
     const p = catalog.loadTable(ident);
@@ -158,7 +167,7 @@ export class Lake {
   private constructor(
     /** The folder the lake was opened at: every file it writes or deletes is inside it. */
     readonly root: string,
-    readonly catalog: SqlCatalog,
+    readonly catalog: Catalog,
     roots: { recorded: string; former: string[]; source: RootSource; notWritable: boolean },
     confineReads: boolean,
     settings: LakeSettings,
@@ -176,20 +185,26 @@ export class Lake {
 
   static open(root: string, opts: LakeOpenOptions = {}): Lake {
     const abs = nodePath.resolve(root);
-    const file = opts.catalogFile ? nodePath.resolve(opts.catalogFile) : nodePath.join(abs, CATALOG_FILE);
-    const exists = existsSync(file);
-    const notWritable = exists && !(canWrite(nodePath.dirname(file)) && canWrite(file));
+    const settings = readLakeSettings(abs);
+    // a path given by the caller is relative to the working directory, one in mimir.toml to the lake
+    const given = opts.catalog ?? opts.catalogFile;
+    const named = given ?? settings.catalogUri;
+    const server = named !== undefined && isServerCatalog(named);
+    const file = server ? named : named !== undefined ? nodePath.resolve(given !== undefined ? process.cwd() : abs, named) : nodePath.join(abs, CATALOG_FILE);
+    // a server catalog: whether this process may write the lake is whether it may write the lake's folder
+    const exists = server ? existsSync(abs) : existsSync(file);
+    const notWritable = exists && (server ? !canWrite(abs) : !(canWrite(nodePath.dirname(file)) && canWrite(file)));
     const readOnly = opts.readOnly === true || (opts.readOnly === 'auto' && notWritable);
     const create = opts.create !== false && !readOnly;
-    if (!exists && create && !opts.overTableFolders) {
+    if (!server && !exists && create && !opts.overTableFolders) {
       const folders = findTableFolders(abs, 50);
       if (folders.length > 0) throw new LostCatalogError(abs, folders.map((f) => f.parts.join('/')));
     }
-    const settings = readLakeSettings(abs);
+    if (server && create) mkdirSync(abs, { recursive: true });
     const name = opts.catalogName ?? settings.catalogName;
     const reader = opts.reader === true && !readOnly;
     const catalogOpts = { create: create && !reader, readOnly, reader, ...(name ? { name } : {}) };
-    const catalog = opts.catalogFile ? SqlCatalog.openFile(file, catalogOpts) : SqlCatalog.open(abs, catalogOpts);
+    const catalog = openCatalog(file, catalogOpts);
     try {
       const recorded = catalog.property(PROP_LAKE_ROOT);
       const former = (catalog.property(PROP_FORMER_ROOTS) ?? '').split('\n').filter((r) => r !== '');

@@ -5,6 +5,8 @@
 //
 //   [catalog]
 //   name = "default"
+//   uri = "postgresql://host/db"   # the catalog lives in PostgreSQL, not
+//                                  # in catalog.db (the files stay here)
 //
 //   [history]
 //   keep-snapshots = 32   # newest snapshots kept per table (0: no count bound);
@@ -21,6 +23,8 @@ export const SETTINGS_FILE = 'mimir.toml';
 export interface LakeSettings {
   /** `[catalog] name`: the catalog_name of the lake's tables in the catalog file. */
   catalogName?: string;
+  /** `[catalog] uri`: where the catalog is when not `catalog.db` here (a `postgresql://` URI or a SQLite file). */
+  catalogUri?: string;
   /** `[history] keep-snapshots`: the newest snapshots each table keeps (0: no count bound). */
   keepSnapshots?: number;
 }
@@ -43,6 +47,11 @@ export function readLakeSettings(root: string): LakeSettings {
     if (name !== undefined) {
       if (typeof name !== 'string' || name === '') throw new Error(`${file}: expected [catalog] name to be a non-empty string, found ${JSON.stringify(name)}`);
       out.catalogName = name;
+    }
+    const uri = (catalog as Record<string, unknown>).uri;
+    if (uri !== undefined) {
+      if (typeof uri !== 'string' || uri === '') throw new Error(`${file}: expected [catalog] uri to be a non-empty string, found ${JSON.stringify(uri)} — the lake was not opened`);
+      out.catalogUri = uri;
     }
   }
   const history = doc.history;

@@ -27,7 +27,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { inList, eq } from '../lake/expr/expr.ts';
 import type { Lake } from '../lake/lake.ts';
-import type { TableIdent } from '../lake/catalog/sql-catalog.ts';
+import type { TableIdent } from '../lake/catalog/catalog.ts';
 import type { DataFile, NestedField, Schema, SortOrder } from '../lake/spec/types.ts';
 import type { TableUpdate } from '../lake/table/commit.ts';
 import type { Table } from '../lake/table/table.ts';

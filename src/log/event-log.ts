@@ -48,7 +48,7 @@ import { addColumnsUpdate, type Table } from '../lake/table/table.ts';
 import { checkUpdate, readMetadata, type CommitTarget } from '../lake/table/commit.ts';
 import type { TableMetadata } from '../lake/spec/types.ts';
 import { and, ne, type Expr } from '../lake/expr/expr.ts';
-import { identToString } from '../lake/catalog/sql-catalog.ts';
+import { identToString } from '../lake/catalog/catalog.ts';
 import { diskFull } from '../lake/disk-full.ts';
 import { Frozen, ModeChanged, frozenCheck, guarded, isRingSplit, modeGuard, routeBatches } from './route.ts';
 import { Run, type BeginRunOptions } from './run.ts';

@@ -30,7 +30,7 @@
 // of the reference chain down; a crash leaves files nothing kept names, which
 // the next expiry (metadata files) and gc's orphan removal (the rest) collect.
 import { expireSnapshots, GcDisabledError } from '../lake/maintenance/index.ts';
-import { identToString, type TableIdent } from '../lake/catalog/sql-catalog.ts';
+import { identToString, type TableIdent } from '../lake/catalog/catalog.ts';
 import type { Lake } from '../lake/lake.ts';
 import { readMetadata } from '../lake/table/commit.ts';
 import { isMissing } from '../lake/maintenance/reachable.ts';

@@ -49,7 +49,7 @@ import type { Lake } from '../lake/lake.ts';
 import type { Batch, DataFile } from '../lake/spec/types.ts';
 import type { Table } from '../lake/table/table.ts';
 import { checkUpdate, type CommitTarget, type TableUpdate } from '../lake/table/commit.ts';
-import { KeyConflictError, identToString, type KeyChange, type TableIdent } from '../lake/catalog/sql-catalog.ts';
+import { KeyConflictError, identToString, type KeyChange, type TableIdent } from '../lake/catalog/catalog.ts';
 import { crashPoint } from '../lake/testing/crash.ts';
 import type { EventLog } from './event-log.ts';
 import { rowsToBatch, type EventRow } from './batch.ts';

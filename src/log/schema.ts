@@ -5,7 +5,7 @@
 // an edge sits (docs/design.md, "Events vs positions"). Field ids are fixed here forever:
 // files written by any version read by id.
 import type { NestedField, Schema } from '../lake/spec/types.ts';
-import type { TableIdent } from '../lake/catalog/sql-catalog.ts';
+import type { TableIdent } from '../lake/catalog/catalog.ts';
 
 export const NAMESPACE = 'mimir';
 /** The `repo` of every ring row: the dependency crates shared by all repos. */

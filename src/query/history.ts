@@ -21,7 +21,7 @@
 // After compaction, rewritten rows carry the sequence number of the snapshot
 // compaction read (`seq` changes; the order stays right). Read-only.
 import { and, eq, inList, type Expr } from '../lake/expr/expr.ts';
-import { identToString, type GenerationEntry } from '../lake/catalog/sql-catalog.ts';
+import { identToString, type GenerationEntry } from '../lake/catalog/catalog.ts';
 import type { Table } from '../lake/table/table.ts';
 import { batchRows } from '../log/event-log.ts';
 import { COL_ID, COL_KRATE, COL_OP, COL_REPO, COL_RUN, COL_TS, parseRunNote, ringTableName, tableName, type Kind } from '../log/schema.ts';

@@ -6,7 +6,7 @@
 // the pointer generation it reports is the one its request read, not a
 // later one read while it was computed).
 // Memory: the runs are streamed and only the newest `runs` kept.
-import { identToString, parseIdent } from '../lake/catalog/sql-catalog.ts';
+import { identToString, parseIdent } from '../lake/catalog/catalog.ts';
 import { batchRows, type EventLog } from '../log/event-log.ts';
 import { liveCrates } from '../query/scope.ts';
 

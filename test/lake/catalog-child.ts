@@ -1,13 +1,23 @@
 // Child process for catalog-concurrency.test.ts (not a test itself).
-//   commit <lakeRoot> <ident> <count> <label>: after 'go' on stdin, make <count>
+// <lake> is a lake root (its catalog.db), a catalog file, or a postgresql:// URI.
+//   commit <lake> <ident> <count> <label>: after 'go' on stdin, make <count>
 //     CAS commits on one table (reload, compute next, commit; on conflict retry
 //     with jittered backoff); prints 'ready', then a JSON summary line.
-//   lease <lakeRoot> <releaseBase>: take a lease, print 'ready <id>', then idle
+//   open <lake>: open the catalog (as a writer), print 'opened <generation>', close.
+//   lease <lake> <releaseBase>: take a lease, print 'ready <id>', then idle
 //     until killed.
 import { createInterface } from 'node:readline';
-import { CommitConflictError, SqlCatalog, parseIdent } from '../../src/lake/catalog/sql-catalog.ts';
+import { existsSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { CommitConflictError, parseIdent, type Catalog } from '../../src/lake/catalog/catalog.ts';
+import { isServerCatalog, openCatalog } from '../../src/lake/catalog/open.ts';
 
 const [mode, lakeRoot, ...rest] = process.argv.slice(2);
+
+function open(): Catalog {
+  const file = isServerCatalog(lakeRoot) || (existsSync(lakeRoot) && statSync(lakeRoot).isFile()) ? lakeRoot : path.join(lakeRoot, 'catalog.db');
+  return openCatalog(file, { create: false });
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
@@ -15,7 +25,7 @@ function sleep(ms: number): Promise<void> {
 
 async function commitLoop(identStr: string, count: number, label: string): Promise<void> {
   const ident = parseIdent(identStr);
-  const cat = SqlCatalog.open(lakeRoot, { create: false });
+  const cat = open();
   const lines = createInterface({ input: process.stdin });
   const go = new Promise<void>((resolve) => lines.once('line', () => resolve()));
   process.stdout.write('ready\n');
@@ -42,12 +52,16 @@ async function commitLoop(identStr: string, count: number, label: string): Promi
 }
 
 async function holdLease(releaseBase: bigint): Promise<void> {
-  const cat = SqlCatalog.open(lakeRoot, { create: false });
+  const cat = open();
   const lease = cat.beginLease({ releaseBase, note: `child ${process.pid}` });
   process.stdout.write(`ready ${lease.id}\n`);
   setInterval(() => lease.renew(), 60_000);
 }
 
 if (mode === 'commit') await commitLoop(rest[0], Number(rest[1]), rest[2]);
-else if (mode === 'lease') await holdLease(BigInt(rest[0]));
+else if (mode === 'open') {
+  const cat = open();
+  process.stdout.write(`opened ${cat.pointerGeneration()}\n`);
+  cat.close();
+} else if (mode === 'lease') await holdLease(BigInt(rest[0]));
 else throw new Error(`catalog-child: unknown mode '${mode}'`);

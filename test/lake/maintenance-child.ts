@@ -1,5 +1,6 @@
 // Child process for maintenance-inflight.test.ts (not a test itself).
-//   append <lakeRoot> <namespace.table> <from> <n>: open the lake and, inside a
+//   append <lakeRoot> <namespace.table> <from> <n> [<catalog>]: open the lake
+//     (its catalog elsewhere when given: a postgresql:// URI) and, inside a
 //     lease (`lake.inFlight`), write data files for rows id from..from+n-1
 //     (repo 'child'), print `written <json paths>`, then wait for a line on
 //     stdin before committing them; print `committed <snapshot id>` and exit.
@@ -8,10 +9,10 @@ import { createInterface } from 'node:readline';
 import { Lake } from '../../src/lake/lake.ts';
 import { parseIdent } from '../../src/lake/catalog/sql-catalog.ts';
 
-const [mode, lakeRoot, identStr, fromStr, nStr] = process.argv.slice(2);
+const [mode, lakeRoot, identStr, fromStr, nStr, catalog] = process.argv.slice(2);
 
 async function appendPaused(): Promise<void> {
-  const lake = Lake.open(lakeRoot!, { create: false });
+  const lake = Lake.open(lakeRoot!, { create: false, ...(catalog !== undefined ? { catalog } : {}) });
   const t = await lake.loadTable(parseIdent(identStr!));
   const from = Number(fromStr);
   const n = Number(nStr);

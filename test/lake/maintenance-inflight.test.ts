@@ -1,8 +1,10 @@
 // Orphan removal with a zero horizon never deletes what a commit in flight in
 // another process needs (its lease protects it), and collects what a writer
 // killed with SIGKILL left behind once its lease is dead. Real child processes
-// (maintenance-child.ts).
-import { test, after } from 'node:test';
+// (maintenance-child.ts). Each case runs twice: with the lake's SQLite catalog
+// and with its catalog in PostgreSQL (a throwaway server, test/pg.ts; the
+// leases gc reads are then the database's).
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -14,9 +16,31 @@ import { Lake } from '../../src/lake/lake.ts';
 import type { Batch, Schema, Value } from '../../src/lake/spec/types.ts';
 import { removeOrphanFiles } from '../../src/lake/maintenance/index.ts';
 import { repoRoot, scratch } from '../helpers.ts';
+import { needPostgres, type PgServer } from '../pg.ts';
 
 const work = scratch('mimir-inflight-');
-after(work.cleanup);
+let server: PgServer | undefined;
+before(async () => {
+  server = await needPostgres();
+});
+after(() => {
+  server?.stop();
+  work.cleanup();
+});
+
+type Kind = 'sqlite' | 'postgresql';
+/** `name` with each catalog; the PostgreSQL one is skipped (loudly, by needPostgres) when no server could start. */
+function matrix(name: string, body: (kind: Kind) => Promise<void>): void {
+  for (const kind of ['sqlite', 'postgresql'] as const) {
+    test(`[${kind}] ${name}`, { timeout: 600_000 }, async (t) => {
+      if (kind === 'postgresql' && server === undefined) {
+        t.skip('PostgreSQL could not be started (see the message above)');
+        return;
+      }
+      await body(kind);
+    });
+  }
+}
 
 const schema: Schema = {
   schemaId: 0,
@@ -36,17 +60,18 @@ const local = (p: string): string => (p.startsWith('file:') ? fileURLToPath(p) :
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 let counter = 0;
-async function lakeWithTable(): Promise<{ lake: Lake; root: string }> {
+async function lakeWithTable(kind: Kind): Promise<{ lake: Lake; root: string; catalog?: string }> {
   const root = path.join(work.dir, `lake-${counter++}`);
-  const lake = Lake.open(root);
+  const catalog = kind === 'postgresql' && server !== undefined ? await server.database('inflight') : undefined;
+  const lake = Lake.open(root, catalog !== undefined ? { catalog } : {});
   const t = await lake.createTable(ident, schema, { properties: props });
   await t.append([batch('parent', 0, 10)]);
-  return { lake, root };
+  return { lake, root, ...(catalog !== undefined ? { catalog } : {}) };
 }
 
 /** The child, and a reader of its stdout lines. */
-function startChild(root: string, from: number, n: number): { child: ChildProcessWithoutNullStreams; line: (prefix: string) => Promise<string>; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/lake/maintenance-child.ts', 'append', root, 'o.t', String(from), String(n)], {
+function startChild(root: string, from: number, n: number, catalog?: string): { child: ChildProcessWithoutNullStreams; line: (prefix: string) => Promise<string>; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/lake/maintenance-child.ts', 'append', root, 'o.t', String(from), String(n), ...(catalog !== undefined ? [catalog] : [])], {
     cwd: repoRoot,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -68,9 +93,9 @@ function startChild(root: string, from: number, n: number): { child: ChildProces
   return { child, line, exit };
 }
 
-test('orphans in flight: a zero horizon keeps the files of a commit paused in another process; it then commits and reads back', async () => {
-  const { lake, root } = await lakeWithTable();
-  const c = startChild(root, 1000, 7);
+matrix('orphans in flight: a zero horizon keeps the files of a commit paused in another process; it then commits and reads back', async (kind) => {
+  const { lake, root, catalog } = await lakeWithTable(kind);
+  const c = startChild(root, 1000, 7, catalog);
   try {
     const written = (JSON.parse(await c.line('written ')) as string[]).map(local);
     assert.ok(written.length >= 1);
@@ -108,10 +133,10 @@ test('orphans in flight: a zero horizon keeps the files of a commit paused in an
   }
 });
 
-test('orphans in flight: a writer killed with SIGKILL mid-write leaves a dead lease, and its files are collected', async () => {
-  const { lake, root } = await lakeWithTable();
+matrix('orphans in flight: a writer killed with SIGKILL mid-write leaves a dead lease, and its files are collected', async (kind) => {
+  const { lake, root, catalog } = await lakeWithTable(kind);
   const before = await (await lake.loadTable(ident)).scan().toArray();
-  const c = startChild(root, 2000, 5);
+  const c = startChild(root, 2000, 5, catalog);
   let written: string[];
   try {
     written = (JSON.parse(await c.line('written ')) as string[]).map(local);

@@ -6,7 +6,7 @@
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { plural } from '../output.ts';
-import { identToString } from '../../lake/catalog/sql-catalog.ts';
+import { identToString } from '../../lake/catalog/catalog.ts';
 import { openExistingLake } from '../log/common.ts';
 
 export const command: CommandSpec = {

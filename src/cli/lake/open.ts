@@ -7,7 +7,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import * as nodePath from 'node:path';
 import type { Context } from '../command.ts';
 import type { Lake } from '../../lake/lake.ts';
-import { CATALOG_FILE } from '../../lake/catalog/sql-catalog.ts';
+import { CATALOG_FILE } from '../../lake/catalog/catalog.ts';
 import { enclosingLake, scanFolders } from '../../lake/catalog/folders.ts';
 
 /** Print the lake's notes on stderr, one line each. */

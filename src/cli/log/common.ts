@@ -8,7 +8,7 @@ import { UsageError, type Args } from '../args.ts';
 import type { Context } from '../command.ts';
 import type { Output } from '../output.ts';
 import type { Lake } from '../../lake/lake.ts';
-import { lakeLocation, openLakeAt } from '../lake-location.ts';
+import { catalogPresent, lakeLocation, openLakeAt } from '../lake-location.ts';
 import { nestedLakesHint } from '../lake/open.ts';
 import { EventLog } from '../../log/event-log.ts';
 import { CODE_NODE_EVENTS, ident, qualified } from '../../log/schema.ts';
@@ -20,7 +20,7 @@ import { CODE_NODE_EVENTS, ident, qualified } from '../../log/schema.ts';
  * written at open, only the leases of pins after (Lake.open).
  */
 export function openExistingLake(ctx: Context, opts: { readOnly?: boolean | 'auto'; reader?: boolean } = {}): Lake {
-  if (!existsSync(lakeLocation(ctx).catalogFile)) {
+  if (!catalogPresent(lakeLocation(ctx))) {
     const hint = existsSync(ctx.lakeDir) ? nestedLakesHint(ctx.lakeDir) : '';
     throw new Error(`no lake at ${ctx.lakeDir} (no catalog.db there)${hint !== '' ? hint : "; give --lake DIR or set MIMIR_LAKE, or create one with 'mimir init'"}`);
   }

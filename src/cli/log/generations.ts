@@ -14,9 +14,9 @@
 import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { formatTable, isoTime } from '../output.ts';
-import { identToString } from '../../lake/catalog/sql-catalog.ts';
+import { identToString } from '../../lake/catalog/catalog.ts';
 import { openExistingLake } from './common.ts';
-import type { GenerationEntry } from '../../lake/catalog/sql-catalog.ts';
+import type { GenerationEntry } from '../../lake/catalog/catalog.ts';
 import type { Lake } from '../../lake/lake.ts';
 import { parseRunNote } from '../../log/schema.ts';
 

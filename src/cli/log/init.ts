@@ -8,7 +8,7 @@
 import type { CommandSpec, Context } from '../command.ts';
 import { UsageError, type Args } from '../args.ts';
 import { openLakeAt } from '../lake-location.ts';
-import { identToString } from '../../lake/catalog/sql-catalog.ts';
+import { identToString } from '../../lake/catalog/catalog.ts';
 import { EventLog, type RingMode } from '../../log/event-log.ts';
 import { CODE_NODE_EVENTS, NAMESPACE, ident } from '../../log/schema.ts';
 

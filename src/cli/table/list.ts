@@ -7,7 +7,7 @@ import type { CommandSpec, Context } from '../command.ts';
 import type { Args } from '../args.ts';
 import { plural } from '../output.ts';
 import { LAKE_PREFIX, openLake } from './ref.ts';
-import { identToString } from '../../lake/catalog/sql-catalog.ts';
+import { identToString } from '../../lake/catalog/catalog.ts';
 
 export const command: CommandSpec = {
   usage: '[options]',

@@ -8,8 +8,8 @@ import * as nodePath from 'node:path';
 import { UsageError, type Args, type OptionSpec } from '../args.ts';
 import type { Context } from '../command.ts';
 import { openMetadataFile, type Lake } from '../../lake/lake.ts';
-import { lakeLocation, openLakeAt } from '../lake-location.ts';
-import { identToString, parseIdent, type TableIdent } from '../../lake/catalog/sql-catalog.ts';
+import { catalogPresent, lakeLocation, openLakeAt } from '../lake-location.ts';
+import { identToString, parseIdent, type TableIdent } from '../../lake/catalog/catalog.ts';
 import type { Table, SnapshotSelector } from '../../lake/table/table.ts';
 
 export const LAKE_PREFIX = 'lake:';
@@ -79,7 +79,7 @@ export interface OpenTable {
  * its catalog) or a write (created when absent).
  */
 export function openLake(ctx: Context, opts: { create: boolean; readOnly?: boolean | 'auto' }): Lake {
-  if (!opts.create && !existsSync(lakeLocation(ctx).catalogFile)) {
+  if (!opts.create && !catalogPresent(lakeLocation(ctx))) {
     throw new Error(`no lake at ${ctx.lakeDir} (no catalog.db there); give --lake DIR (or a catalog file) or set MIMIR_LAKE`);
   }
   return openLakeAt(ctx, opts);

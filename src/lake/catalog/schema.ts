@@ -145,3 +145,64 @@ export const MIMIR_DDL: readonly string[] = [
     PRIMARY KEY (catalog_name, key)
   )`,
 ];
+
+/**
+ * The same tables on PostgreSQL (pg/): the standard ones as Java's
+ * JdbcCatalog and PyIceberg's SqlCatalog create them there, Mimir's with
+ * 64-bit integers (BIGINT: pg returns them as strings, read as bigint) and a
+ * BIGSERIAL lease id. Run in one transaction under an advisory lock, since
+ * PostgreSQL's `IF NOT EXISTS` is not safe against a concurrent creator.
+ */
+export const PG_DDL: readonly string[] = [
+  ...STANDARD_DDL,
+  `CREATE TABLE IF NOT EXISTS ${T.catalog} (
+    catalog_name VARCHAR(255) NOT NULL PRIMARY KEY,
+    generation BIGINT NOT NULL,
+    last_time_ms BIGINT NOT NULL,
+    layout_version INTEGER NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS ${T.generations} (
+    catalog_name VARCHAR(255) NOT NULL,
+    generation BIGINT NOT NULL,
+    time_ms BIGINT NOT NULL,
+    note TEXT,
+    pid INTEGER,
+    host TEXT,
+    ${FOREIGN_COLUMN} INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (catalog_name, generation)
+  )`,
+  `CREATE INDEX IF NOT EXISTS ${T.generations}_by_time ON ${T.generations} (catalog_name, time_ms)`,
+  `CREATE TABLE IF NOT EXISTS ${T.log} (
+    catalog_name VARCHAR(255) NOT NULL,
+    generation BIGINT NOT NULL,
+    table_namespace VARCHAR(255) NOT NULL,
+    table_name VARCHAR(255) NOT NULL,
+    metadata_location VARCHAR(1000),
+    previous_metadata_location VARCHAR(1000),
+    PRIMARY KEY (catalog_name, generation, table_namespace, table_name)
+  )`,
+  `CREATE INDEX IF NOT EXISTS ${T.log}_by_table ON ${T.log} (catalog_name, table_namespace, table_name, generation)`,
+  `CREATE TABLE IF NOT EXISTS ${T.leases} (
+    id BIGSERIAL PRIMARY KEY,
+    catalog_name VARCHAR(255) NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    release_base BIGINT NOT NULL,
+    started_ms BIGINT NOT NULL,
+    expires_ms BIGINT NOT NULL,
+    note TEXT
+  )`,
+  `CREATE TABLE IF NOT EXISTS ${T.keys} (
+    catalog_name VARCHAR(255) NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    generation BIGINT NOT NULL,
+    PRIMARY KEY (catalog_name, key)
+  )`,
+  `CREATE TABLE IF NOT EXISTS ${T.properties} (
+    catalog_name VARCHAR(255) NOT NULL,
+    key VARCHAR(255) NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (catalog_name, key)
+  )`,
+];

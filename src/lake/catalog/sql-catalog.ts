@@ -68,132 +68,53 @@ import {
   T,
   TABLE_COLUMNS,
 } from './schema.ts';
+import {
+  AlreadyExistsError,
+  type Catalog,
+  CommitConflictError,
+  type ForeignMove,
+  type GenerationEntry,
+  KeyConflictError,
+  type KeyChange,
+  type Lease,
+  type LeaseInfo,
+  type LoadedPointer,
+  NamespaceNotEmptyError,
+  NoSuchNamespaceError,
+  NoSuchTableError,
+  type TableChange,
+  type TableIdent,
+  CATALOG_FILE,
+  DEFAULT_LEASE_TTL_MS,
+  checkIdent,
+  checkNamespace,
+  identToString,
+  nsFromString,
+  nsToString,
+  pidAlive,
+} from './catalog.ts';
+
+// the shared names, for the callers inside lake/catalog and the tests that import them from here
+export {
+  AlreadyExistsError,
+  CATALOG_FILE,
+  CommitConflictError,
+  DEFAULT_LEASE_TTL_MS,
+  KeyConflictError,
+  NamespaceNotEmptyError,
+  NoSuchNamespaceError,
+  NoSuchTableError,
+  identToString,
+  parseIdent,
+} from './catalog.ts';
+export type { Catalog, ForeignMove, GenerationEntry, KeyChange, Lease, LeaseInfo, LoadedPointer, TableChange, TableIdent } from './catalog.ts';
 
 type Db = Database.Database;
 
-/** File name of the catalog inside the lake root. */
-export const CATALOG_FILE = 'catalog.db';
 /** Catalog name used when none is given. */
 export const DEFAULT_CATALOG_NAME = 'mimir';
 /** How long a writer waits for another process's commit to finish. */
 export const BUSY_TIMEOUT_MS = 10_000;
-/** Lease lifetime without renewal: long enough to write a large commit's files. */
-export const DEFAULT_LEASE_TTL_MS = 5 * 60_000;
-
-// ---------------------------------------------------------------------------
-// Identifiers
-
-export interface TableIdent {
-  namespace: string[];
-  name: string;
-}
-
-/** `{namespace: ['a','b'], name: 't'}` -> `'a.b.t'`. */
-export function identToString(i: TableIdent): string {
-  return [...i.namespace, i.name].join('.');
-}
-
-/** `'a.b.t'` -> `{namespace: ['a','b'], name: 't'}` (the last dot-part is the name). */
-export function parseIdent(s: string): TableIdent {
-  const parts = s.split('.');
-  if (parts.some((p) => p === '')) {
-    throw new Error(`table identifier '${s}': expected dot-separated non-empty parts such as 'ns.table'`);
-  }
-  const name = parts.pop() as string;
-  return { namespace: parts, name };
-}
-
-function nsToString(ns: readonly string[]): string {
-  return ns.join('.');
-}
-
-function nsFromString(s: string): string[] {
-  return s === '' ? [] : s.split('.');
-}
-
-function checkNamespace(ns: readonly string[], what: string): void {
-  if (ns.length === 0) throw new Error(`${what}: expected a namespace with at least one level, found none`);
-  for (const level of ns) {
-    if (level === '' || level.includes('.')) {
-      throw new Error(`${what}: namespace level '${level}' must be non-empty and hold no '.' (levels are stored joined by '.')`);
-    }
-  }
-}
-
-function checkIdent(i: TableIdent, what: string): void {
-  checkNamespace(i.namespace, what);
-  if (i.name === '' || i.name.includes('.')) {
-    throw new Error(`${what}: table name '${i.name}' must be non-empty and hold no '.'`);
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Errors
-
-/** A compare-and-swap failed: the table's pointer was not the one expected. Reload and retry. */
-export class CommitConflictError extends Error {
-  constructor(
-    readonly ident: TableIdent,
-    readonly expected: string | null,
-    readonly actual: string | null,
-    readonly catalogPath: string,
-  ) {
-    super(
-      `commit conflict on table ${identToString(ident)} in ${catalogPath}: expected metadata location ` +
-        `${expected ?? '(no table)'}, found ${actual ?? '(no table)'} — nothing of this commit was applied`,
-    );
-    this.name = 'CommitConflictError';
-  }
-}
-
-/**
- * A commit key did not hold the value the commit expected: what the writer
- * derived its change from is stale. Not retried by the table-level retry loop.
- */
-export class KeyConflictError extends Error {
-  constructor(
-    readonly key: string,
-    readonly expected: string | null,
-    readonly actual: string | null,
-    readonly catalogPath: string,
-  ) {
-    super(
-      `commit key ${key} in ${catalogPath}: expected ${expected === null ? '(absent)' : expected}, found ${actual === null ? '(absent)' : actual} — nothing of this commit was applied`,
-    );
-    this.name = 'KeyConflictError';
-  }
-}
-
-export class NoSuchTableError extends Error {
-  constructor(readonly ident: TableIdent, catalogPath: string) {
-    super(`no table ${identToString(ident)} in catalog ${catalogPath}`);
-    this.name = 'NoSuchTableError';
-  }
-}
-
-export class NoSuchNamespaceError extends Error {
-  constructor(readonly namespace: string[], catalogPath: string) {
-    super(`no namespace '${nsToString(namespace)}' in catalog ${catalogPath}`);
-    this.name = 'NoSuchNamespaceError';
-  }
-}
-
-export class AlreadyExistsError extends Error {
-  constructor(readonly what: string, catalogPath: string) {
-    super(`${what} already exists in catalog ${catalogPath}`);
-    this.name = 'AlreadyExistsError';
-  }
-}
-
-export class NamespaceNotEmptyError extends Error {
-  constructor(readonly namespace: string[], tables: number, children: number, catalogPath: string) {
-    super(
-      `namespace '${nsToString(namespace)}' in ${catalogPath} is not empty: it holds ${tables} table(s) ` +
-        `and ${children} child namespace(s) — not dropped`,
-    );
-    this.name = 'NamespaceNotEmptyError';
-  }
-}
 
 /**
  * The catalog file exists but holds no catalog: it is empty, or not a SQLite
@@ -237,74 +158,6 @@ function refuseEmptyFile(path: string): void {
   }
 }
 
-// ---------------------------------------------------------------------------
-// Public shapes
-
-/** One table's pointer move. expected null = create (must not exist); next null = drop. */
-/** `next === expected` asserts the table is unchanged within the commit, without changing it. */
-export interface TableChange {
-  ident: TableIdent;
-  expected: string | null;
-  next: string | null;
-}
-
-/**
- * A commit key's compare-and-swap: the key must hold `expected` (null =
- * absent); it is then set to `next` (null = removed; undefined = left as is,
- * an assertion only).
- */
-export interface KeyChange {
-  key: string;
-  expected: string | null;
-  next?: string | null;
-}
-
-export interface LoadedPointer {
-  metadataLocation: string;
-  previousMetadataLocation: string | null;
-}
-
-export interface GenerationEntry {
-  generation: bigint;
-  timeMs: number;
-  note: string | null;
-  /** The generation records pointers another engine moved (observed by Mimir, not made by it). */
-  foreign: boolean;
-  /** metadataLocation null = the table was dropped in this generation. */
-  tables: { ident: TableIdent; metadataLocation: string | null }[];
-}
-
-export interface Lease {
-  id: bigint;
-  /** Push the expiry to now + ttl; throws if the lease already expired and was swept. */
-  renew(): void;
-  /**
-   * Remove the lease; idempotent. Never throws: a lease that cannot be removed
-   * (the disk is full) is left to expire — it is swept once its ttl passed or
-   * its process is gone — and the failure is returned for the caller to report.
-   */
-  end(): CatalogWriteError | undefined;
-}
-
-/** A table whose pointer another engine moved since the log last saw it. */
-export interface ForeignMove {
-  ident: TableIdent;
-  /** Where the log last had it (null: never logged, or logged as dropped). */
-  logged: string | null;
-  /** Where the catalog has it now (null: dropped). */
-  current: string | null;
-}
-
-export interface LeaseInfo {
-  id: bigint;
-  pid: number;
-  host: string;
-  releaseBase: bigint;
-  startedMs: number;
-  expiresMs: number;
-  note: string | null;
-}
-
 export interface OpenOptions {
   /** Catalog name (the `catalog_name` column); default 'mimir'. */
   name?: string;
@@ -334,15 +187,6 @@ function big(v: unknown): bigint {
   return typeof v === 'bigint' ? v : BigInt(v as number);
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 interface TableRow {
   table_namespace: string;
   table_name: string;
@@ -354,7 +198,8 @@ interface LogRow extends TableRow {
   generation: bigint;
 }
 
-export class SqlCatalog {
+export class SqlCatalog implements Catalog {
+  readonly kind = 'sqlite';
   readonly name: string;
   /** The folder holding the catalog file (the lake root for a Mimir lake). */
   readonly root: string;

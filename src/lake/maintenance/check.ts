@@ -10,7 +10,7 @@
 // with the table and the file it concerns, and the rest is still read (what a
 // broken manifest list names is not reached, and says so).
 import type { Lake } from '../lake.ts';
-import { identToString } from '../catalog/sql-catalog.ts';
+import { identToString } from '../catalog/catalog.ts';
 import type { ManifestFile, TableMetadata } from '../spec/types.ts';
 import { readMetadata } from '../table/commit.ts';
 import { readManifest, readManifestList } from '../scan/plan.ts';

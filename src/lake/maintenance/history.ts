@@ -29,7 +29,7 @@
 // only ever matters as a starting point, so a stale value costs reads only.
 import type { TableMetadata } from '../spec/types.ts';
 import type { Table } from '../table/table.ts';
-import { identToString, type SqlCatalog, type TableIdent } from '../catalog/sql-catalog.ts';
+import { identToString, type Catalog, type TableIdent } from '../catalog/catalog.ts';
 import { readMetadata } from '../table/commit.ts';
 import { isMissing } from './reachable.ts';
 
@@ -37,7 +37,7 @@ import { isMissing } from './reachable.ts';
 export const PRUNED_THROUGH_PREFIX = 'history.pruned-through.';
 
 /** The generation through which the table's expired metadata files were handled (0 when never). */
-export function prunedThrough(catalog: SqlCatalog, ident: TableIdent): bigint {
+export function prunedThrough(catalog: Catalog, ident: TableIdent): bigint {
   const v = catalog.property(PRUNED_THROUGH_PREFIX + identToString(ident));
   return v !== undefined && /^\d+$/.test(v) ? BigInt(v) : 0n;
 }

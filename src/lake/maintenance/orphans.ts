@@ -33,8 +33,8 @@
 // crash leaves fewer orphans and running it again finishes the job.
 import * as nodePath from 'node:path';
 import type { Lake } from '../lake.ts';
-import type { TableIdent } from '../catalog/sql-catalog.ts';
-import { identToString } from '../catalog/sql-catalog.ts';
+import type { TableIdent } from '../catalog/catalog.ts';
+import { identToString } from '../catalog/catalog.ts';
 import { FileSet, ReachabilityWalker, allReached, pathKey } from './reachable.ts';
 import { isMimirFile } from './names.ts';
 import { nestedLakeOf } from '../catalog/folders.ts';

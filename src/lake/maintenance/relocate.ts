@@ -24,7 +24,7 @@ import { randomUUID } from 'node:crypto';
 import * as nodePath from 'node:path';
 import type { Lake } from '../lake.ts';
 import { PROP_FORMER_ROOTS, PROP_LAKE_ROOT } from '../catalog/schema.ts';
-import { identToString, type TableIdent } from '../catalog/sql-catalog.ts';
+import { identToString, type TableIdent } from '../catalog/catalog.ts';
 import { localPath, fileLocation } from '../io/paths.ts';
 import { isWithin } from '../io/rooted.ts';
 import type { ManifestFile, Snapshot, TableMetadata } from '../spec/types.ts';

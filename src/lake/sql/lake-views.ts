@@ -4,7 +4,7 @@
 // that did not exist at the generation is left out. Read-only: tables are
 // loaded pinned (Lake.loadTable with a generation), nothing is written.
 import type { Lake } from '../lake.ts';
-import { identToString, type TableIdent } from '../catalog/sql-catalog.ts';
+import { identToString, type TableIdent } from '../catalog/catalog.ts';
 import type { SqlSession, ViewName } from './session.ts';
 
 export interface LakeView {

@@ -26,7 +26,7 @@ import { randomUUID } from 'node:crypto';
 import type { FileIO } from '../io/fileio.ts';
 import type { TableMetadata } from '../spec/types.ts';
 import { parseTableMetadata, serializeTableMetadata } from '../spec/metadata.ts';
-import { CommitConflictError, type KeyChange, type SqlCatalog, type TableIdent, identToString } from '../catalog/sql-catalog.ts';
+import { CommitConflictError, type KeyChange, type Catalog, type TableIdent, identToString } from '../catalog/catalog.ts';
 import { crashPoint } from '../testing/crash.ts';
 import { cachedRead } from '../io/read-cache.ts';
 
@@ -93,7 +93,7 @@ export interface Committed {
 }
 
 /** The metadata location and content of a table as the catalog has it now. */
-export async function loadCurrent(catalog: SqlCatalog, io: FileIO, ident: TableIdent): Promise<{ location: string; metadata: TableMetadata }> {
+export async function loadCurrent(catalog: Catalog, io: FileIO, ident: TableIdent): Promise<{ location: string; metadata: TableMetadata }> {
   const p = catalog.loadTable(ident);
   if (!p) throw new Error(`table ${identToString(ident)} does not exist in the catalog ${catalog.path}`);
   return { location: p.metadataLocation, metadata: await readMetadata(io, p.metadataLocation) };
@@ -137,7 +137,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * retrying on conflicts.
  */
 export async function commitTables(
-  catalog: SqlCatalog, targets: CommitTarget[], opts: { hooks?: CommitHooks; note?: string; keys?: KeyChange[] } = {},
+  catalog: Catalog, targets: CommitTarget[], opts: { hooks?: CommitHooks; note?: string; keys?: KeyChange[] } = {},
 ): Promise<Committed> {
   if (targets.length === 0) throw new Error('commitTables: nothing to commit');
   const first = await loadCurrent(catalog, targets[0]!.io, targets[0]!.ident);
@@ -223,7 +223,7 @@ export function deleteAfterCommit(props: Record<string, string>): boolean {
  * lease's generation reads. Best effort: what is left is gc's.
  */
 async function deleteDroppedMetadata(
-  catalog: SqlCatalog,
+  catalog: Catalog,
   targets: CommitTarget[],
   bases: { location: string; metadata: TableMetadata }[],
   results: Committed['tables'],

@@ -10,7 +10,7 @@ import { maxFieldId } from '../spec/schema.ts';
 import { specsEquivalent } from '../spec/partition.ts';
 import { transformResultType } from '../spec/transforms.ts';
 import { isPrimitive } from '../spec/schema.ts';
-import { identToString, type SqlCatalog, type TableIdent } from '../catalog/sql-catalog.ts';
+import { identToString, type Catalog, type TableIdent } from '../catalog/catalog.ts';
 import { commitTables, loadCurrent, metadataUpdate, type CommitHooks, type Committed, type TableUpdate } from './commit.ts';
 import { SnapshotUpdate } from './snapshot.ts';
 import { DataFileWriter, writeEqualityDeleteFile, writeOptions } from './write.ts';
@@ -37,7 +37,7 @@ export class Table {
     readonly io: FileIO,
     public metadataLocation: string,
     public metadata: TableMetadata,
-    readonly catalog?: SqlCatalog,
+    readonly catalog?: Catalog,
     readonly ident?: TableIdent,
     /** Why writes are refused, when they are. */
     readonly readOnlyReason?: string,
@@ -98,7 +98,7 @@ export class Table {
 
   // ---- writes ---------------------------------------------------------------
 
-  private writable(reloadOnly = false): { catalog: SqlCatalog; ident: TableIdent } {
+  private writable(reloadOnly = false): { catalog: Catalog; ident: TableIdent } {
     if (this.readOnlyReason || !this.catalog || !this.ident) {
       throw new ReadOnlyTableError(`${this.name} is read-only: ${this.readOnlyReason ?? 'opened from a metadata file, not a catalog'}`);
     }

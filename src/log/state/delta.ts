@@ -34,7 +34,7 @@ import type { Table } from '../../lake/table/table.ts';
 import { checkUpdate, type TableUpdate } from '../../lake/table/commit.ts';
 import { writeOptions } from '../../lake/table/write.ts';
 import { ModeChanged } from '../route.ts';
-import type { TableIdent } from '../../lake/catalog/sql-catalog.ts';
+import type { TableIdent } from '../../lake/catalog/catalog.ts';
 import { compareStrings } from '../../lake/spec/values.ts';
 import { crashPoint } from '../../lake/testing/crash.ts';
 import type { EventLog } from '../event-log.ts';

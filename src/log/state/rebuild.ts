@@ -26,7 +26,7 @@
 import type { DataFile, NestedField, TableMetadata } from '../../lake/spec/types.ts';
 import { addColumnsUpdate, type Table } from '../../lake/table/table.ts';
 import { ValidationError, checkUpdate, type CommitTarget, type TableUpdate } from '../../lake/table/commit.ts';
-import { identToString } from '../../lake/catalog/sql-catalog.ts';
+import { identToString } from '../../lake/catalog/catalog.ts';
 import { crashPoint } from '../../lake/testing/crash.ts';
 import type { EventLog } from '../event-log.ts';
 import { SOURCE_KINDS, ident, movesRowsOnly, qualified, ringTableName, tableName } from '../schema.ts';
