@@ -420,7 +420,7 @@ function readers(stop: Promise<void>): Promise<Answer[]> {
         const msg = r.stderr.trim().replace(/^mimir \w+: /, '');
         out.push(notFound('cli', q, params, msg, `\`mimir ${cliArgs(q, params).join(' ')}\` exited ${r.code ?? r.signal}`));
       }
-      await new Promise((res) => setTimeout(res, 100));
+      await new Promise((res) => setTimeout(res, 300));
     }
   };
   const serveLoop = async (): Promise<void> => {
