@@ -661,7 +661,10 @@ async function runOne(op: Op, before: bigint): Promise<void> {
     const label = env.MIMIR_CRASH_AT ? `point ${env.MIMIR_CRASH_AT}` : `delay, after ${last.replace(/#\d+$/, '')}`;
     inc(summary.killsByPoint, label);
     outcome = `killed (${env.MIMIR_CRASH_AT ? `at crash point ${env.MIMIR_CRASH_AT}` : `${how}, last point reached ${last}`}); rerun `;
-    const again = await mimir([...op.args, '--lake', lake]);
+    // the rerun runs to its end: its points are the kind's list when no clean run gave one yet (--p 1)
+    const again = await mimir([...op.args, '--lake', lake], points.has(op.kind) ? {} : { env: { MIMIR_CRASH_TRACE: trace } });
+    if (!points.has(op.kind) && again.code === 0 && existsSync(trace)) points.set(op.kind, [...new Set(readFileSync(trace, 'utf8').trim().split('\n').filter(Boolean))]);
+    rmSync(trace, { force: true });
     summary.reruns++;
     if (again.code !== 0 && op.args[1] === 'remove' && again.code === 1 && (await generationNotes(lake, before)).some((n) => parseRunNote(n.note)?.what === 'remove')) {
       // the killed attempt's remove committed (the generation log says so) and the rerun refuses: nothing left to remove.
