@@ -226,17 +226,32 @@ async function clearDeadFreeze(log: EventLog, point: string): Promise<void> {
 
 // ---- scanning helpers ---------------------------------------------------------
 
-/** A scan restricted to some data files of the snapshot. */
-class SubsetScan extends TableScan {
-  private keep: Set<string> = new Set();
-  static of(t: Table, opts: ScanOptions, keep: Set<string>): SubsetScan {
-    const s = new SubsetScan(t.io, t.metadata, t.snapshot(opts), opts);
+/**
+ * A scan of the snapshot's data files (only those in `keep`, when given) in
+ * commit order: by data sequence number, oldest first (a stable sort keeps
+ * the plan's order within one). A copy lands its rows at one new sequence
+ * number per chunk, where the fold's tie-break is row order; copying in the
+ * plan's order (newest manifests first) put an id's `remove` before its `add`
+ * and brought removed items back.
+ */
+class CopyScan extends TableScan {
+  private keep: Set<string> | undefined;
+  static of(t: Table, opts: ScanOptions, keep?: Set<string>): CopyScan {
+    const s = new CopyScan(t.io, t.metadata, t.snapshot(opts), opts);
     s.keep = keep;
     return s;
   }
   override async planFiles(): Promise<FileTask[]> {
-    return (await super.planFiles()).filter((t) => this.keep.has(t.file.filePath));
+    const keep = this.keep;
+    const tasks = (await super.planFiles()).filter((t) => !keep || keep.has(t.file.filePath));
+    return tasks.sort((a, b) => (a.dataSequenceNumber < b.dataSequenceNumber ? -1 : a.dataSequenceNumber > b.dataSequenceNumber ? 1 : 0));
   }
+}
+
+/** The rows a copy reads: `t` as of a snapshot, in commit order (CopyScan), streamed. */
+function copySource(t: Table, snapshotId: bigint | undefined, filter?: Expr, keep?: Set<string>): AsyncIterable<Batch> {
+  if (snapshotId === undefined) return (async function* () {})();
+  return CopyScan.of(t, { snapshotId, filter }, keep).batches();
 }
 
 async function liveFiles(t: Table, snapshotId: bigint | undefined): Promise<Map<string, bigint>> {
@@ -411,7 +426,7 @@ export async function splitRing(log: EventLog, opts: SplitOptions = {}): Promise
       report.recopied += 1;
       crashPoint('split:after-empty');
     }
-    const res = await copyRows(log, ringTableName(kind), kind, scanAt(src, s0, RING_FILTER), chunkRows, 'split:after-copy-chunk');
+    const res = await copyRows(log, ringTableName(kind), kind, copySource(src, s0, RING_FILTER), chunkRows, 'split:after-copy-chunk');
     report.copied += res.rows;
     state.set(kind, { srcSnap: s0, expected: res.stats, ringSnap: undefined, ringStats: new Map() });
     crashPoint('split:after-copy-kind');
@@ -491,7 +506,7 @@ async function catchUp(log: EventLog, kind: Kind, st: KindState, chunkRows: numb
       const before = await liveFiles(src, st.srcSnap);
       const added = new Set([...(await liveFiles(src, cur)).keys()].filter((f) => !before.has(f)));
       if (added.size > 0) {
-        const res = await copyRows(log, ringTableName(kind), kind, SubsetScan.of(src, { snapshotId: cur, filter: RING_FILTER }, added).batches(), chunkRows, 'split:after-catch-up-chunk');
+        const res = await copyRows(log, ringTableName(kind), kind, copySource(src, cur, RING_FILTER, added), chunkRows, 'split:after-catch-up-chunk');
         st.expected = mergeStats(st.expected, res.stats);
         report.copied += res.rows;
         report.caughtUp += res.rows;
@@ -505,7 +520,7 @@ async function catchUp(log: EventLog, kind: Kind, st: KindState, chunkRows: numb
         await emptyTable(log, ringTableName(kind));
         report.recopied += 1;
         crashPoint('split:after-empty');
-        const res = await copyRows(log, ringTableName(kind), kind, scanAt(src, cur, RING_FILTER), chunkRows, 'split:after-copy-chunk');
+        const res = await copyRows(log, ringTableName(kind), kind, copySource(src, cur, RING_FILTER), chunkRows, 'split:after-copy-chunk');
         report.copied += res.rows;
       }
       st.ringSnap = undefined;
@@ -522,7 +537,7 @@ async function catchUp(log: EventLog, kind: Kind, st: KindState, chunkRows: numb
     if (appendOnly(ring, st.ringSnap, rcur)) {
       const before = await liveFiles(ring, st.ringSnap);
       const added = new Set([...(await liveFiles(ring, rcur)).keys()].filter((f) => !before.has(f)));
-      st.ringStats = mergeStats(st.ringStats, await krateStats(SubsetScan.of(ring, { snapshotId: rcur }, added).batches()));
+      st.ringStats = mergeStats(st.ringStats, await krateStats(CopyScan.of(ring, { snapshotId: rcur }, added).batches()));
     } else {
       st.ringStats = await krateStats(scanAt(ring, rcur));
     }
@@ -699,7 +714,7 @@ async function syncBack(log: EventLog, kind: Kind, chunkRows: number, report: Un
       await log.commit(`ring: rewrite ${qualified(srcName)} without stale ring rows`, async () => {
         const t = (await log.table(srcName))!;
         const keep = or(ne(COL_REPO, UNIVERSE_REPO), not(inList(COL_KRATE, stale)));
-        const kept = await t.writeDataFiles(stripSource(SubsetScan.of(t, { filter: keep }, files).batches()));
+        const kept = await t.writeDataFiles(stripSource(CopyScan.of(t, { filter: keep }, files).batches()));
         try {
           await t.commit(t.overwriteUpdate([...files], kept, 'overwrite', { dataSequenceNumber: seq }), `ring: rewrite ${files.size} file(s) of ${qualified(srcName)}`);
         } catch (e) {
@@ -712,7 +727,7 @@ async function syncBack(log: EventLog, kind: Kind, chunkRows: number, report: Un
     }
     src = (await log.table(srcName))!;
   }
-  const res = await copyRows(log, srcName, kind, scanAt(ring, r, inList(COL_KRATE, cmp.differing)), chunkRows, 'unsplit:after-copy-chunk');
+  const res = await copyRows(log, srcName, kind, copySource(ring, r, inList(COL_KRATE, cmp.differing)), chunkRows, 'unsplit:after-copy-chunk');
   report.copiedBack += res.rows;
   // verify what the source now holds
   const now = (await log.table(srcName))!;

@@ -2,18 +2,19 @@
 // pointed at reaches (what a crash may leave and gc must collect).
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { EventLog } from '../../src/log/event-log.ts';
 import { readMetadata } from '../../src/lake/table/commit.ts';
 import { readManifestList } from '../../src/lake/scan/plan.ts';
 import { decodeManifest } from '../../src/lake/avro/manifest.ts';
+import { localPath } from '../../src/lake/io/paths.ts';
 
 export async function unreferenced(root: string): Promise<string[]> {
   const log = await EventLog.open(root);
   try {
     const { lake } = log;
     const reach = new Set<string>();
-    const local = (p: string): string => (p.startsWith('file:') ? fileURLToPath(p) : p);
+    // literal, as the lake's FileIO maps a location (a partition folder `repo=%40universe` is named so on disk)
+    const local = (p: string): string => localPath(p);
     for (const ident of lake.catalog.listAllTables()) {
       const metas = new Set(lake.catalog.everMetadataLocations(ident));
       metas.add(lake.catalog.loadTable(ident)!.metadataLocation);
