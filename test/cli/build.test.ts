@@ -82,7 +82,8 @@ function ours(urls: string[]): { dist: string[]; packages: string[] } {
   return { dist: [...dist].sort(), packages: [...packages].sort() };
 }
 
-const SMALL = ['cli/args.js', 'cli/command.js', 'cli/commands.js', 'cli/main.js', 'cli/output.js', 'lake/spec/json.js'];
+// query/suggest.js: did-you-mean for mistyped commands and options (pure, no imports)
+const SMALL = ['cli/args.js', 'cli/command.js', 'cli/commands.js', 'cli/main.js', 'cli/output.js', 'lake/spec/json.js', 'query/suggest.js'];
 
 test('build: mimir --version and --help load only the CLI\'s own small modules (no SQLite, wasm, Parquet)', async () => {
   const version = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version as string;
@@ -188,7 +189,7 @@ test('build: a question sent to a server loads the client and the question\'s pr
     const local = await run([path.join(pkg, 'bin', 'mimir.js'), 'callers', 'minidep::helper']);
     assert.equal(q.run.stdout, local.stdout);
     assert.deepEqual(ours(q.urls), {
-      dist: [...SMALL, 'cli/query/callers.js', 'cli/query/common.js', 'cli/query/refs-lines.js', 'serve/client.js', 'serve/questions.js'].sort(),
+      dist: [...SMALL, 'cli/query/callers.js', 'cli/query/common.js', 'cli/query/picture.js', 'cli/query/refs-lines.js', 'serve/client.js', 'serve/questions.js'].sort(),
       packages: [],
     });
   } finally {
