@@ -125,15 +125,21 @@ export async function removeRepo(log: EventLog, repo: string, opts: RemoveRepoOp
     return { run: runId, repo, dryRun, crates: [], events: 0, generation: g, attempts: 1, ms: Date.now() - started, alreadyRemoved: e.at ?? { generation: g, run: '' } };
   }
   const { result, generation, attempts, afterCommit } = landed;
-  if (!dryRun && opts.maintain !== false) {
-    // the removal landed: a failed maintenance does not fail it (the next run or `mimir compact` does it again)
-    try {
-      await maintain(log);
-    } catch (e) {
-      afterCommit.push(`run ${runId} landed at generation ${generation}; after it, the maintenance failed: ${describeFailure(e)}`);
-    }
-  }
+  if (!dryRun && opts.maintain !== false) await maintainAfterRemove(log, runId, generation, afterCommit);
   return { ...result, generation, attempts, ms: Date.now() - started, ...afterCommit.length > 0 ? { afterCommit } : {} };
+}
+
+/**
+ * The log's maintenance after a removal landed (repo or universe crate): a
+ * failure does not fail the removal — it is whole in the lake, and the next
+ * run or `mimir compact` maintains again — but is added to `afterCommit`.
+ */
+export async function maintainAfterRemove(log: EventLog, runId: string, generation: bigint, afterCommit: string[]): Promise<void> {
+  try {
+    await maintain(log);
+  } catch (e) {
+    afterCommit.push(`run ${runId} landed at generation ${generation}; after it, the maintenance failed: ${describeFailure(e)}`);
+  }
 }
 
 /** The removal as one run (see the module comment); throws AlreadyRemoved when nothing of the repo is live but it had items. */

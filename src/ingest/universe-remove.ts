@@ -19,13 +19,11 @@
 import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { EventLog, EventRow } from '../log/event-log.ts';
 import { withRun } from '../log/run.ts';
-import { describeFailure } from '../lake/disk-full.ts';
-import { maintain } from '../log/maintain.ts';
 import { SOURCE_KINDS, UNIVERSE_REPO, runNote } from '../log/schema.ts';
 import { StateDelta } from '../log/state/delta.ts';
 import { newRunId, universeKey } from './ingest.ts';
 import { Writer } from './writer.ts';
-import { lastRemoval } from './remove.ts';
+import { lastRemoval, maintainAfterRemove } from './remove.ts';
 
 export interface UniverseRemoveOptions {
   /** Remove even while repos' edges point into the crate. */
@@ -88,14 +86,7 @@ export async function removeUniverseCrate(log: EventLog, krate: string, opts: Un
     };
   }
   const { result, generation, attempts, afterCommit } = landed;
-  if (!dryRun && opts.maintain !== false) {
-    // the removal landed: a failed maintenance does not fail it (the next run or `mimir compact` does it again)
-    try {
-      await maintain(log);
-    } catch (e) {
-      afterCommit.push(`run ${runId} landed at generation ${generation}; after it, the maintenance failed: ${describeFailure(e)}`);
-    }
-  }
+  if (!dryRun && opts.maintain !== false) await maintainAfterRemove(log, runId, generation, afterCommit);
   return { ...result, generation, attempts, ms: Date.now() - started, ...afterCommit.length > 0 ? { afterCommit } : {} };
 }
 
