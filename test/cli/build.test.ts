@@ -197,15 +197,21 @@ test('build: a question sent to a server loads the client and the question\'s pr
   }
 });
 
-test('build: bin/mimir.js runs the sources when a file under src/ is newer than the build, dist/ otherwise', async () => {
-  // a checkout whose src/ is the repo's (a symlink) and whose build stamp is moved around
-  const co = path.join(work.dir, 'checkout');
+/** A checkout of its own in work.dir/`name`: bin/mimir.js and package.json copied, src/ and node_modules the repo's, dist/ the test build's (links). */
+function checkout(name: string): string {
+  const co = path.join(work.dir, name);
   mkdirSync(path.join(co, 'bin'), { recursive: true });
   copyFileSync(path.join(repoRoot, 'bin', 'mimir.js'), path.join(co, 'bin', 'mimir.js'));
   copyFileSync(path.join(repoRoot, 'package.json'), path.join(co, 'package.json'));
   symlinkSync(path.join(repoRoot, 'node_modules'), path.join(co, 'node_modules'));
   symlinkSync(path.join(repoRoot, 'src'), path.join(co, 'src'));
   symlinkSync(path.join(pkg, 'dist'), path.join(co, 'dist'));
+  return co;
+}
+
+test('build: bin/mimir.js runs the sources when a file under src/ is newer than the build, dist/ otherwise', async () => {
+  // a checkout whose src/ is the repo's (a symlink) and whose build stamp is moved around
+  const co = checkout('checkout');
   const stamp = path.join(pkg, 'dist', 'BUILD');
   const saved = readFileSync(stamp, 'utf8');
   const debug = { MIMIR_DEBUG: '1' };
@@ -226,13 +232,7 @@ test('build: bin/mimir.js runs the sources when a file under src/ is newer than 
 });
 
 test('build: bin/mimir.js holds src/ against the sizes and crc32s in dist/BUILD: newer files with the same bytes run dist/ quietly, a changed one is announced (no MIMIR_DEBUG needed)', async () => {
-  const co = path.join(work.dir, 'checkout-digests');
-  mkdirSync(path.join(co, 'bin'), { recursive: true });
-  copyFileSync(path.join(repoRoot, 'bin', 'mimir.js'), path.join(co, 'bin', 'mimir.js'));
-  copyFileSync(path.join(repoRoot, 'package.json'), path.join(co, 'package.json'));
-  symlinkSync(path.join(repoRoot, 'node_modules'), path.join(co, 'node_modules'));
-  symlinkSync(path.join(repoRoot, 'src'), path.join(co, 'src'));
-  symlinkSync(path.join(pkg, 'dist'), path.join(co, 'dist'));
+  const co = checkout('checkout-digests');
   const stamp = path.join(pkg, 'dist', 'BUILD');
   const saved = readFileSync(stamp, 'utf8');
   const built = JSON.parse(saved) as { sources?: Record<string, [number, string]> };
