@@ -6,7 +6,8 @@
 // p — at a random delay after its start, or at a crash point of its own
 // (MIMIR_CRASH_AT=<point>#n, the points an operation kind reaches enumerated
 // once with MIMIR_CRASH_TRACE and cached) — and run again after a kill (its
-// caller cannot know the outcome), which must converge with exit 0. Readers
+// caller cannot know the outcome) — that rerun killed again with probability p,
+// up to --rekills times — and the last rerun must converge with exit 0. Readers
 // run meanwhile: a `mimir serve` process and CLI questions (--json), each
 // answer naming its generation.
 //
@@ -30,6 +31,8 @@
 // Flags: --seed S (default: random; printed), --kills N (stop after N kills,
 // default 50), --steps N (stop after N steps, default unbounded), --p P (kill
 // probability, 0.5), --check-every K (reference digest every K steps, 10),
+// --rekills R (a rerun after a kill is itself killed with probability p, up to
+// R times in a row: a crash in the middle of recovering a crash; default 2),
 // --storage local (PostgreSQL + S3 is not there yet), --keep (keep the scratch
 // folder even when clean), --quiet (no line per step).
 import { spawn } from 'node:child_process';
@@ -66,9 +69,11 @@ const KILLS = Number(opt('--kills') ?? 50);
 const MAX_STEPS = Number(opt('--steps') ?? Infinity);
 const P = Number(opt('--p') ?? 0.5);
 const CHECK_EVERY = Math.max(1, Number(opt('--check-every') ?? 10));
+const REKILLS = Number(opt('--rekills') ?? 2);
+const REPLAY = `npm run chaos -- --seed ${SEED} --p ${P} --rekills ${REKILLS} --check-every ${CHECK_EVERY}`;
 const KEEP = argv.includes('--keep');
 const QUIET = argv.includes('--quiet');
-for (const [k, v] of [['--seed', SEED], ['--kills', KILLS], ['--p', P], ['--check-every', CHECK_EVERY]] as const) {
+for (const [k, v] of [['--seed', SEED], ['--kills', KILLS], ['--p', P], ['--check-every', CHECK_EVERY], ['--rekills', REKILLS]] as const) {
   if (!Number.isFinite(v) || v < 0) {
     console.error(`chaos: ${k} expects a non-negative number; found ${opt(k)} — nothing run`);
     process.exit(2);
@@ -109,9 +114,11 @@ interface Exit {
   stdout: string;
   stderr: string;
   ms: number;
+  /** When the run reached its first crash point (its trace file's first line), ms after its start. */
+  firstPointMs?: number;
 }
 
-function mimir(args: string[], opts: { env?: Record<string, string>; killAfterMs?: number } = {}): Promise<Exit> {
+function mimir(args: string[], opts: { env?: Record<string, string>; killAfterMs?: number; trace?: string; killFromFirstPoint?: boolean } = {}): Promise<Exit> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
   delete env.MIMIR_DEBUG;
   delete env.MIMIR_SERVER;
@@ -122,11 +129,31 @@ function mimir(args: string[], opts: { env?: Record<string, string>; killAfterMs
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = opts.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs);
+    let timer: NodeJS.Timeout | undefined;
+    let poll: NodeJS.Timeout | undefined;
+    let firstPointMs: number | undefined;
+    const arm = (): void => {
+      if (opts.killAfterMs !== undefined) timer = setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs);
+    };
+    if (opts.trace) {
+      // with killFromFirstPoint the delay counts from the first crash point the run reaches (its
+      // trace file's first line): before it, node is starting and the command reads, with nothing to crash
+      const trace = opts.trace;
+      poll = setInterval(() => {
+        if (existsSync(trace) && statSync(trace).size > 0) {
+          clearInterval(poll);
+          poll = undefined;
+          firstPointMs = Date.now() - t0;
+          if (opts.killFromFirstPoint) arm();
+        }
+      }, 10);
+    }
+    if (!opts.killFromFirstPoint) arm();
     child.on('error', reject);
     child.on('close', (code, signal) => {
       if (timer) clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - t0 });
+      if (poll) clearInterval(poll);
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - t0, firstPointMs });
     });
   });
 }
@@ -595,6 +622,7 @@ const summary = {
   ops: new Map<string, number>(),
   kills: new Map<string, number>(),
   killsByPoint: new Map<string, number>(),
+  killsByAttempt: new Map<string, number>(),
   pointNotReached: 0,
   kills_: 0,
   reruns: 0,
@@ -608,6 +636,8 @@ const inc = (m: Map<string, number>, k: string): void => void m.set(k, (m.get(k)
 const points = new Map<string, string[]>();
 /** The last uncrashed duration of each operation kind, ms (delays are drawn below it). */
 const durations = new Map<string, number>();
+/** The same, from its first crash point to its end, ms. */
+const activeMs = new Map<string, number>();
 let traceNo = 0;
 
 async function startServe(): Promise<void> {
@@ -634,54 +664,74 @@ async function runOne(op: Op, before: bigint): Promise<void> {
   const lake = op.copy ? path.join(dir, `copy-${step}`) : LAKE;
   if (op.copy) cpSync(LAKE, lake, { recursive: true });
   const trace = path.join(TRACE, `${++traceNo}.txt`);
-  const env: Record<string, string> = { MIMIR_CRASH_TRACE: trace };
-  let killAfterMs: number | undefined;
-  let how = '';
-  if (rand() < P) {
+  /** A kill plan for one attempt (drawn with probability P): a crash point of the kind, or a delay. */
+  const plan = (): { env: Record<string, string>; killAfterMs?: number; fromFirstPoint?: boolean; how: string } => {
+    const env: Record<string, string> = { MIMIR_CRASH_TRACE: trace };
+    if (rand() >= P) return { env, how: '' };
     const known = points.get(op.kind);
     const byPoint = rand() < 0.5;
     const at = rand();
     if (byPoint && known && known.length) {
       env.MIMIR_CRASH_AT = known[Math.floor(at * known.length)]!;
-      how = `crash point ${env.MIMIR_CRASH_AT}`;
-    } else {
-      // in the last 80% of its last clean run: the first fifth is mostly node starting
-      killAfterMs = Math.floor((0.2 + 0.8 * at) * (durations.get(op.kind) ?? 1500));
-      how = `delay ${killAfterMs} ms`;
+      return { env, how: `crash point ${env.MIMIR_CRASH_AT}` };
     }
-  }
-  const first = await mimir([...op.args, '--lake', lake], { env, killAfterMs });
-  const reached = existsSync(trace) ? readFileSync(trace, 'utf8').trim().split('\n').filter(Boolean) : [];
-  rmSync(trace, { force: true });
-  let outcome: string;
-  if (first.signal === 'SIGKILL') {
+    if (known && known.length) {
+      // a delay after the first crash point, within its last clean run's time from there to its end
+      const killAfterMs = Math.floor(at * (activeMs.get(op.kind) ?? 1000));
+      return { env, killAfterMs, fromFirstPoint: true, how: `delay ${killAfterMs} ms after the first crash point` };
+    }
+    // in the last 80% of its last clean run: the first fifth is mostly node starting
+    const killAfterMs = Math.floor((0.2 + 0.8 * at) * (durations.get(op.kind) ?? 1500));
+    return { env, killAfterMs, how: `delay ${killAfterMs} ms` };
+  };
+  const reachedPoints = (): string[] => {
+    const r = existsSync(trace) ? readFileSync(trace, 'utf8').trim().split('\n').filter(Boolean) : [];
+    rmSync(trace, { force: true });
+    return r;
+  };
+  let attempt = 0;
+  let p = plan();
+  let r = await mimir([...op.args, '--lake', lake], { env: p.env, killAfterMs: p.killAfterMs, trace, killFromFirstPoint: p.fromFirstPoint });
+  let reached = reachedPoints();
+  const parts: string[] = [];
+  // A kill leaves the caller not knowing the outcome: it runs the command again, and that
+  // rerun (recovering what the killed one left) may be killed too, up to --rekills times.
+  while (r.signal === 'SIGKILL') {
     summary.kills_++;
     inc(summary.kills, op.kind);
+    inc(summary.killsByAttempt, attempt === 0 ? 'the operation' : `rerun ${attempt}`);
     const last = reached.at(-1) ?? '(before the first point)';
-    const label = env.MIMIR_CRASH_AT ? `point ${env.MIMIR_CRASH_AT}` : `delay, after ${last.replace(/#\d+$/, '')}`;
-    inc(summary.killsByPoint, label);
-    outcome = `killed (${env.MIMIR_CRASH_AT ? `at crash point ${env.MIMIR_CRASH_AT}` : `${how}, last point reached ${last}`}); rerun `;
-    // the rerun runs to its end: its points are the kind's list when no clean run gave one yet (--p 1)
-    const again = await mimir([...op.args, '--lake', lake], points.has(op.kind) ? {} : { env: { MIMIR_CRASH_TRACE: trace } });
-    if (!points.has(op.kind) && again.code === 0 && existsSync(trace)) points.set(op.kind, [...new Set(readFileSync(trace, 'utf8').trim().split('\n').filter(Boolean))]);
-    rmSync(trace, { force: true });
+    inc(summary.killsByPoint, p.env.MIMIR_CRASH_AT ? `point ${p.env.MIMIR_CRASH_AT}` : `delay, after ${last.replace(/#\d+$/, '')}`);
+    parts.push(`${attempt === 0 ? 'killed' : `rerun ${attempt} killed`} (${p.env.MIMIR_CRASH_AT ? `at crash point ${p.env.MIMIR_CRASH_AT}` : `${p.how}, last point reached ${last}`})`);
+    attempt++;
     summary.reruns++;
-    if (again.code !== 0 && op.args[1] === 'remove' && again.code === 1 && (await generationNotes(lake, before)).some((n) => parseRunNote(n.note)?.what === 'remove')) {
+    // the last rerun runs to its end: its points are the kind's list when no clean run gave one yet (--p 1)
+    p = attempt <= REKILLS ? plan() : { env: { MIMIR_CRASH_TRACE: trace }, how: '' };
+    r = await mimir([...op.args, '--lake', lake], { env: p.env, killAfterMs: p.killAfterMs, trace, killFromFirstPoint: p.fromFirstPoint });
+    reached = reachedPoints();
+    if (r.signal !== 'SIGKILL' && p.how) summary.pointNotReached++;
+    if (r.signal !== 'SIGKILL' && !points.has(op.kind) && r.code === 0 && !p.how) points.set(op.kind, [...new Set(reached)]);
+    if (r.signal !== 'SIGKILL' && !activeMs.has(op.kind) && r.code === 0 && !p.how && r.firstPointMs !== undefined) activeMs.set(op.kind, r.ms - r.firstPointMs);
+  }
+  let outcome: string;
+  if (attempt > 0) {
+    outcome = `${parts.join('; ')}; rerun `;
+    if (r.code !== 0 && op.args[1] === 'remove' && r.code === 1 && (await generationNotes(lake, before)).some((n) => parseRunNote(n.note)?.what === 'remove')) {
       // the killed attempt's remove committed (the generation log says so) and the rerun refuses: nothing left to remove.
       // Not convergence with exit 0 — counted and reported, not a stop (a question for the CLI: see the summary)
-      summary.removeRerunRefused.push(`step ${step} ${op.kind} ${op.note}: ${again.stderr.trim().split('\n')[0]}`);
-      outcome += `exit 1 after the remove committed (${again.ms} ms)`;
-    } else if (again.code !== 0) violation(`the rerun after a kill (${how}) exited ${again.code ?? again.signal}, expected 0 (convergence):\n${again.stderr.trim().slice(0, 3000)}`);
-    else outcome += `exit 0 (${again.ms} ms)`;
+      summary.removeRerunRefused.push(`step ${step} ${op.kind} ${op.note}: ${r.stderr.trim().split('\n')[0]}`);
+      outcome += `exit 1 after the remove committed (${r.ms} ms)`;
+    } else if (r.code !== 0) violation(`the rerun after a kill (${parts.at(-1)}) exited ${r.code ?? r.signal}, expected 0 (convergence):\n${r.stderr.trim().slice(0, 3000)}`);
+    else outcome += `exit 0 (${r.ms} ms)`;
   } else {
-    if (first.code !== 0) violation(`exited ${first.code ?? first.signal} without a kill${how ? ` (a kill was planned: ${how})` : ''}:\n${first.stderr.trim().slice(0, 3000)}`);
-    if (env.MIMIR_CRASH_AT) summary.pointNotReached++;
-    else if (how) summary.pointNotReached++; // a delay longer than the run
-    if (!how) {
-      durations.set(op.kind, first.ms);
+    if (r.code !== 0) violation(`exited ${r.code ?? r.signal} without a kill${p.how ? ` (a kill was planned: ${p.how})` : ''}:\n${r.stderr.trim().slice(0, 3000)}`);
+    if (p.how) summary.pointNotReached++; // a crash point not reached, or a delay longer than the run
+    else {
+      durations.set(op.kind, r.ms);
+      if (r.firstPointMs !== undefined) activeMs.set(op.kind, r.ms - r.firstPointMs);
       points.set(op.kind, [...new Set(reached)]);
     }
-    outcome = `exit 0 (${first.ms} ms)${how ? `, planned kill not reached (${how})` : ''}`;
+    outcome = `exit 0 (${r.ms} ms)${p.how ? `, planned kill not reached (${p.how})` : ''}`;
   }
   if (!QUIET) console.log(`step ${step}: ${op.kind}${op.note ? ` [${op.note}]` : ''}: ${outcome}`);
   if (op.copy) {
@@ -695,7 +745,7 @@ async function runOne(op: Op, before: bigint): Promise<void> {
 }
 
 async function campaign(): Promise<void> {
-  console.log(`chaos: seed ${SEED} (replay: npm run chaos -- --seed ${SEED}), --kills ${KILLS}, --p ${P}, --check-every ${CHECK_EVERY}, --storage local; scratch ${dir}`);
+  console.log(`chaos: seed ${SEED} (replay: ${REPLAY}), --kills ${KILLS}, --p ${P}, --check-every ${CHECK_EVERY}, --rekills ${REKILLS}, --storage local; scratch ${dir}`);
   for (const l of [LAKE, REF]) {
     const r = await mimir(['init', '--lake', l]);
     if (r.code !== 0) throw new Error(`mimir init ${l} exited ${r.code}: ${r.stderr}`);
@@ -737,6 +787,7 @@ function printSummary(ok: boolean): void {
   console.log(`\nchaos summary (seed ${SEED}, storage local)`);
   console.log(`  steps ${step}, operations run ${opsTotal} (+ ${summary.reruns} reruns after kills, ${replayed} replays on the reference):\n${fmt(summary.ops)}`);
   console.log(`  kills ${summary.kills_} by operation:\n${fmt(summary.kills)}`);
+  console.log(`  kills by attempt (the operation itself, or the rerun after a kill):\n${fmt(summary.killsByAttempt)}`);
   console.log(`  kills by crash point reached / by delay:\n${fmt(summary.killsByPoint)}`);
   console.log(`  planned kills not reached (the run ended first): ${summary.pointNotReached}`);
   console.log(`  readers' answers checked against pinned reads: ${stats.answers.serve + stats.answers.cli} (serve ${stats.answers.serve}, cli ${stats.answers.cli}); of them "no such item" answers: ${stats.notFound}`);
@@ -766,7 +817,7 @@ try {
   await stopServe();
   const v = e instanceof Violation;
   console.log(`\nchaos: ${v ? 'INVARIANT VIOLATION' : 'the campaign failed'} — seed ${SEED}, step ${step}, operation ${currentOp}\n${v ? (e as Error).message : ((e as Error).stack ?? String(e))}`);
-  console.log(`lake kept for inspection: ${LAKE} (reference lake: ${REF}); replay: npm run chaos -- --seed ${SEED}`);
+  console.log(`lake kept for inspection: ${LAKE} (reference lake: ${REF}); replay: ${REPLAY}`);
   printSummary(false);
   process.exit(1);
 }
