@@ -31,15 +31,28 @@ const DEFAULT_FILES = (): string[] => {
   return out.sort();
 };
 
+/** Every test file of the suite (what `npm test` runs). */
+const ALL_FILES = (): string[] => {
+  const out: string[] = [];
+  for (const dir of readdirSync(path.join(root, 'test'), { withFileTypes: true })) {
+    if (!dir.isDirectory()) continue;
+    for (const f of readdirSync(path.join(root, 'test', dir.name))) if (f.endsWith('.test.ts')) out.push(`test/${dir.name}/${f}`);
+  }
+  return out.sort();
+};
+
 interface Args {
   burners: number;
   runs: number;
   burnMaxS: number;
   files: string[];
+  /** Write every test's worst time beside its limit here (markdown). */
+  table?: string;
+  allFiles: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { burners: 4, runs: 1, burnMaxS: 3 * 3600, files: [] };
+  const a: Args = { burners: 4, runs: 1, burnMaxS: 3 * 3600, files: [], allFiles: false };
   for (let i = 0; i < argv.length; i++) {
     const x = argv[i]!;
     const num = (name: string): number => {
@@ -50,13 +63,16 @@ function parseArgs(argv: string[]): Args {
     if (x === '--burners') a.burners = num('--burners');
     else if (x === '--runs') a.runs = Math.max(1, num('--runs'));
     else if (x === '--burn-max') a.burnMaxS = num('--burn-max');
+    else if (x === '--table') a.table = argv[++i] ?? '';
+    else if (x === '--all-files') a.allFiles = true;
     else if (x === '--help' || x === '-h') {
-      console.log('usage: npm run test:loaded [-- --burners N (default 4)] [--runs K (default 1)] [--burn-max SECONDS] [FILE …]');
+      console.log('usage: npm run test:loaded [-- --burners N (default 4)] [--runs K (default 1)] [--burn-max SECONDS] [--all-files (the whole suite)] [--table FILE (every test: worst time, load, limit)] [FILE …]');
       process.exit(0);
     } else if (x.startsWith('-')) throw new Error(`unknown option ${x} (see --help)`);
     else a.files.push(x);
   }
-  if (a.files.length === 0) a.files = DEFAULT_FILES();
+  if (a.table === '') throw new Error('--table takes a file name');
+  if (a.files.length === 0) a.files = a.allFiles ? ALL_FILES() : DEFAULT_FILES();
   return a;
 }
 
@@ -117,7 +133,7 @@ async function main(): Promise<number> {
   process.on('exit', stop);
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(130));
   let failedRuns = 0;
-  const worst = new Map<string, Result>();
+  const worst = new Map<string, Result & { load: number }>();
   const summaries: string[] = [];
   try {
     for (let k = 1; k <= args.runs; k++) {
@@ -129,7 +145,7 @@ async function main(): Promise<number> {
       for (const x of r.results) {
         const key = `${x.file}\u0000${x.name}`;
         const w = worst.get(key);
-        if (!w || x.ms > w.ms) worst.set(key, x);
+        if (!w || x.ms > w.ms) worst.set(key, { ...x, load: r.loads.length ? Math.max(...r.loads) : loadavg()[0]! });
       }
       const load = r.loads.length ? `load avg (1 min) ${Math.min(...r.loads).toFixed(1)}–${Math.max(...r.loads).toFixed(1)}` : 'load not sampled';
       summaries.push(`run ${k}: ${pass} passed, ${fail.length} failed, ${skipped.length} skipped, ${(r.wallMs / 60000).toFixed(1)} min, ${load}${fail.length ? ` — failed: ${fail.map((f) => `${f.file}: ${f.name}`).join('; ')}` : ''}`);
@@ -144,6 +160,22 @@ async function main(): Promise<number> {
     const limit = fileLimit(x.file);
     const ratio = limit ? ` (${((100 * x.ms) / limit).toFixed(0)}% of it)` : '';
     console.log(`  ${(x.ms / 1000).toFixed(1).padStart(7)} s  limit ${limit ? `${(limit / 1000).toFixed(0)} s` : 'none'}${ratio}  ${x.file}: ${x.name}`);
+  }
+  if (args.table) {
+    const rows = [...worst.values()].sort((a, b) => a.file.localeCompare(b.file) || b.ms - a.ms);
+    const lines = [
+      `Every test's worst time over ${args.runs} run(s) with ${args.burners} burner(s), the highest 1-minute load average seen in that run, and its file's explicit limit (the largest \`timeout:\` in the file; "none": Node's default, no limit). "x load 16": the worst time scaled linearly from the load seen to load 16, as a share of the limit.`,
+      '',
+      '| file | test | worst s | load | limit s | % of limit | x load 16 |',
+      '|---|---|---:|---:|---:|---:|---:|',
+    ];
+    for (const x of rows) {
+      const limit = fileLimit(x.file);
+      const at16 = (x.ms * Math.max(1, 16 / Math.max(1, x.load))) / (limit ?? Infinity);
+      lines.push(`| ${x.file} | ${x.name.replace(/\|/g, '\\|')} | ${(x.ms / 1000).toFixed(1)} | ${x.load.toFixed(1)} | ${limit ? (limit / 1000).toFixed(0) : 'none'} | ${limit ? ((100 * x.ms) / limit).toFixed(0) : '-'} | ${limit ? (100 * at16).toFixed(0) + '%' : '-'} |`);
+    }
+    writeFileSync(args.table, `${lines.join('\n')}\n`);
+    console.log(`test:loaded: every test's time beside its limit: ${args.table}`);
   }
   console.log(`\ntest:loaded: ${summaries.join('\n             ')}`);
   return failedRuns === 0 ? 0 : 1;
