@@ -1,20 +1,22 @@
 // README.md's commands run as written. Every line of every ```sh block of the
 // README is a command (comments and blank lines aside); each one is either run
-// here — through /bin/sh, exactly as written, from the checkout, with `mimir`
-// on PATH as a shim for `node bin/mimir.js` and $MIMIR_LAKE naming a demo lake
-// built once in a scratch folder by the README's own `npm run demo` — and must
+// here — through /bin/sh, exactly as written, from a scratch copy of the
+// checkout (a folder of symlinks to its entries), with `mimir` on PATH as a
+// shim for `node bin/mimir.js` and $MIMIR_LAKE naming a demo lake built once
+// in the scratch folder by the README's own `npm run demo` — and must
 // exit 0 and print something on stdout, or is listed in SKIPPED below with the
 // reason it cannot run in a test. A README line in neither list fails the test
 // (so a new example must be made runnable or skipped on purpose), and so does
 // a SKIPPED entry the README no longer has.
 //
-// Nothing outside the scratch folder is written: the lake is $MIMIR_LAKE there
-// (no README command names --lake except the skipped ones), and the commands
-// that ingest read samples/ in the checkout.
+// Nothing outside the scratch folder is written by a README command: the lake
+// is $MIMIR_LAKE there (no README command names --lake except the skipped
+// ones), and a file a command writes to its working folder (`> out.txt`)
+// lands in the scratch copy, not in the checkout.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot, scratch } from '../helpers.ts';
 
@@ -90,13 +92,15 @@ interface Run {
 const work = scratch('mimir-readme-');
 const lake = path.join(work.dir, 'lake');
 const shimDir = path.join(work.dir, 'bin');
+/** The working folder of every command: the checkout's entries as symlinks (not .git, not a default lake). */
+const checkout = path.join(work.dir, 'checkout');
 
-/** `line` through /bin/sh from the checkout, `mimir` on PATH, the demo lake as $MIMIR_LAKE. */
+/** `line` through /bin/sh from the scratch checkout, `mimir` on PATH, the demo lake as $MIMIR_LAKE. */
 function sh(line: string): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${shimDir}${path.delimiter}${process.env.PATH ?? ''}`, MIMIR_LAKE: lake, NO_COLOR: '1' };
   for (const k of ['MIMIR_SERVER', 'MIMIR_CATALOG', 'MIMIR_CATALOG_NAME', 'MIMIR_DEBUG', 'MIMIR_ANSWER_FROM']) delete env[k];
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', line], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('/bin/sh', ['-c', line], { cwd: checkout, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -115,6 +119,11 @@ before(() => {
   const shim = path.join(shimDir, 'mimir');
   writeFileSync(shim, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(repoRoot, 'bin', 'mimir.js'))} "$@"\n`);
   chmodSync(shim, 0o755);
+  mkdirSync(checkout);
+  for (const entry of readdirSync(repoRoot)) {
+    if (entry === '.git' || entry === 'mimir-lake') continue;
+    symlinkSync(path.join(repoRoot, entry), path.join(checkout, entry));
+  }
 });
 after(() => work.cleanup());
 
