@@ -95,7 +95,7 @@ export const COMMANDS: Entry[] = [
   {
     name: 'lake',
     summary: 'the lake as a whole: where it is, moving, copying and recovering it, checking its files',
-    description: 'A copied or moved lake folder is an independent lake; see README "Moving, copying and recovering a lake".',
+    description: 'A copied or moved lake folder is an independent lake; see docs/operations.md, "Moving, copying and recovering a lake".',
     commands: [
       { name: 'info', summary: 'the folder the lake is opened at, the root it was created at, its tables', load: async () => (await import('./lake/info.ts')).command },
       { name: 'relocate', summary: 'make a moved or copied lake name its new folder in its metadata, for other engines', load: async () => (await import('./lake/relocate.ts')).command },
