@@ -10,6 +10,7 @@ import { cpSync, existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot, scratch } from '../helpers.ts';
 import { runCli } from './run-cli.ts';
+import { xmlElements } from '../web/xml.ts';
 
 let work: ReturnType<typeof scratch>;
 let lake: string;
@@ -23,39 +24,6 @@ before(async () => {
   assert.equal(r.code, 0, r.stderr);
 });
 after(() => work.cleanup());
-
-/** The element names of a well-formed XML text in document order, with the text inside each <text>; throws where tags do not nest. */
-export function xmlElements(xml: string): { names: string[]; texts: string[]; root: string } {
-  const body = xml.replace(/^<\?xml[^?]*\?>\s*/, '');
-  const open: string[] = [];
-  const names: string[] = [];
-  const texts: string[] = [];
-  let root = '';
-  const re = /<(\/?)([A-Za-z][\w:-]*)((?:\s+[\w:-]+="[^"<]*")*)\s*(\/?)>|([^<]+)/gy;
-  let m: RegExpExecArray | null;
-  let at = 0;
-  while ((m = re.exec(body)) !== null) {
-    at = re.lastIndex;
-    const [, close, name, attrs, selfClose, text] = m;
-    if (text !== undefined) {
-      if (open.length === 0 && text.trim() !== '') throw new Error(`text outside the root: ${text.slice(0, 40)}`);
-      if (open[open.length - 1] === 'text') texts.push(text.replace(/&#(\d+);/g, (_, d: string) => String.fromCharCode(Number(d))));
-      continue;
-    }
-    if (close) {
-      const top = open.pop();
-      if (top !== name) throw new Error(`</${name}> closes <${top}>`);
-      continue;
-    }
-    if (names.length === 0) root = `${name}${attrs}`;
-    else if (open.length === 0) throw new Error(`a second root <${name}>`);
-    names.push(name!);
-    if (!selfClose) open.push(name!);
-  }
-  if (at !== body.length) throw new Error(`not well-formed at offset ${at}: ${body.slice(at, at + 40)}`);
-  if (open.length > 0) throw new Error(`unclosed <${open.join('>, <')}>`);
-  return { names, texts, root };
-}
 
 test('graph --svg: a standalone SVG with a box per caller of fnvish::hash_str', { timeout: 180_000 }, async () => {
   const out = path.join(work.dir, 'hash_str.svg');

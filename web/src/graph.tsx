@@ -214,7 +214,8 @@ function Picture(props: { graph: GraphState; version: number; path: string; dept
                 key={b.id}
                 class={`box ${boxClass(b.level)}${openable ? (isOpen ? ' open' : ' closed') : ''}`}
                 data-label={b.label}
-                tabIndex={openable ? 0 : undefined}
+                data-level={b.level}
+                tabindex={openable ? 0 : undefined}
                 role={openable ? 'button' : undefined}
                 aria-expanded={openable ? isOpen : undefined}
                 aria-label={openable ? `${isOpen ? 'close' : 'open'} the ${side} of ${b.label}` : undefined}
