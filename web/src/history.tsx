@@ -76,7 +76,7 @@ export function HistoryPage(props: { place: Place; path: string }): JSX.Element 
         {list.map((e) => (
           <li key={e.key} class="entry">
             <h2 class="when">
-              <span class="gen">generation {e.generation ?? '?'}</span> <span class="muted">{time(e.committedMs)}</span>
+              <span class="gen">generation {e.generation ?? '?'}</span> <span class="muted" title="when this generation was committed to the lake">{time(e.committedMs)}</span>
             </h2>
             <p class="commit">
               {e.rev !== null ? (
