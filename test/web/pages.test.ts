@@ -195,6 +195,35 @@ test('web: /diff?from=shift&to=rename lists exactly the scripted changes by crat
   await closeClean(v);
 });
 
+test('web: as of a commit, /graph and /history read every answer at it and keep it in their links', { timeout: 180_000 }, async (t) => {
+  if (!needBrowser(t)) return;
+  const w = await open();
+  const { page } = w;
+  const asked: string[] = [];
+  page.on('request', (r) => {
+    if (r.url().includes('/api/')) asked.push(r.url());
+  });
+  await page.goto(`${server!.url}/graph/fnvish::hash_str?asOf=base`);
+  const svg = page.getByRole('img', { name: 'call graph of fnvish::hash_str' });
+  await svg.locator('g.box').first().waitFor();
+  // before the rename: Tally::add's caller is still tally_text
+  const callers2 = await svg.locator('g.box[data-level="-2"]').evaluateAll((gs) => gs.map((g) => g.getAttribute('data-label')));
+  assert.ok(callers2.includes('tally::tally_text') && !callers2.includes('tally::count_words'), callers2.join(', '));
+  await page.getByLabel('Levels each way').selectOption('3');
+  await page.waitForURL(/\/graph\/fnvish::hash_str\?asOf=base&depth=3$/);
+  await svg.locator('g.box').first().waitFor();
+  await page.getByRole('link', { name: 'History' }).click();
+  await page.waitForURL(/\/history\/fnvish::hash_str\?asOf=base$/);
+  await page.getByRole('list', { name: 'events of fnvish::hash_str' }).locator('.entry').first().waitFor();
+  assert.ok(asked.length >= 5, asked.join('\n'));
+  assert.deepEqual(asked.filter((u) => new URL(u).searchParams.get('asOf') !== 'base'), [], 'every API call carries asOf');
+  await page.goto(`${server!.url}/history/tally_cli::main?asOf=base`);
+  const entries = page.getByRole('list', { name: 'events of tally_cli::main' }).locator(':scope > li');
+  await entries.first().waitFor();
+  assert.equal(await entries.count(), 1, 'as of base: only its add');
+  await closeClean(w);
+});
+
 test('web: an unknown path on /graph is a page with did-you-mean links to the graph', { timeout: 120_000 }, async (t) => {
   if (!needBrowser(t)) return;
   const w = await open();
