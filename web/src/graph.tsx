@@ -9,7 +9,7 @@
 // with its styles inside. This module (and dagre) is loaded only when the
 // page opens (app.tsx imports it with import()), so other pages stay small.
 import type { JSX } from 'preact';
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { boxClass, edgePath, layoutGraph, pictureSvg, type LayoutEdge, type LayoutNode } from '../../src/query/graph-layout.ts';
 import { api, ApiError, type CalleesAnswer, type DefAnswer, type RefsAnswer } from './api.ts';
 import { ErrorView, Loading } from './common.tsx';
@@ -173,6 +173,13 @@ function Picture(props: { graph: GraphState; version: number; path: string; dept
   const g = props.graph;
   const { nodes, edges } = useMemo(() => visible(g), [g, props.version]);
   const pic = useMemo(() => layoutGraph(nodes, edges), [nodes, edges]);
+  // a picture wider than its box (a narrow window) opens scrolled to the item asked about
+  const box = useRef<HTMLDivElement>(null);
+  const root = pic.boxes.find((b) => b.level === 0);
+  useEffect(() => {
+    const el = box.current;
+    if (el && root && el.scrollWidth > el.clientWidth) el.scrollLeft = Math.max(0, root.x + root.width / 2 - el.clientWidth / 2);
+  }, [props.path, props.depth]);
   const callers = nodes.filter((n) => n.level < 0).length;
   const callees = nodes.filter((n) => n.level > 0).length;
   const exportSvg = (): void => {
@@ -194,7 +201,7 @@ function Picture(props: { graph: GraphState; version: number; path: string; dept
           Export SVG
         </button>
       </p>
-      <div class="graph" tabIndex={-1}>
+      <div class="graph" ref={box} tabIndex={-1}>
         <svg xmlns="http://www.w3.org/2000/svg" width={pic.width} height={pic.height} viewBox={`0 0 ${pic.width} ${pic.height}`} role="img" aria-label={`call graph of ${props.path}`}>
           <defs>
             <marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse">
