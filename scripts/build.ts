@@ -86,7 +86,7 @@ const web = await buildWeb(path.join(out, WEB)).catch((e: unknown): WebBuild | u
 });
 writeFileSync(stamp, `${JSON.stringify({ startedMs: started, node: process.version, bundle, sources: sourceDigests() })}\n`);
 const files = (dir: string): number => readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? (dir === out && e.name === WEB ? 0 : files(path.join(dir, e.name))) : e.name.endsWith('.js') ? 1 : 0), 0);
-const webNote = web ? `, the web UI (${(web.brotliBytes / 1e3).toFixed(1)} kB brotli, ${(web.gzipBytes / 1e3).toFixed(1)} kB gzip; bundled in ${web.ms.toFixed(0)} ms)` : '';
+const webNote = web ? `, the web UI (first load ${(web.brotliBytes / 1e3).toFixed(1)} kB brotli, ${(web.gzipBytes / 1e3).toFixed(1)} kB gzip; ${(web.lazyBrotliBytes / 1e3).toFixed(1)} kB brotli loaded on demand; bundled in ${web.ms.toFixed(0)} ms)` : '';
 console.log(`build: ${files(out)} modules in ${path.relative(root, out) || out}${bundle ? ` and the CLI bundle (${(bundle.bytes / 1e6).toFixed(1)} MB)` : ''}${webNote} (${((Date.now() - started) / 1000).toFixed(1)} s${pruned ? `, ${pruned} stale removed` : ''})`);
 
 

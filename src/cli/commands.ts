@@ -76,6 +76,7 @@ export const COMMANDS: Entry[] = [
   { name: 'refs', summary: 'every edge into an item, across repos and the universe, with file and line', load: async () => (await import('./query/refs.ts')).command },
   { name: 'callers', summary: 'the call sites of an item, with the calling item, file and line', load: async () => (await import('./query/callers.ts')).command },
   { name: 'callees', summary: 'the calls an item makes', load: async () => (await import('./query/callees.ts')).command },
+  { name: 'graph', summary: 'the call graph of an item: callers above, callees below (--svg FILE: a picture)', load: async () => (await import('./query/graph.ts')).command },
   { name: 'history', summary: 'every event of an item, oldest first', load: async () => (await import('./query/history.ts')).command },
   { name: 'diff', summary: 'items added, removed, renamed or changed between two commits or generations', load: async () => (await import('./query/diff.ts')).command },
   {

@@ -6,7 +6,9 @@
 // level before found (answer.ts), read at one generation, so the picture is
 // of one state of the lake. Bounded by `maxNodes` (the graph says it was cut).
 // A callee that was not resolved is a leaf labelled by the path the code
-// wrote. Read-only.
+// wrote. callGraphBoth puts an item's callers (levels -1, -2, …) and callees
+// (1, 2, …) in one graph: `mimir graph` and its picture (graph-layout.ts).
+// Read-only.
 import type { EventLog } from '../log/event-log.ts';
 import { answerCallees, answerRefs, type AnswerOptions, type PlacedNode } from './answer.ts';
 import type { EdgeKind } from './refs.ts';
@@ -35,7 +37,8 @@ export interface GraphEdge {
 export interface CallGraph {
   question: 'graph';
   version: 1;
-  direction: GraphDirection;
+  /** `both`: callers (negative levels) and callees (positive) of one item, callGraphBoth. */
+  direction: GraphDirection | 'both';
   generation: bigint;
   depth: number;
   nodes: GraphNode[];
@@ -111,4 +114,19 @@ export async function callGraph(log: EventLog, path: string, opts: GraphOptions)
     frontier = next;
   }
   return { question: 'graph', version: 1, direction: opts.direction, generation, depth: opts.depth, nodes: [...nodes.values()], edges: [...edges.values()], truncated };
+}
+
+/**
+ * The callers of `path` up to `opts.depth` levels (levels -1…-depth) and its
+ * callees (1…depth) as one graph, both read at one generation. An item that is
+ * both keeps its caller level; edges still point from caller to callee.
+ */
+export async function callGraphBoth(log: EventLog, path: string, opts: Omit<GraphOptions, 'direction' | 'edgeKind'>): Promise<CallGraph> {
+  const up = await callGraph(log, path, { ...opts, direction: 'callers' });
+  const down = await callGraph(log, path, { ...opts, asOf: { generation: up.generation }, direction: 'callees' });
+  const nodes = new Map<string, GraphNode>(up.nodes.map((n) => [n.id, { ...n, level: -n.level }]));
+  for (const n of down.nodes) if (!nodes.has(n.id)) nodes.set(n.id, n);
+  const edges = new Map<string, GraphEdge>();
+  for (const e of [...up.edges, ...down.edges]) edges.set(`${e.from}\u0000${e.to}\u0000${e.kind}`, e);
+  return { question: 'graph', version: 1, direction: 'both', generation: up.generation, depth: opts.depth, nodes: [...nodes.values()], edges: [...edges.values()], truncated: up.truncated || down.truncated };
 }

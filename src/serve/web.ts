@@ -1,8 +1,9 @@
 // The web UI's files as `mimir serve` sends them: the page shell (one HTML
-// document for every page route: `/`, `/search`, `/lake`, `/item/<path>`;
-// the front end in web/ routes on the client) and the two built assets, one
-// JS and one CSS file named by their content hash (scripts/build-web.ts
-// writes them and `manifest.json` into dist/web/). Each file is sent
+// document for every page route: `/`, `/search`, `/lake`, `/item/<path>`,
+// `/graph/<path>`, `/history/<path>`, `/diff`; the front end in web/ routes
+// on the client) and the built assets, one JS and one CSS file and the JS
+// chunks pages load on demand, each named by its content hash
+// (scripts/build-web.ts writes them and `manifest.json` into dist/web/). Each file is sent
 // compressed as the request's Accept-Encoding allows (brotli, else gzip,
 // else as is; each encoding made once and kept), with a strong ETag per
 // encoding (a matching If-None-Match gets a 304); hashed assets are
@@ -31,7 +32,8 @@ export const ASSET_PREFIX = '/assets/';
 
 /** Paths answered with the page shell (client-side routes). */
 export function isPageRoute(pathname: string): boolean {
-  return pathname === '/' || pathname === '/search' || pathname === '/lake' || (pathname.startsWith('/item/') && pathname.length > '/item/'.length);
+  if (pathname === '/' || pathname === '/search' || pathname === '/lake' || pathname === '/diff') return true;
+  return ['/item/', '/graph/', '/history/'].some((p) => pathname.startsWith(p) && pathname.length > p.length);
 }
 
 type Encoding = 'br' | 'gzip' | 'identity';
@@ -81,17 +83,20 @@ export class WebAssets {
     }
     if (this.built?.mtimeMs === mtimeMs) return this.built;
     try {
-      const m = JSON.parse(readFileSync(manifest, 'utf8')) as { js?: unknown; css?: unknown };
+      const m = JSON.parse(readFileSync(manifest, 'utf8')) as { js?: unknown; css?: unknown; chunks?: unknown };
       const named = (v: unknown, ext: string): string => {
         if (typeof v !== 'string' || !new RegExp(`^[\\w-]+\\.${ext}$`).test(v)) throw new Error(`${manifest}: expected a ${ext} file name, found ${JSON.stringify(v)}`);
         return v;
       };
       const js = named(m.js, 'js');
       const css = named(m.css, 'css');
+      if (m.chunks !== undefined && !Array.isArray(m.chunks)) throw new Error(`${manifest}: expected "chunks" to be a list of file names, found ${JSON.stringify(m.chunks)}`);
+      const chunks = ((m.chunks ?? []) as unknown[]).map((c) => named(c, 'js'));
       const immutable = 'public, max-age=31536000, immutable';
       const assets = new Map<string, WebFile>([
         [js, new WebFile(readFileSync(nodePath.join(this.dir, js)), 'text/javascript; charset=utf-8', immutable)],
         [css, new WebFile(readFileSync(nodePath.join(this.dir, css)), 'text/css; charset=utf-8', immutable)],
+        ...chunks.map((c): [string, WebFile] => [c, new WebFile(readFileSync(nodePath.join(this.dir, c)), 'text/javascript; charset=utf-8', immutable)]),
       ]);
       this.built = { mtimeMs, shell: new WebFile(Buffer.from(shellHtml(js, css)), 'text/html; charset=utf-8', 'no-cache'), assets };
       return this.built;

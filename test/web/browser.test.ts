@@ -11,80 +11,30 @@
 // they fail with the reason instead (.ci/run installs chromium).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { closeClean, launch, needBrowser as need, openPage, shot, type Watched } from './chromium.ts';
 import { sampleWebServer, type WebSetup } from './setup.ts';
-
-/** Debian's chromium; MIMIR_TEST_CHROMIUM names another (the skip and CI paths are checked with a missing one). */
-const CHROMIUM = process.env.MIMIR_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const SCREENS = path.join(os.tmpdir(), 'mimir-web-screens');
-/** Generous: a page's answers on a machine at load 16 (measured locally: well under 1 s each). */
-const WAIT_MS = 30_000;
 
 let s: WebSetup | undefined;
 let browser: Browser | undefined;
 let noBrowser: string | undefined;
 
 before(async () => {
-  try {
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  } catch (e) {
-    noBrowser = `chromium could not start from ${CHROMIUM} (${(e as Error).message.split('\n')[0]}); install it with: apt-get install -y chromium`;
+  const b = await launch();
+  if ('noBrowser' in b) {
+    noBrowser = b.noBrowser;
     return;
   }
+  browser = b.browser;
   s = await sampleWebServer('mimir-web-browser-');
-  mkdirSync(SCREENS, { recursive: true });
-  console.log(`web: screenshots in ${SCREENS}`);
 });
 after(async () => {
   await browser?.close();
   await s?.cleanup();
 });
 
-/** Skip (loudly) without a browser; under CI fail with the reason. */
-function needBrowser(t: { skip: (msg: string) => void }): boolean {
-  if (noBrowser === undefined) return true;
-  if (process.env.CI === 'true') throw new Error(`the browser tests cannot run: ${noBrowser}`);
-  console.warn(`\n!!! SKIPPED the web UI browser test: ${noBrowser} !!!\n`);
-  t.skip(noBrowser);
-  return false;
-}
-
-interface Watched {
-  page: Page;
-  context: BrowserContext;
-  errors: string[];
-  foreign: string[];
-}
-
-/** A fresh page that records console errors, page errors and any request not to this server. */
-async function open(opts: { colorScheme?: 'light' | 'dark'; width?: number } = {}): Promise<Watched> {
-  const context = await browser!.newContext({ colorScheme: opts.colorScheme ?? 'light', viewport: { width: opts.width ?? 1100, height: 800 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(WAIT_MS);
-  const w: Watched = { page, context, errors: [], foreign: [] };
-  page.on('console', (m) => {
-    if (m.type() === 'error') w.errors.push(`${m.text()} (${m.location().url})`);
-  });
-  page.on('pageerror', (e) => w.errors.push(`page error: ${e.message}`));
-  page.on('request', (r) => {
-    if (!r.url().startsWith(`${s!.server.url}/`) && !r.url().startsWith('data:')) w.foreign.push(r.url());
-  });
-  return w;
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.join(SCREENS, `${name}.png`), fullPage: true });
-}
-
-async function closeClean(w: Watched, allowed: RegExp[] = []): Promise<void> {
-  await w.context.close();
-  assert.deepEqual(w.errors.filter((e) => !allowed.some((a) => a.test(e))), [], 'no console errors');
-  assert.deepEqual(w.foreign, [], 'no request leaves this server');
-}
+const needBrowser = (t: { skip: (msg: string) => void }): boolean => need(t, noBrowser);
+const open = (opts: { colorScheme?: 'light' | 'dark'; width?: number } = {}): Promise<Watched> => openPage(browser!, s!.server.url, opts);
 
 test('web: search hash_str, open it: its file, line and callers; a caller opens its own page at the call line', { timeout: 180_000 }, async (t) => {
   if (!needBrowser(t)) return;

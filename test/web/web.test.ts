@@ -8,6 +8,7 @@
 // every answer) and the did-you-mean `suggestions` of an unknown name's 404.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { startServer } from '../../src/serve/server.ts';
@@ -25,7 +26,7 @@ after(async () => {
 const get = (target: string, headers: Record<string, string> = {}, method = 'GET') => request(s.server.url, target, { headers, method });
 
 test('web: every page route answers the same shell naming the hashed assets; no-cache, CSP only this origin', async () => {
-  const shells = await Promise.all(['/', '/search?q=hash_str', '/lake', '/item/fnvish::hash_str', '/item/tally::Tally::add?at=20&asOf=1'].map((t) => get(t)));
+  const shells = await Promise.all(['/', '/search?q=hash_str', '/lake', '/item/fnvish::hash_str', '/item/tally::Tally::add?at=20&asOf=1', '/graph/fnvish::hash_str?depth=3', '/history/tally::Tally::add', '/diff?from=1&to=2&public=1'].map((t) => get(t)));
   for (const r of shells) {
     assert.equal(r.status, 200, r.text);
     assert.match(r.headers['content-type'] ?? '', /^text\/html/);
@@ -36,7 +37,14 @@ test('web: every page route answers the same shell naming the hashed assets; no-
   assert.ok(shells[0]!.text.includes(`/assets/${s.web.js}`) && shells[0]!.text.includes(`/assets/${s.web.css}`), shells[0]!.text);
   assert.doesNotMatch(shells[0]!.text, /https?:\/\//, 'the shell names nothing off this server');
   // not pages: unknown routes, a bare /item/, and assets the build did not make, are 404 JSON
-  for (const t of ['/index.html', '/item/', '/items/x', '/assets/app-XXXX.js', `/assets/../manifest.json`, '/assets/manifest.json', `/assets/%2e%2e%2fmanifest.json`]) {
+  // the chunks pages load on demand are served like the assets; the picture's (dagre) is not in the first load
+  assert.ok(s.web.chunks.length >= 1, `chunks: ${s.web.chunks.join(', ')}`);
+  for (const c of s.web.chunks) assert.equal((await get(`/assets/${c}`)).status, 200, c);
+  const lazy = s.web.chunks.filter((c) => !s.web.firstLoad.includes(c));
+  assert.ok(lazy.length >= 1, `a chunk loaded on demand only: ${s.web.chunks.join(', ')} vs first load ${s.web.firstLoad.join(', ')}`);
+  assert.ok(lazy.some((c) => readFileSync(path.join(s.web.dir, c), 'utf8').includes('rankdir')), 'dagre (the layout) is in a chunk loaded on demand');
+  for (const f of s.web.firstLoad) assert.ok(!readFileSync(path.join(s.web.dir, f), 'utf8').includes('rankdir'), `${f} (first load) holds no dagre`);
+  for (const t of ['/index.html', '/item/', '/items/x', '/graph/', '/history/', '/assets/app-XXXX.js', `/assets/../manifest.json`, '/assets/manifest.json', `/assets/%2e%2e%2fmanifest.json`]) {
     const r = await get(t);
     assert.equal(r.status, 404, `${t}: ${r.status} ${r.text.slice(0, 200)}`);
     assert.match(r.headers['content-type'] ?? '', /^application\/json/);
@@ -48,7 +56,7 @@ test('web: every page route answers the same shell naming the hashed assets; no-
 
 test('web: assets are sent brotli, else gzip, else plain, each with its own strong ETag (304 on a match) and immutable caching; the first load of / is measured', async () => {
   let firstLoad = { br: 0, gzip: 0, identity: 0 };
-  for (const file of [s.web.js, s.web.css]) {
+  for (const file of s.web.firstLoad) {
     const t = `/assets/${file}`;
     const plain = await fetch(`${s.server.url}${t}`, { headers: { 'accept-encoding': 'identity' } });
     const bytes = Buffer.from(await plain.arrayBuffer());

@@ -75,6 +75,66 @@ export interface LakeAnswer {
   crates: { repo: string; krate: string }[];
 }
 
+/** A node's row as history and diff carry it (query/read.ts NodeHit, placed: `path` for people). */
+export interface NodeRow {
+  id: string;
+  repo: string;
+  krate: string;
+  kind: string | null;
+  name: string | null;
+  qpath: string | null;
+  file: string | null;
+  line: number | null;
+  lineEnd: number | null;
+  visibility: string | null;
+  signature: string | null;
+  path?: string | null;
+}
+
+/** One event of an item (query/history.ts HistoryEvent). */
+export interface HistoryEvent {
+  kind: 'node' | 'edge';
+  op: string;
+  id: string;
+  repo: string;
+  krate: string;
+  generation: number | null;
+  committedMs: number | null;
+  run: string | null;
+  rev: string | null;
+  subject: string | null;
+  node?: NodeRow;
+  edge?: Edge & { dst: string | null };
+}
+export interface HistoryAnswer {
+  generation: number;
+  ids: string[];
+  total: number;
+  events: HistoryEvent[];
+}
+
+/** One item's change between two states (query/diff.ts ItemChange). */
+export interface ItemChange {
+  change: 'added' | 'removed' | 'renamed' | 'changed' | 'moved';
+  aspects: string[];
+  before: NodeRow | null;
+  after: NodeRow | null;
+  public: boolean;
+  semver: string | null;
+  bump: string | null;
+}
+export interface DiffAnswer {
+  from: number;
+  to: number;
+  fromRev: string | null;
+  toRev: string | null;
+  repo: string | null;
+  changes: ItemChange[];
+  total: number;
+  stat: Record<string, number>;
+  hiddenMoves: number;
+}
+
 /** A refused or failed call: status 0 when the server did not answer at all. */
 export class ApiError extends Error {
   constructor(
@@ -92,11 +152,15 @@ export function currentAsOf(): string | null {
   return v === null || v === '' ? null : v;
 }
 
-/** GET /api/<route> with `params` (undefined and empty ones left out) and the page's asOf. */
-export async function api<T>(route: string, params: Record<string, string | number | undefined>, signal?: AbortSignal): Promise<T> {
+/**
+ * GET /api/<route> with `params` (undefined and empty ones left out) and the
+ * page's asOf, unless `opts.asOf` names another (a generation a change is
+ * shown at) or null (a question that takes none: diff).
+ */
+export async function api<T>(route: string, params: Record<string, string | number | undefined>, signal?: AbortSignal, opts: { asOf?: string | null } = {}): Promise<T> {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
-  const asOf = currentAsOf();
+  const asOf = opts.asOf === undefined ? currentAsOf() : opts.asOf;
   if (asOf !== null) q.set('asOf', asOf);
   let r: Response;
   try {

@@ -3,14 +3,15 @@
 // lake's stored text, highlighted; `at` marks and scrolls to a line of it,
 // e.g. the call site a caller link came from), its callers and callees as
 // trees that expand on demand (each row links to that item's page, at the
-// call line), and every reference into it grouped by edge kind. An unknown
+// call line), every reference into it grouped by edge kind, and links to
+// its call-graph picture (/graph/) and its history (/history/). An unknown
 // path is an error page with the server's did-you-mean links.
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, type CalleesAnswer, type DefAnswer, type Item, type RefsAnswer, type SourceAnswer } from './api.ts';
 import { Crate, ErrorView, Kind, Loading, place, useApi } from './common.tsx';
 import { highlightLines } from './highlight.tsx';
-import { Link, itemHref, type Place } from './router.tsx';
+import { Link, itemHref, pageHref, type Place } from './router.tsx';
 
 /** Lines of source shown before the item (and after its end or the marked line). */
 const AROUND = 4;
@@ -43,6 +44,9 @@ export function ItemPage(props: { place: Place; path: string }): JSX.Element {
       <h1 class="qpath-title">
         <code>{props.path}</code>
       </h1>
+      <p class="item-links">
+        <Link href={pageHref('graph', props.path)}>Call graph</Link> · <Link href={pageHref('history', props.path)}>History</Link>
+      </p>
       {hits.length === 0 && <p>No live item has this path at generation {def.value.generation} (it was removed; its history is not shown in this version of the UI).</p>}
       {hits.map((h) => (
         <Definition key={h.id} item={h} at={Number.isFinite(at) ? at : null} generation={def.value.generation} />

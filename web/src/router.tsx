@@ -1,5 +1,6 @@
 // Client-side routing: every page is a stable deep link (the server answers
-// the same HTML shell for /, /search, /lake and /item/<path>), moved between
+// the same HTML shell for /, /search, /lake, /diff and /item/, /graph/,
+// /history/<path>), moved between
 // with history.pushState. The page's `asOf` is kept in every link and every
 // navigation, so time travel survives clicks, reloads and shared URLs.
 import type { ComponentChildren, JSX } from 'preact';
@@ -42,7 +43,12 @@ export function href(pathname: string, params: Record<string, string | number | 
 
 /** The page of an item: /item/<qualified path> (`::` kept readable). */
 export function itemHref(qpath: string, params: Record<string, string | number | null | undefined> = {}): string {
-  return href(`/item/${encodeURIComponent(qpath).replace(/%3A/gi, ':')}`, params);
+  return pageHref('item', qpath, params);
+}
+
+/** A page about an item: /item/, /graph/ (its call graph) or /history/ (its events), then its qualified path. */
+export function pageHref(page: 'item' | 'graph' | 'history', qpath: string, params: Record<string, string | number | null | undefined> = {}): string {
+  return href(`/${page}/${encodeURIComponent(qpath).replace(/%3A/gi, ':')}`, params);
 }
 
 export function navigate(url: string, opts: { replace?: boolean } = {}): void {
