@@ -62,7 +62,7 @@ import { BadQuestion, QUESTION_PARAMS, ask, isQuestionName, parseAsOf, parseQues
 import { SOURCE_PARAMS, SourceNotFound, answerSource, parseSourceParams } from './source.ts';
 import { ASSET_PREFIX, WebAssets, isPageRoute, sendNotBuilt, sendWebFile } from './web.ts';
 import { REST_PREFIX, answerRest, authRefusal, isRestPath, type RestReply } from './rest-catalog.ts';
-import { SqlRefusedError, answerSql, parseSqlParams } from './sql.ts';
+import { SqlFailed, SqlRefusedError, answerSql, parseSqlParams } from './sql.ts';
 
 export interface ServeOptions {
   /** The lake: an open Lake (the server confines its reads to its folder, and closes it when it stops) or a lake folder. */
@@ -266,6 +266,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       const route = url.pathname.replace(/\/+$/, '') || '/';
       const method = req.method ?? 'GET';
       if (isRestPath(url.pathname)) {
+        // a body (a refused write's) is read and dropped first, so the connection stays usable
+        const whole = await drainBody(req, maxBody);
+        if (!whole) res.setHeader('connection', 'close');
         return sendRest(req, res, entry, await answerRest({ lake, pins, token: opts.token, exposed: !loopbackOnly }, method, url, req.headers), t0);
       }
       if (isPageRoute(url.pathname) || url.pathname.startsWith(ASSET_PREFIX)) {
@@ -342,7 +345,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       const err =
         e instanceof HttpError
           ? e
-          : e instanceof BadQuestion || e instanceof DiffRangeError || e instanceof AsOfError || e instanceof SqlRefusedError
+          : e instanceof BadQuestion || e instanceof DiffRangeError || e instanceof AsOfError || e instanceof SqlRefusedError || e instanceof SqlFailed
             ? new HttpError(400, e.message)
             : e instanceof Error && e.name === 'UnknownNameError'
               ? new HttpError(404, e.message, {}, (e as Error & { suggestions?: string[] }).suggestions)
@@ -502,6 +505,17 @@ async function bodyParams(req: http.IncomingMessage, url: URL, max: number): Pro
     if (typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') return [k, String(x)];
     throw new HttpError(400, `parameter "${k}": expected a string, number or boolean, found ${stringifyJson(x)}`);
   });
+}
+
+/** Read and drop a request's body; false when it is above `max` bytes (then it was not read to its end). */
+async function drainBody(req: http.IncomingMessage, max: number): Promise<boolean> {
+  if (Number(req.headers['content-length'] ?? 0) > max) return false;
+  let size = 0;
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > max) return false;
+  }
+  return true;
 }
 
 /** A REST catalog reply: its own headers (no body for HEAD, 204 and 304). */

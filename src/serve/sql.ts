@@ -56,6 +56,9 @@ export function parseSqlParams(params: [string, string][]): SqlRequest {
   return { sql, ...(asOf === undefined ? {} : { asOf }), limit };
 }
 
+/** The statement failed in DuckDB (an unknown table or column, a type error, …): the request's fault, a 400. */
+export class SqlFailed extends Error {}
+
 /** A value for JSON out: bigints (64-bit and wider integers) as decimal strings, inside lists and structs too. */
 function jsonSafe(v: unknown): unknown {
   if (typeof v === 'bigint') return v.toString();
@@ -64,7 +67,7 @@ function jsonSafe(v: unknown): unknown {
   return v;
 }
 
-/** Run `req.sql` over the lake's tables at generation `g`; `signal` interrupts it. SqlRefusedError for anything but one SELECT. */
+/** Run `req.sql` over the lake's tables at generation `g`; `signal` interrupts it. SqlRefusedError for anything but one SELECT, SqlFailed when DuckDB fails it. */
 export async function answerSql(lake: Lake, g: bigint, req: SqlRequest, signal: AbortSignal): Promise<SqlAnswer> {
   const session = await SqlSession.open();
   const stop = (): void => session.interrupt();
@@ -72,31 +75,34 @@ export async function answerSql(lake: Lake, g: bigint, req: SqlRequest, signal: 
   try {
     await addLakeViews(session, lake, g);
     signal.throwIfAborted();
-    const { columns, chunks } = await session.query(req.sql);
-    const rows: Record<string, unknown>[] = [];
-    let truncated = false;
-    for await (const chunk of chunks) {
-      signal.throwIfAborted();
-      for (const r of chunk) {
-        if (rows.length === req.limit) {
-          truncated = true;
-          break;
-        }
-        const o: Record<string, unknown> = {};
-        columns.forEach((c, i) => (o[c.name] = jsonSafe(jsValue(r[i]!))));
-        rows.push(o);
-      }
-      if (truncated) break;
-      await preempt();
+    try {
+      return { generation: g, ...(await firstRows(session, req, signal)), limit: req.limit };
+    } catch (e) {
+      signal.throwIfAborted(); // an interrupted query fails with DuckDB's error: the timeout is the answer
+      if (e instanceof SqlRefusedError) throw e;
+      throw new SqlFailed(`the statement failed at lake generation ${g}: ${(e as Error).message} — nothing else run`);
     }
-    return { generation: g, columns, rows, truncated, limit: req.limit };
-  } catch (e) {
-    signal.throwIfAborted(); // an interrupted query fails with DuckDB's error: the timeout is the answer
-    throw e;
   } finally {
     signal.removeEventListener('abort', stop);
     session.close();
   }
+}
+
+/** The first `req.limit` rows of the query's result, and whether it had more. */
+async function firstRows(session: SqlSession, req: SqlRequest, signal: AbortSignal): Promise<{ columns: SqlColumn[]; rows: Record<string, unknown>[]; truncated: boolean }> {
+  const { columns, chunks } = await session.query(req.sql);
+  const rows: Record<string, unknown>[] = [];
+  for await (const chunk of chunks) {
+    signal.throwIfAborted();
+    for (const r of chunk) {
+      if (rows.length === req.limit) return { columns, rows, truncated: true };
+      const o: Record<string, unknown> = {};
+      columns.forEach((c, i) => (o[c.name] = jsonSafe(jsValue(r[i]!))));
+      rows.push(o);
+    }
+    await preempt();
+  }
+  return { columns, rows, truncated: false };
 }
 
 export { SqlRefusedError };
