@@ -61,7 +61,7 @@ import { Pins } from './pins.ts';
 import { BadQuestion, QUESTION_PARAMS, ask, isQuestionName, parseAsOf, parseQuestion, questionKey, type Question } from './questions.ts';
 import { SOURCE_PARAMS, SourceNotFound, answerSource, parseSourceParams } from './source.ts';
 import { ASSET_PREFIX, WebAssets, isPageRoute, sendNotBuilt, sendWebFile } from './web.ts';
-import { REST_PREFIX, answerRest, authRefusal, isRestPath, type RestReply } from './rest-catalog.ts';
+import { REST_PREFIX, RestError, answerRest, authRefusal, isRestPath, restErrorReply, type RestReply } from './rest-catalog.ts';
 import { SqlFailed, SqlRefusedError, answerSql, parseSqlParams } from './sql.ts';
 
 export interface ServeOptions {
@@ -354,6 +354,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
             : e instanceof QueueFull || e instanceof QueueTimeout
               ? new HttpError(503, e.message)
               : new HttpError(500, (e as Error)?.message ?? String(e));
+      if (isRestPath((req.url ?? '/').split('?')[0]!)) {
+        // refused before the REST catalog saw it (Host check, target too long): still in the spec's error model
+        const type = err.status === 403 ? 'ForbiddenException' : err.status >= 500 ? 'ServiceFailureException' : 'BadRequestException';
+        return sendRest(req, res, entry, restErrorReply(new RestError(err.status, type, err.message, err.headers)), t0);
+      }
       const body = Buffer.from(stringifyJson({ error: err.message, status: err.status, ...(err.suggestions !== undefined ? { suggestions: err.suggestions } : {}) }));
       return send(res, entry, err.status, body, err.headers, t0);
     }

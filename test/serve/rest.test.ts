@@ -176,6 +176,8 @@ test('rest: config, namespace and table responses carry the protocol\'s required
   await refused(open.url, '/v1/namespaces/mimir/tables?pageToken=%%%', 400, 'BadRequestException');
   await refused(open.url, '/v1/namespaces/mimir/tables?pageToken=&pageSize=0', 400, 'BadRequestException');
   await refused(open.url, '/v1/config', 405, 'MethodNotAllowedException', { method: 'PUT' });
+  // a loopback server refuses another Host (DNS rebinding) in the same error model
+  assert.match(await refused(open.url, '/v1/config', 403, 'ForbiddenException', { headers: { host: 'evil.example' } }), /answers only requests addressed to a loopback name/);
 });
 
 test('rest: every write is refused with 403 ForbiddenException saying why, and the lake does not change', async () => {
