@@ -62,7 +62,7 @@ import { BadQuestion, QUESTION_PARAMS, ask, isQuestionName, parseAsOf, parseQues
 import { SOURCE_PARAMS, SourceNotFound, answerSource, parseSourceParams } from './source.ts';
 import { ASSET_PREFIX, WebAssets, isPageRoute, sendNotBuilt, sendWebFile } from './web.ts';
 import { REST_PREFIX, RestError, answerRest, authRefusal, isRestPath, restErrorReply, type RestReply } from './rest-catalog.ts';
-import { SqlFailed, SqlRefusedError, answerSql, parseSqlParams } from './sql.ts';
+import { SqlFailed, answerSql, parseSqlParams } from './sql.ts';
 
 export interface ServeOptions {
   /** The lake: an open Lake (the server confines its reads to its folder, and closes it when it stops) or a lake folder. */
@@ -345,7 +345,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       const err =
         e instanceof HttpError
           ? e
-          : e instanceof BadQuestion || e instanceof DiffRangeError || e instanceof AsOfError || e instanceof SqlRefusedError || e instanceof SqlFailed
+          : e instanceof BadQuestion || e instanceof DiffRangeError || e instanceof AsOfError || e instanceof SqlFailed
             ? new HttpError(400, e.message)
             : e instanceof Error && e.name === 'UnknownNameError'
               ? new HttpError(404, e.message, {}, (e as Error & { suggestions?: string[] }).suggestions)

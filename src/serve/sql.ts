@@ -11,11 +11,12 @@
 // are JSON strings, so no client loses digits; the views are those of the one
 // generation the request pinned. The server's time limit holds: on a timeout
 // the query is interrupted (DuckDB's interrupt) and the request gets a 504.
+// DuckDB is loaded by the first request, not when the server starts.
 // Crash story: nothing written — DuckDB runs in memory and the session is
 // closed whatever happens.
 import type { Lake } from '../lake/lake.ts';
-import { SqlRefusedError, SqlSession, jsValue, type SqlColumn } from '../lake/sql/session.ts';
-import { addLakeViews } from '../lake/sql/lake-views.ts';
+import type { SqlColumn, SqlSession } from '../lake/sql/session.ts';
+import type { DuckDBValue } from '@duckdb/node-api';
 import { preempt } from '../lake/preempt.ts';
 import type { AsOf } from '../query/index.ts';
 import { BadQuestion, parseAsOf } from './questions.ts';
@@ -56,7 +57,7 @@ export function parseSqlParams(params: [string, string][]): SqlRequest {
   return { sql, ...(asOf === undefined ? {} : { asOf }), limit };
 }
 
-/** The statement failed in DuckDB (an unknown table or column, a type error, …): the request's fault, a 400. */
+/** The statement was refused (not one SELECT) or failed in DuckDB (an unknown table or column, a type error, …): the request's fault, a 400. */
 export class SqlFailed extends Error {}
 
 /** A value for JSON out: bigints (64-bit and wider integers) as decimal strings, inside lists and structs too. */
@@ -69,6 +70,8 @@ function jsonSafe(v: unknown): unknown {
 
 /** Run `req.sql` over the lake's tables at generation `g`; `signal` interrupts it. SqlRefusedError for anything but one SELECT, SqlFailed when DuckDB fails it. */
 export async function answerSql(lake: Lake, g: bigint, req: SqlRequest, signal: AbortSignal): Promise<SqlAnswer> {
+  const { SqlSession, SqlRefusedError, jsValue } = await import('../lake/sql/session.ts');
+  const { addLakeViews } = await import('../lake/sql/lake-views.ts');
   const session = await SqlSession.open();
   const stop = (): void => session.interrupt();
   signal.addEventListener('abort', stop);
@@ -76,10 +79,10 @@ export async function answerSql(lake: Lake, g: bigint, req: SqlRequest, signal: 
     await addLakeViews(session, lake, g);
     signal.throwIfAborted();
     try {
-      return { generation: g, ...(await firstRows(session, req, signal)), limit: req.limit };
+      return { generation: g, ...(await firstRows(session, req, signal, jsValue)), limit: req.limit };
     } catch (e) {
       signal.throwIfAborted(); // an interrupted query fails with DuckDB's error: the timeout is the answer
-      if (e instanceof SqlRefusedError) throw e;
+      if (e instanceof SqlRefusedError) throw new SqlFailed(e.message);
       throw new SqlFailed(`the statement failed at lake generation ${g}: ${(e as Error).message} — nothing else run`);
     }
   } finally {
@@ -89,7 +92,7 @@ export async function answerSql(lake: Lake, g: bigint, req: SqlRequest, signal: 
 }
 
 /** The first `req.limit` rows of the query's result, and whether it had more. */
-async function firstRows(session: SqlSession, req: SqlRequest, signal: AbortSignal): Promise<{ columns: SqlColumn[]; rows: Record<string, unknown>[]; truncated: boolean }> {
+async function firstRows(session: SqlSession, req: SqlRequest, signal: AbortSignal, jsValue: (v: DuckDBValue) => unknown): Promise<{ columns: SqlColumn[]; rows: Record<string, unknown>[]; truncated: boolean }> {
   const { columns, chunks } = await session.query(req.sql);
   const rows: Record<string, unknown>[] = [];
   for await (const chunk of chunks) {
@@ -104,5 +107,3 @@ async function firstRows(session: SqlSession, req: SqlRequest, signal: AbortSign
   }
   return { columns, rows, truncated: false };
 }
-
-export { SqlRefusedError };
