@@ -12,7 +12,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, readFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { IcebergError, IcebergRestCatalog } from 'iceberg-js';
@@ -364,4 +364,24 @@ test('rest protocol checker: it flags broken responses (so a pass means somethin
   assert.deepEqual(problems('ListNamespacesResponse', { namespaces: [['a'], ['a']] }, 200), ['namespaces: expected unique namespaces (arrays of strings)']);
   assert.deepEqual(problems('CatalogConfig', { defaults: {} }, 200), ['overrides: required, a map of strings']);
   assert.deepEqual(problems('GetNamespaceResponse', { properties: { a: 1 } }, 200).length, 2);
+});
+
+test('rest: after an ingest commits, a running server serves the new generation: a new metadata location, a new ETag, the old tag no longer 304', async () => {
+  const target = '/iceberg/v1/namespaces/mimir/tables/code_nodes';
+  const before = await request(open.url, target);
+  assert.equal(before.status, 200);
+  const g0 = BigInt(String(before.headers['x-mimir-generation']));
+  // a new function in the sample workspace, ingested again: code_nodes changes
+  const lib = path.join(work.dir, 'ws', 'crates', 'tally', 'src', 'lib.rs');
+  writeFileSync(lib, `${readFileSync(lib, 'utf8')}\npub fn rest_test_added() -> u32 {\n    7\n}\n`);
+  const r = await runCli(['--lake', lakeDir, 'ingest', path.join(work.dir, 'ws'), '--repo', 'sample']);
+  assert.equal(r.code, 0, r.stderr);
+  const after = await call(open.url, '/v1/namespaces/mimir/tables/code_nodes', 'LoadTableResult', { headers: { 'if-none-match': String(before.headers.etag) } });
+  assert.equal(after.status, 200, 'the version the client holds is no longer current');
+  assert.ok(BigInt(String(after.headers['x-mimir-generation'])) > g0);
+  assert.notEqual(after.headers.etag, before.headers.etag);
+  const file = currentMetadata('mimir.code_nodes');
+  assert.equal((after.body as { 'metadata-location': string })['metadata-location'], file.location);
+  assert.notEqual(file.location, (parseJson(before.text) as { 'metadata-location': string })['metadata-location']);
+  assert.deepEqual((after.body as { metadata: Json }).metadata, parseJson(file.text));
 });
