@@ -43,7 +43,7 @@ export const command: CommandSpec = {
     { name: 'allow-sql', kind: 'flag', help: 'answer POST /api/sql (read-only SQL over the lake, at most 100000 rows, within --timeout)' },
     { name: 'access-log', kind: 'flag', help: 'one line per request on stderr (method, target, status, ms, cache)' },
   ],
-  examples: ['mimir serve --lake ~/lake', 'mimir serve --allow-sql --token "$(openssl rand -hex 16)" --host 0.0.0.0', 'MIMIR_SERVER=http://127.0.0.1:7700 mimir callers regex::Regex::new', 'curl "http://127.0.0.1:7700/api/def?path=regex::Regex::new"'],
+  examples: ['mimir serve --lake ~/lake', 'MIMIR_SERVE_TOKEN="$(openssl rand -hex 16)" mimir serve --allow-sql --host 0.0.0.0', 'MIMIR_SERVER=http://127.0.0.1:7700 mimir callers regex::Regex::new', 'curl "http://127.0.0.1:7700/api/def?path=regex::Regex::new"'],
   pager: false,
   run,
 };
