@@ -36,11 +36,11 @@ interface Serving {
 }
 
 /** Start `mimir serve ARGS` as a process and wait for its URL line. */
-function serve(args: string[]): Promise<Serving> {
+function serve(args: string[], token = ''): Promise<Serving> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'mimir.js'), 'serve', '--port', '0', ...args], {
       cwd: repoRoot,
-      env: { ...process.env, MIMIR_LAKE: lakeDir, MIMIR_SERVE_TOKEN: '' },
+      env: { ...process.env, MIMIR_LAKE: lakeDir, MIMIR_SERVE_TOKEN: token },
     });
     let out = '';
     let err = '';
@@ -56,7 +56,7 @@ function serve(args: string[]): Promise<Serving> {
 }
 
 let open: Serving; // --allow-sql, no token
-let guarded: Serving; // --token, no --allow-sql
+let guarded: Serving; // a token (from MIMIR_SERVE_TOKEN), no --allow-sql
 let tables: string[]; // every table of the lake, `ns.name`
 let nsProps: Record<string, string>; // the properties the catalog stores for namespace mimir
 let earlier: bigint; // a generation before the last, at which code_node_events exists
@@ -76,7 +76,7 @@ before(async () => {
   } finally {
     lake.close();
   }
-  [open, guarded] = await Promise.all([serve(['--allow-sql']), serve(['--token', TOKEN])]);
+  [open, guarded] = await Promise.all([serve(['--allow-sql']), serve([], TOKEN)]);
 });
 
 after(async () => {
@@ -259,7 +259,7 @@ test('rest: load-table has an ETag naming the metadata version; If-None-Match wi
   assert.equal((await request(open.url, target, { headers: { 'if-none-match': '"0123"' } })).status, 200);
 });
 
-test('rest: with --token, REST calls need "Authorization: Bearer <token>" (401 in the error model otherwise); iceberg-js with the token reads', async () => {
+test('rest: with a token (--token or MIMIR_SERVE_TOKEN), REST calls need "Authorization: Bearer <token>" (401 in the error model otherwise); iceberg-js with the token reads', async () => {
   const m1 = await refused(guarded.url, '/v1/config', 401, 'NotAuthorizedException');
   assert.match(m1, /requires "Authorization: Bearer <token>"/);
   await refused(guarded.url, '/v1/namespaces/mimir/tables/code_nodes', 401, 'NotAuthorizedException', { headers: { authorization: 'Bearer wrong-token-xxxxxx' } });
@@ -269,6 +269,10 @@ test('rest: with --token, REST calls need "Authorization: Bearer <token>" (401 i
   const meta = await catalog.loadTable({ namespace: ['mimir'], name: 'code_nodes' });
   assert.deepEqual(meta, JSON.parse(currentMetadata('mimir.code_nodes').text));
   await assert.rejects(new IcebergRestCatalog({ baseUrl: rest(guarded) }).listNamespaces(), (e: unknown) => e instanceof IcebergError && e.status === 401);
+  // a token too short to be one is a usage error
+  const short = await runCli(['serve', '--port', '0', '--token', 'abc'], { lake: lakeDir });
+  assert.equal(short.code, 2, short.stderr);
+  assert.match(short.stderr, /--token: expected at least 8 printable characters/);
   // the JSON API is not behind the token
   assert.equal((await request(guarded.url, '/api')).status, 200);
   // /api/sql is off on this server, and says how to turn it on
