@@ -90,7 +90,7 @@ export const COMMANDS: Entry[] = [
     ],
   },
   { name: 'sql', summary: 'SQL over every table of the lake (DuckDB in process, read-only), as of any generation', load: async () => (await import('./sql.ts')).command },
-  { name: 'serve', summary: 'a read-only JSON HTTP API over the lake: every question, and /api/lake', load: async () => (await import('./serve.ts')).command },
+  { name: 'serve', summary: 'a read-only HTTP server over the lake: the JSON API, the web UI and an Iceberg REST catalog', load: async () => (await import('./serve.ts')).command },
   { name: 'compact', summary: 'rewrite the event tables: partitioned by repo, sorted, ring rows dropped when split', load: async () => (await import('./log/compact.ts')).command },
   { name: 'gc', summary: 'expire old snapshots and remove orphan files (honours pins and commits in flight)', load: async () => (await import('./log/gc.ts')).command },
   {

@@ -3,7 +3,13 @@
 // generations, ring mode, runs, crates), `/api/source` (lines of a file's
 // stored text: source.ts) and `/api/<question>` for find, def, refs,
 // callers, callees, history and diff (questions.ts: parameters in the query
-// string, or as a JSON object in a POST body), each with `asOf`. The web UI
+// string, or as a JSON object in a POST body), each with `asOf`; `POST
+// /api/sql` (sql.ts: one read-only SELECT through lake/sql's DuckDB views)
+// only when started with `allowSql`. The Iceberg REST catalog's read side is
+// mounted under `/iceberg` (rest-catalog.ts: engines take
+// `http://HOST:PORT/iceberg` as their catalog URI); with a `token` it and
+// /api/sql require `Authorization: Bearer <token>`, and a server bound beyond
+// loopback without one refuses both. The web UI
 // (web.ts; built from web/ into dist/web/) is served on `/`, `/search`,
 // `/lake`, `/item/<path>` and `/assets/<hashed name>`: it asks the same API.
 //
@@ -55,6 +61,8 @@ import { Pins } from './pins.ts';
 import { BadQuestion, QUESTION_PARAMS, ask, isQuestionName, parseAsOf, parseQuestion, questionKey, type Question } from './questions.ts';
 import { SOURCE_PARAMS, SourceNotFound, answerSource, parseSourceParams } from './source.ts';
 import { ASSET_PREFIX, WebAssets, isPageRoute, sendNotBuilt, sendWebFile } from './web.ts';
+import { REST_PREFIX, RestError, answerRest, authRefusal, isRestPath, restErrorReply, type RestReply } from './rest-catalog.ts';
+import { SqlFailed, answerSql, parseSqlParams } from './sql.ts';
 
 export interface ServeOptions {
   /** The lake: an open Lake (the server confines its reads to its folder, and closes it when it stops) or a lake folder. */
@@ -81,6 +89,10 @@ export interface ServeOptions {
   onRequest?: (r: RequestLog) => void;
   /** The built web UI (scripts/build-web.ts; default dist/web/ of this package). */
   webDir?: string;
+  /** Answer `POST /api/sql` (default false: the route answers 403 naming the option). */
+  allowSql?: boolean;
+  /** A bearer token the REST catalog and /api/sql require (none: no check on loopback; refused beyond it). */
+  token?: string;
   /** Test hook: awaited inside a request, after its handle is pinned and before it reads. */
   testAfterPin?: (generation: bigint) => Promise<void>;
 }
@@ -200,12 +212,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
    * and the request gets a 504; a request that joined another's computation
    * gets the same outcome as that one.
    */
-  const answer = async (key: string, deadline: number, fn: () => Promise<unknown>): Promise<{ body: Buffer; hit: boolean }> => {
+  const answer = async (key: string, deadline: number, fn: (signal: AbortSignal) => Promise<unknown>): Promise<{ body: Buffer; hit: boolean }> => {
     const cancel = new AbortController();
     const compute = (): Promise<Buffer> =>
       limiter.run(async () => {
         computing.add(key);
-        const work = withinSignal(cancel.signal, fn);
+        const work = withinSignal(cancel.signal, () => fn(cancel.signal));
         inFlight.set(cancel, work.catch(() => undefined));
         try {
           return Buffer.from(stringifyJson(await work));
@@ -253,6 +265,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       }
       const route = url.pathname.replace(/\/+$/, '') || '/';
       const method = req.method ?? 'GET';
+      if (isRestPath(url.pathname)) {
+        // a body (a refused write's) is read and dropped first, so the connection stays usable
+        const whole = await drainBody(req, maxBody);
+        if (!whole) res.setHeader('connection', 'close');
+        return sendRest(req, res, entry, await answerRest({ lake, pins, token: opts.token, exposed: !loopbackOnly }, method, url, req.headers), t0);
+      }
       if (isPageRoute(url.pathname) || url.pathname.startsWith(ASSET_PREFIX)) {
         const f = web.file(url.pathname);
         if (f !== undefined) {
@@ -263,16 +281,21 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         }
       }
       const name = route.startsWith('/api/') ? route.slice('/api/'.length) : route === '/api' ? '' : undefined;
-      if (name === undefined || (name !== '' && name !== 'lake' && name !== 'source' && !isQuestionName(name))) {
-        throw new HttpError(404, `no route ${JSON.stringify(url.pathname)}: expected /api, /api/lake, /api/source or /api/<question> (${Object.keys(QUESTION_PARAMS).join(', ')}), or a page of the web UI (/, /search, /lake, /item/<path>)`);
+      if (name === undefined || (name !== '' && name !== 'lake' && name !== 'source' && name !== 'sql' && !isQuestionName(name))) {
+        throw new HttpError(404, `no route ${JSON.stringify(url.pathname)}: expected /api, /api/lake, /api/source, /api/sql or /api/<question> (${Object.keys(QUESTION_PARAMS).join(', ')}), the Iceberg REST catalog under ${REST_PREFIX}/v1/, or a page of the web UI (/, /search, /lake, /item/<path>)`);
       }
-      const allowed = name === '' ? ['GET', 'HEAD'] : ['GET', 'HEAD', 'POST'];
+      if (name === 'sql') {
+        if (!opts.allowSql) throw new HttpError(403, 'POST /api/sql is off on this server: start mimir serve with --allow-sql to run read-only SQL over the lake; nothing run');
+        const refused = authRefusal({ token: opts.token, exposed: !loopbackOnly }, req.headers, '/api/sql');
+        if (refused) throw new HttpError(refused.status, refused.message, refused.headers);
+      }
+      const allowed = name === '' ? ['GET', 'HEAD'] : name === 'sql' ? ['POST'] : ['GET', 'HEAD', 'POST'];
       if (!allowed.includes(method)) throw new HttpError(405, `${method} is not allowed on ${route} (allowed: ${allowed.join(', ')})`, { allow: allowed.join(', ') });
       const params = method === 'POST' ? await bodyParams(req, url, maxBody) : [...url.searchParams];
       const now = lake.catalog.pointerGeneration();
       let key: string;
       let g: bigint;
-      let fn: () => Promise<unknown>;
+      let fn: (signal: AbortSignal) => Promise<unknown>;
       if (name === '') {
         if (params.length > 0) throw new HttpError(400, `/api takes no parameters, found "${params[0]![0]}"`);
         const body = Buffer.from(stringifyJson(index(now)));
@@ -282,6 +305,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         g = await readGeneration(p.asOf, now);
         key = `${now}|${g}|lake?generations=${p.generations}&runs=${p.runs}`;
         fn = () => pins.with(g, (pinned) => lakeInfo(pinned, { ...p, now }));
+      } else if (name === 'sql') {
+        const q = parseSqlParams(params);
+        g = await readGeneration(q.asOf, now);
+        key = `${now}|${g}|sql?${JSON.stringify({ sql: q.sql, limit: q.limit })}`;
+        fn = (signal) => pins.with(g, () => answerSql(lake, g, q, signal));
       } else if (name === 'source') {
         const { asOf, ...p } = parseSourceParams(params);
         g = await readGeneration(asOf, now);
@@ -317,7 +345,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       const err =
         e instanceof HttpError
           ? e
-          : e instanceof BadQuestion || e instanceof DiffRangeError || e instanceof AsOfError
+          : e instanceof BadQuestion || e instanceof DiffRangeError || e instanceof AsOfError || e instanceof SqlFailed
             ? new HttpError(400, e.message)
             : e instanceof Error && e.name === 'UnknownNameError'
               ? new HttpError(404, e.message, {}, (e as Error & { suggestions?: string[] }).suggestions)
@@ -326,6 +354,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
             : e instanceof QueueFull || e instanceof QueueTimeout
               ? new HttpError(503, e.message)
               : new HttpError(500, (e as Error)?.message ?? String(e));
+      if (isRestPath((req.url ?? '/').split('?')[0]!)) {
+        // refused before the REST catalog saw it (Host check, target too long): still in the spec's error model
+        const type = err.status === 403 ? 'ForbiddenException' : err.status >= 500 ? 'ServiceFailureException' : 'BadRequestException';
+        return sendRest(req, res, entry, restErrorReply(new RestError(err.status, type, err.message, err.headers)), t0);
+      }
       const body = Buffer.from(stringifyJson({ error: err.message, status: err.status, ...(err.suggestions !== undefined ? { suggestions: err.suggestions } : {}) }));
       return send(res, entry, err.status, body, err.headers, t0);
     }
@@ -340,6 +373,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       '/api': 'this index',
       '/api/lake': { optional: ['asOf', 'generations', 'runs'] },
       '/api/source': SOURCE_PARAMS,
+      '/api/sql': opts.allowSql ? { method: 'POST', body: { required: ['sql'], optional: ['asOf', 'limit'] } } : 'off (start the server with --allow-sql)',
+      [`${REST_PREFIX}/v1/config`]: `the Iceberg REST catalog (read side): engines take the catalog URI <this server>${REST_PREFIX}`,
       ...Object.fromEntries(Object.entries(QUESTION_PARAMS).map(([k, v]) => [`/api/${k}`, v])),
     },
     stats: stats(),
@@ -475,6 +510,31 @@ async function bodyParams(req: http.IncomingMessage, url: URL, max: number): Pro
     if (typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') return [k, String(x)];
     throw new HttpError(400, `parameter "${k}": expected a string, number or boolean, found ${stringifyJson(x)}`);
   });
+}
+
+/** Read and drop a request's body; false when it is above `max` bytes (then it was not read to its end). */
+async function drainBody(req: http.IncomingMessage, max: number): Promise<boolean> {
+  if (Number(req.headers['content-length'] ?? 0) > max) return false;
+  let size = 0;
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > max) return false;
+  }
+  return true;
+}
+
+/** A REST catalog reply: its own headers (no body for HEAD, 204 and 304). */
+function sendRest(req: http.IncomingMessage, res: http.ServerResponse, entry: RequestLog, r: RestReply, t0: number): RequestLog {
+  entry.status = r.status;
+  entry.ms = performance.now() - t0;
+  const g = r.headers['x-mimir-generation'];
+  if (g !== undefined) entry.generation = BigInt(g);
+  if (!res.headersSent && !res.destroyed) {
+    const body = r.body !== undefined && r.status !== 204 && r.status !== 304 ? r.body : undefined;
+    res.writeHead(r.status, { 'cache-control': 'no-store', ...r.headers, ...(body ? { 'content-length': String(body.length) } : {}) });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
+  return entry;
 }
 
 function send(res: http.ServerResponse, entry: RequestLog, status: number, body: Buffer, headers: Record<string, string>, t0: number): RequestLog {

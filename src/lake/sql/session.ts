@@ -195,6 +195,11 @@ export class SqlSession {
     return typeof v === 'bigint' ? v : BigInt(Number(v ?? 0));
   }
 
+  /** Stop the statement running now (it fails with DuckDB's "interrupted" error); for time limits. */
+  interrupt(): void {
+    this.conn.interrupt();
+  }
+
   close(): void {
     this.conn.closeSync();
     this.instance.closeSync();
