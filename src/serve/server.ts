@@ -11,7 +11,8 @@
 // /api/sql require `Authorization: Bearer <token>`, and a server bound beyond
 // loopback without one refuses both. The web UI
 // (web.ts; built from web/ into dist/web/) is served on `/`, `/search`,
-// `/lake`, `/item/<path>` and `/assets/<hashed name>`: it asks the same API.
+// `/lake`, `/item/<path>`, `/graph/<path>`, `/history/<path>`, `/diff`
+// and `/assets/<hashed name>`: it asks the same API.
 //
 // Generations: every request reads at one lake generation — the catalog's
 // pointer generation when the request starts (so new ingests are picked up
@@ -282,7 +283,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       }
       const name = route.startsWith('/api/') ? route.slice('/api/'.length) : route === '/api' ? '' : undefined;
       if (name === undefined || (name !== '' && name !== 'lake' && name !== 'source' && name !== 'sql' && !isQuestionName(name))) {
-        throw new HttpError(404, `no route ${JSON.stringify(url.pathname)}: expected /api, /api/lake, /api/source, /api/sql or /api/<question> (${Object.keys(QUESTION_PARAMS).join(', ')}), the Iceberg REST catalog under ${REST_PREFIX}/v1/, or a page of the web UI (/, /search, /lake, /item/<path>)`);
+        throw new HttpError(404, `no route ${JSON.stringify(url.pathname)}: expected /api, /api/lake, /api/source, /api/sql or /api/<question> (${Object.keys(QUESTION_PARAMS).join(', ')}), the Iceberg REST catalog under ${REST_PREFIX}/v1/, or a page of the web UI (/, /search, /lake, /item/<path>, /graph/<path>, /history/<path>, /diff)`);
       }
       if (name === 'sql') {
         if (!opts.allowSql) throw new HttpError(403, 'POST /api/sql is off on this server: start mimir serve with --allow-sql to run read-only SQL over the lake; nothing run');
