@@ -40,7 +40,7 @@ import { inList } from '../lake/expr/expr.ts';
 import { allOf, cmp, nodeHit, placed, scopeFilter, type NodeHit, type Row } from './read.ts';
 
 export interface DiffOptions {
-  /** The earlier end: a lake generation, or `fromRev`, a commit (id, prefix, tag, branch) of an ingested repo. */
+  /** The earlier end: a lake generation, or `fromRev`, a commit (id, prefix, tag, branch, HEAD, REV@{DATE}: query/as-of.ts) of an ingested repo. */
   from?: bigint;
   fromRev?: string;
   /** The later end (the same two ways). */
@@ -126,7 +126,7 @@ export async function diff(log: EventLog, opts: DiffOptions): Promise<DiffResult
     const rev = which === 'from' ? opts.fromRev : opts.toRev;
     const flag = which === 'from' ? '--from' : '--to';
     if (g !== undefined && rev !== undefined) throw new DiffRangeError(`give ${flag} GEN or ${flag}-rev REV, not both (found ${flag} ${g} and ${flag}-rev ${rev})`);
-    if (rev !== undefined) return { g: await generationOfRev(log, rev, opts.repo, now), rev };
+    if (rev !== undefined) return { g: await generationOfRev(log, rev, opts.repo, now, `${flag}-rev`), rev };
     if (g === undefined) throw new DiffRangeError(`missing the ${which === 'from' ? 'earlier' : 'later'} end: ${flag} GEN (a lake generation) or ${flag}-rev REV (a commit, tag or branch of an ingested repo)`);
     if (g < 0n) throw new DiffRangeError(`${flag}: expected a generation >= 0, found ${g}`);
     if (g > now) throw new DiffRangeError(`${flag} ${g} is in the future (the lake is at generation ${now})`);

@@ -122,7 +122,8 @@ function filters(q: Filters): Filters {
 
 /**
  * An `asOf` value: digits = a lake generation; an ISO 8601 date or time; else
- * a commit id, prefix, tag or branch of an ingested repo (resolved when read).
+ * a commit id, prefix, tag, branch, HEAD or REV@{DATE} of an ingested repo
+ * (resolved when read: query/as-of.ts).
  * Throws BadQuestion naming `what`.
  */
 export function parseAsOf(text: string, what = 'asOf'): AsOf {
@@ -132,9 +133,20 @@ export function parseAsOf(text: string, what = 'asOf'): AsOf {
     if (Number.isNaN(ms)) throw new BadQuestion(`${what}: "${text}" is not an ISO 8601 time such as 2024-05-01T12:00:00Z`);
     return { time: new Date(ms) };
   }
+  // REV@{DATE} / @{DATE}: the repo's history as of DATE (query/as-of.ts); DATE is ISO 8601
+  const dated = /^(.*)@\{([^}]*)\}$/.exec(text);
+  if (dated) {
+    if (!/^\d{4}-\d{2}-\d{2}/.test(dated[2]!) || Number.isNaN(Date.parse(dated[2]!))) {
+      throw new BadQuestion(`${what}: expected an ISO 8601 date or time inside @{…} such as main@{2024-05-01T12:00:00Z}; found "${text}"`);
+    }
+    if (dated[1] === '') return { rev: text };
+  }
+  const name = dated ? dated[1]! : text;
   // a commit name must be a possible git ref name (no spaces, `..`, `~^:?*[\`, control characters, leading `-` or `/`)
-  if (text === '' || /[\s~^:?*[\\\x00-\x1f\x7f]|\.\.|^[-/]|\/$|\.lock$|@\{/.test(text)) {
-    throw new BadQuestion(`${what}: expected a generation number, an ISO 8601 time such as 2024-05-01T12:00:00Z, or a commit id, tag or branch of an ingested repo; found "${text}"`);
+  if (name === '' || /[\s~^:?*[\\\x00-\x1f\x7f]|\.\.|^[-/]|\/$|\.lock$|@\{/.test(name)) {
+    throw new BadQuestion(
+      `${what}: expected a generation number, an ISO 8601 time such as 2024-05-01T12:00:00Z, or a commit id, tag, branch, HEAD or REV@{DATE} of an ingested repo; found "${text}"`,
+    );
   }
   return { rev: text };
 }

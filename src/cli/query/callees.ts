@@ -1,4 +1,4 @@
-// `mimir callees PATH [filters] [--as-of G|TIME]`: the calls the item makes,
+// `mimir callees PATH [filters] [--as-of WHEN]`: the calls the item makes,
 // one line each (`repo krate callee  path:line:col` — the call site; the
 // callee's path when it was not resolved to an item). --repo and --krate
 // choose which item(s) the path names; --exclude-tests drops call sites in
@@ -10,7 +10,7 @@ import { plural } from '../output.ts';
 import { AS_OF, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, hitPlace, parseAsOf, shown } from './common.ts';
 
 export const command: CommandSpec = {
-  usage: 'PATH [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
+  usage: 'PATH [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of WHEN] [options]',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. mycrate::main' }],
   options: [...FILTER_OPTIONS, AS_OF, ...PICTURE_OPTIONS, SERVER],
   examples: [

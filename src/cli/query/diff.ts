@@ -22,8 +22,8 @@ export const command: CommandSpec = {
   options: [
     { name: 'from', kind: 'value', arg: 'GEN', help: 'the earlier lake generation (see `mimir log generations`)' },
     { name: 'to', kind: 'value', arg: 'GEN', help: 'the later lake generation' },
-    { name: 'from-rev', kind: 'value', arg: 'REV', help: 'the earlier end as a commit id (or prefix), tag or branch ingested with `ingest --git`' },
-    { name: 'to-rev', kind: 'value', arg: 'REV', help: 'the later end as a commit id, tag or branch' },
+    { name: 'from-rev', kind: 'value', arg: 'REV', help: 'the earlier end as a commit ingested with `ingest --git`: its id or a prefix, a tag, a branch, HEAD, or REV@{DATE} / @{DATE} (the repo\'s history as of DATE)' },
+    { name: 'to-rev', kind: 'value', arg: 'REV', help: 'the later end as a commit (the same forms as --from-rev)' },
     { name: 'repo', kind: 'value', arg: 'R', help: 'only this repo and the dependencies it calls into (@universe = the dependency crates)' },
     ...FILTER_OPTIONS.filter((o) => o.name === 'krate' || o.name === 'limit' || o.name === 'exclude-tests'),
     { name: 'moves', kind: 'flag', help: 'also list items whose only change is their position' },
@@ -36,6 +36,7 @@ export const command: CommandSpec = {
     'mimir diff --from-rev 4649aa97 --to-rev v1.1.0 --public',
     'mimir diff --from 12 --to 15 --repo acme --stat',
     'mimir diff --from-rev v1 --to-rev v2 --moves --json',
+    "mimir diff --from-rev 'main@{2024-05-01}' --to-rev HEAD",
   ],
   run,
 };

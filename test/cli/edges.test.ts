@@ -1,0 +1,136 @@
+// The CLI's remaining rough edges (issue 27, item 3), on a real git history
+// (test/ingest/git-history.ts: the sample workspace, one scripted change per
+// commit, commits one minute apart from 2024-05-01T12:00Z) ingested with
+// `ingest --git` long after those commits were made, and on the sample lake:
+// - `--as-of` by the repo's history: `@{DATE}` and `REV@{DATE}` answer as the
+//   ingested commit with the latest commit time at or before DATE (a plain
+//   date means when the lake was written, before any ingest here); `HEAD` is
+//   the repo's latest ingested commit; a branch that moved between ingests
+//   answers where it pointed when last ingested; `--help` lists every form;
+// - errors name the option the value came in (`--from-rev`, `--to-rev`,
+//   `--as-of`), and the server's name its `asOf` parameter.
+// The CLI runs in this process (test/serve/cli-in-process.ts): the same
+// `main` as bin/mimir.js without a process start per call.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { EventLog } from '../../src/log/event-log.ts';
+import { ingestGit } from '../../src/ingest/index.ts';
+import { generationOfRev } from '../../src/query/index.ts';
+import { startServer } from '../../src/serve/server.ts';
+import { scratch } from '../helpers.ts';
+import { cli } from '../serve/cli-in-process.ts';
+import { request } from '../serve/http.ts';
+import { buildGitHistory, git, type GitHistory } from '../ingest/git-history.ts';
+import type { CliResult } from './run-cli.ts';
+
+const work = scratch('mimir-cli-edges-');
+const lake = path.join(work.dir, 'lake');
+let h: GitHistory;
+/** The generation each ingested commit's run landed at. */
+const gen: Record<'base' | 'shift' | 'rename', bigint> = { base: 0n, shift: 0n, rename: 0n };
+
+before(async () => {
+  h = buildGitHistory(work.dir);
+  const log = await EventLog.open(lake);
+  try {
+    // branch `dev` at base when base is ingested, moved to shift before shift is: both runs record `dev`
+    git(h.dir, ['branch', '-f', 'dev', h.sha.base]);
+    gen.base = (await ingestGit(log, h.dir, h.sha.base, { maintain: false })).runs[0]!.generation;
+    git(h.dir, ['branch', '-f', 'dev', h.sha.shift]);
+    const rest = await ingestGit(log, h.dir, `${h.sha.base}..${h.sha.rename}`, { maintain: false });
+    gen.shift = rest.runs[0]!.generation;
+    gen.rename = rest.runs[1]!.generation;
+  } finally {
+    log.close();
+  }
+});
+after(() => work.cleanup());
+
+const mimir = (...args: string[]): Promise<CliResult> => cli(args, { MIMIR_LAKE: lake, MIMIR_SERVER: undefined, NO_COLOR: '1' });
+
+async function revGen(rev: string, what?: string): Promise<bigint> {
+  const log = await EventLog.open(lake);
+  try {
+    return await generationOfRev(log, rev, undefined, log.readGeneration(), what);
+  } finally {
+    log.close();
+  }
+}
+
+test('--as-of @{DATE}: the repo as of a date in its history, where a plain date (ingest time) finds nothing', async () => {
+  // shift was committed at 12:01, rename (tally_text -> count_words) at 12:02
+  const at = '2024-05-01T12:01:30Z';
+  const plain = await mimir('def', 'tally::tally_text', '--as-of', at);
+  assert.notEqual(plain.code, 0, 'a plain date is ingest time: the lake was empty then');
+  assert.match(plain.stderr, /at generation 0/);
+
+  const dated = await mimir('def', 'tally::tally_text', '--as-of', `@{${at}}`);
+  assert.equal(dated.code, 0, dated.stderr);
+  assert.match(dated.stdout, /^tally tally@0\.1\.0 tally::tally_text {2}crates\/tally\/src\/lib\.rs:\d+:\d+ {2}fn$/m);
+  assert.match(dated.stderr, new RegExp(`at generation ${gen.shift}\\b`));
+  const renamed = await mimir('def', 'tally::count_words', '--as-of', `@{${at}}`);
+  assert.notEqual(renamed.code, 0, 'count_words does not exist before 12:02');
+
+  assert.equal(await revGen('@{2024-05-01T12:00:30Z}'), gen.base);
+  assert.equal(await revGen('@{2024-05-01T12:02:00Z}'), gen.rename, 'a commit made exactly at DATE counts');
+  assert.equal(await revGen('@{2030-01-01}'), gen.rename);
+  // REV@{DATE}: REV picks the repo (dev was recorded by tally's runs)
+  assert.equal(await revGen('dev@{2024-05-01T12:00:30Z}'), gen.base);
+  await assert.rejects(revGen('@{2024-05-01T11:00:00Z}'), /--as-of @\{2024-05-01T11:00:00Z\}: repo tally has no ingested commit made at or before 2024-05-01T11:00:00\.000Z \(its earliest ingested commit is tally@[0-9a-f]{12} of 2024-05-01T12:00:00\.000Z\); nothing read/);
+  await assert.rejects(revGen('nosuch@{2024-05-01}'), /no branch or tag of any ingested repo is named nosuch/);
+  const bad = await mimir('def', 'tally::tally_text', '--as-of', '@{yesterday}');
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--as-of: expected an ISO 8601 date or time inside @\{…\}/);
+});
+
+test('--as-of HEAD is the repo\'s latest ingested commit; a branch that moved between ingests answers where it pointed last', async () => {
+  assert.equal(await revGen('HEAD'), gen.rename);
+  assert.equal(await revGen('dev'), gen.shift, 'dev was at base, then at shift');
+  assert.equal(await revGen('base'), gen.base, 'a tag');
+  const head = await mimir('def', 'tally::count_words', '--as-of', 'HEAD');
+  assert.equal(head.code, 0, head.stderr);
+  const d = await mimir('diff', '--from-rev', 'dev', '--to-rev', 'HEAD', '--json');
+  assert.equal(d.code, 0, d.stderr);
+  assert.match(d.stdout, /"renamed"/);
+});
+
+test('--help lists every form --as-of and --from-rev take', async () => {
+  for (const cmd of ['def', 'find', 'callers', 'history']) {
+    const r = await mimir(cmd, '--help');
+    assert.equal(r.code, 0);
+    const text = r.stdout.replace(/\s+/g, ' ');
+    for (const form of ['lake generation', 'ISO 8601', 'prefix of 4+ hex digits', 'tag or branch', 'HEAD', 'REV@{DATE}', '@{DATE}']) {
+      assert.ok(text.includes(form), `${cmd} --help names ${form}: ${text}`);
+    }
+  }
+  const diff = (await mimir('diff', '--help')).stdout.replace(/\s+/g, ' ');
+  for (const form of ['HEAD', 'REV@{DATE}']) assert.ok(diff.includes(form), `diff --help names ${form}`);
+});
+
+test('errors name the option the value came in: --from-rev, --to-rev, --as-of; the server\'s name asOf', async () => {
+  const from = await mimir('diff', '--from-rev', 'nosuch', '--to-rev', 'base');
+  assert.notEqual(from.code, 0);
+  assert.match(from.stderr, /--from-rev nosuch: no commit, tag or branch of any ingested repo is named nosuch/);
+  assert.doesNotMatch(from.stderr, /--as-of/);
+  const to = await mimir('diff', '--from-rev', 'base', '--to-rev', 'nosuch');
+  assert.match(to.stderr, /--to-rev nosuch: no commit/);
+  assert.doesNotMatch(to.stderr, /--as-of/);
+  const dated = await mimir('diff', '--from-rev', '@{2020-01-01}', '--to-rev', 'base');
+  assert.match(dated.stderr, /--from-rev @\{2020-01-01\}: repo tally has no ingested commit/);
+  const asOf = await mimir('def', 'tally::Tally', '--as-of', 'nosuch');
+  assert.match(asOf.stderr, /--as-of nosuch: no commit/);
+
+  const server = await startServer({ lake, port: 0 });
+  try {
+    const r = await request(server.url, '/api/def?path=tally::Tally&asOf=nosuch');
+    assert.equal(r.status, 400);
+    assert.match(r.text, /asOf nosuch: no commit, tag or branch/);
+    assert.doesNotMatch(r.text, /--as-of/);
+    const future = await request(server.url, '/api/def?path=tally::Tally&asOf=999');
+    assert.equal(future.status, 400);
+    assert.match(future.text, /asOf 999: generation 999 is in the future/);
+  } finally {
+    await server.close();
+  }
+});
