@@ -45,7 +45,7 @@ export type Question =
   | PathQuestion<'def'>
   | (PathQuestion<'refs'> & { kind?: EdgeKind; unresolved?: boolean })
   | (PathQuestion<'callers'> & { unresolved?: boolean })
-  | PathQuestion<'callees'>
+  | (PathQuestion<'callees'> & { resolved?: boolean })
   | PathQuestion<'history'>
   | { q: 'diff'; from?: bigint; to?: bigint; fromRev?: string; toRev?: string; repo?: string; krate?: string; limit?: number; excludeTests?: boolean; moves?: boolean; public?: boolean };
 
@@ -78,7 +78,7 @@ export const QUESTION_PARAMS: Record<QuestionName, { required: string[]; optiona
   def: { required: ['path'], optional: [...FILTERS, 'asOf'] },
   refs: { required: ['path'], optional: ['kind', 'unresolved', ...FILTERS, 'asOf'] },
   callers: { required: ['path'], optional: ['unresolved', ...FILTERS, 'asOf'] },
-  callees: { required: ['path'], optional: [...FILTERS, 'asOf'] },
+  callees: { required: ['path'], optional: ['resolved', ...FILTERS, 'asOf'] },
   history: { required: ['path'], optional: [...FILTERS, 'asOf'] },
   diff: { required: [], optional: ['from', 'to', 'fromRev', 'toRev', 'repo', 'krate', 'limit', 'excludeTests', 'moves', 'public'] },
 };
@@ -103,7 +103,7 @@ export async function ask(log: EventLog, q: Question, from?: QueryOptions['from'
     case 'callers':
       return answerRefs(log, q.path, { ...filters(q), asOf: q.asOf, edgeKind: 'calls', unresolved: q.unresolved, from }, 'callers');
     case 'callees':
-      return answerCallees(log, q.path, { ...filters(q), asOf: q.asOf, from });
+      return answerCallees(log, q.path, { ...filters(q), asOf: q.asOf, resolved: q.resolved, from });
     case 'history':
       return answerHistory(log, q.path, { ...filters(q), asOf: q.asOf, from });
     case 'diff': {
@@ -220,6 +220,8 @@ export function parseQuestion(name: QuestionName, params: Iterable<[string, stri
       return dropUndefined({ q: name, path: path(), kind: opt('kind', (v) => parseEdgeKind(v)), unresolved: flag('unresolved'), ...f, asOf });
     case 'callers':
       return dropUndefined({ q: name, path: path(), unresolved: flag('unresolved'), ...f, asOf });
+    case 'callees':
+      return dropUndefined({ q: name, path: path(), resolved: flag('resolved'), ...f, asOf });
     case 'diff':
       for (const [g, rev] of [['from', 'fromRev'], ['to', 'toRev']] as const) {
         if (!p.has(g) && !p.has(rev)) throw new BadQuestion(`diff: missing parameter ${g} (a generation) or ${rev} (a commit, tag or branch of an ingested repo)`);

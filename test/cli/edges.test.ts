@@ -7,6 +7,9 @@
 //   date means when the lake was written, before any ingest here); `HEAD` is
 //   the repo's latest ingested commit; a branch that moved between ingests
 //   answers where it pointed when last ingested; `--help` lists every form;
+// - `callees --resolved` keeps the calls to items the lake holds; an
+//   unresolved call prints the resolver's reason, in `callees` and in
+//   `callers --unresolved`;
 // - errors name the option the value came in (`--from-rev`, `--to-rev`,
 //   `--as-of`), and the server's name its `asOf` parameter.
 // The CLI runs in this process (test/serve/cli-in-process.ts): the same
@@ -18,7 +21,9 @@ import { EventLog } from '../../src/log/event-log.ts';
 import { ingestGit } from '../../src/ingest/index.ts';
 import { generationOfRev } from '../../src/query/index.ts';
 import { startServer } from '../../src/serve/server.ts';
-import { scratch } from '../helpers.ts';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { ingest } from '../../src/ingest/index.ts';
+import { repoRoot, scratch } from '../helpers.ts';
 import { cli } from '../serve/cli-in-process.ts';
 import { request } from '../serve/http.ts';
 import { buildGitHistory, git, type GitHistory } from '../ingest/git-history.ts';
@@ -29,6 +34,8 @@ const lake = path.join(work.dir, 'lake');
 let h: GitHistory;
 /** The generation each ingested commit's run landed at. */
 const gen: Record<'base' | 'shift' | 'rename', bigint> = { base: 0n, shift: 0n, rename: 0n };
+
+const MYSTERY = '\n/// Calls nothing the lake knows.\npub fn mystery(t: &Tally) -> usize {\n    undefined_helper(1);\n    let x = unknown_thing();\n    x.frobnicate();\n    t.frobnicate()\n}\n';
 
 before(async () => {
   h = buildGitHistory(work.dir);
@@ -41,6 +48,12 @@ before(async () => {
     const rest = await ingestGit(log, h.dir, `${h.sha.base}..${h.sha.rename}`, { maintain: false });
     gen.shift = rest.runs[0]!.generation;
     gen.rename = rest.runs[1]!.generation;
+    // repo `extra` (no git): the sample with a function whose calls resolve to nothing, each for its own reason
+    const extra = path.join(work.dir, 'extra');
+    cpSync(path.join(repoRoot, 'samples', 'workspace'), extra, { recursive: true });
+    const lib = path.join(extra, 'crates', 'tally', 'src', 'lib.rs');
+    writeFileSync(lib, readFileSync(lib, 'utf8') + MYSTERY);
+    await ingest(log, extra, { repo: 'extra', maintain: false });
   } finally {
     log.close();
   }
@@ -130,6 +143,47 @@ test('errors name the option the value came in: --from-rev, --to-rev, --as-of; t
     const future = await request(server.url, '/api/def?path=tally::Tally&asOf=999');
     assert.equal(future.status, 400);
     assert.match(future.text, /asOf 999: generation 999 is in the future/);
+  } finally {
+    await server.close();
+  }
+});
+
+test('callees --resolved keeps the calls to items the lake holds; unresolved calls print the resolver\'s reason (callees, callers --unresolved)', async () => {
+  const lines = (r: CliResult): string[] => r.stdout.split('\n').filter(Boolean);
+  const all = await mimir('callees', 'tally::Tally::add', '--repo', 'tally');
+  assert.equal(all.code, 0, all.stderr);
+  assert.deepEqual(lines(all), [
+    '- - std::vec::Vec::len  crates/tally/src/lib.rs:26:58  (unresolved: in the standard library)',
+    '- fnvish@0.2.1 fnvish::hash_str  crates/tally/src/lib.rs:26:18  (not in the lake)',
+    'tally tally@0.1.0 tally::bucket::Bucket::push  crates/tally/src/lib.rs:27:25',
+  ]);
+  const resolved = await mimir('callees', 'tally::Tally::add', '--repo', 'tally', '--resolved');
+  assert.equal(resolved.code, 0, resolved.stderr);
+  assert.deepEqual(lines(resolved), ['tally tally@0.1.0 tally::bucket::Bucket::push  crates/tally/src/lib.rs:27:25']);
+  assert.match(resolved.stderr, /^1 call from tally::Tally::add at generation \d+; 2 calls to no item the lake holds left out \(--resolved\)\n$/);
+  const json = await mimir('callees', 'tally::Tally::add', '--repo', 'tally', '--resolved', '--json');
+  assert.match(json.stdout, /"unresolved": 2\n/);
+
+  const mystery = await mimir('callees', 'tally::mystery');
+  assert.deepEqual(lines(mystery), [
+    '- - undefined_helper  crates/tally/src/lib.rs:42:5  (unresolved: undefined_helper not found)',
+    '- - unknown_thing  crates/tally/src/lib.rs:43:13  (unresolved: unknown_thing not found)',
+    '- - .frobnicate  crates/tally/src/lib.rs:44:7  (unresolved: receiver type unknown: unknown_thing not found)',
+    '- - .frobnicate  crates/tally/src/lib.rs:45:7  (unresolved: no method frobnicate found for &tally::Tally)',
+  ]);
+  const callers = await mimir('callers', 'tally::frobnicate', '--unresolved');
+  assert.equal(callers.code, 0, callers.stderr);
+  assert.deepEqual(lines(callers), [
+    'extra tally@0.1.0 tally::mystery  crates/tally/src/lib.rs:44:7  calls  -> .frobnicate (unresolved: receiver type unknown: unknown_thing not found)',
+    'extra tally@0.1.0 tally::mystery  crates/tally/src/lib.rs:45:7  calls  -> .frobnicate (unresolved: no method frobnicate found for &tally::Tally)',
+  ]);
+  // the same through the server (the reason travels in the answer's JSON)
+  const server = await startServer({ lake, port: 0 });
+  try {
+    const remote = await cli(['callers', 'tally::frobnicate', '--unresolved'], { MIMIR_LAKE: path.join(work.dir, 'nowhere'), MIMIR_SERVER: server.url, NO_COLOR: '1' });
+    assert.equal(remote.stdout, callers.stdout);
+    const rr = await cli(['callees', 'tally::Tally::add', '--repo', 'tally', '--resolved'], { MIMIR_LAKE: path.join(work.dir, 'nowhere'), MIMIR_SERVER: server.url, NO_COLOR: '1' });
+    assert.equal(rr.stdout, resolved.stdout);
   } finally {
     await server.close();
   }

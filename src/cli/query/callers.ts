@@ -9,7 +9,7 @@ import { UNRESOLVED, refLines, refSummary } from './refs-lines.ts';
 
 export const command: CommandSpec = {
   usage: 'PATH [--unresolved] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of WHEN] [options]',
-  description: '--repo, --krate and --exclude-tests choose where the call sites are; --unresolved lists the calls named like the item that were not resolved.',
+  description: '--repo, --krate and --exclude-tests choose where the call sites are; --unresolved lists the calls named like the item that were not resolved, each with the resolver\'s reason.',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. regex::Regex::new' }],
   options: [{ ...UNRESOLVED, help: 'list the unresolved calls named like the last segment of PATH instead' }, ...FILTER_OPTIONS, AS_OF, ...PICTURE_OPTIONS, SERVER],
   examples: [

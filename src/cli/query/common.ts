@@ -160,8 +160,14 @@ async function askLocal<N extends QuestionName>(ctx: Context, q: Question & { q:
  * the text printed is the same as for the answer read locally.
  */
 async function askRemote<N extends QuestionName>(server: string, q: Question & { q: N }): Promise<Answers[N]> {
-  const { askServer, serverUrl } = await import('../../serve/client.ts');
-  return (await askServer(serverUrl(server), q)) as unknown as Answers[N];
+  const { askServer, serverUrl, ServerError } = await import('../../serve/client.ts');
+  try {
+    return (await askServer(serverUrl(server), q)) as unknown as Answers[N];
+  } catch (e) {
+    // the server names its parameter (asOf); the user typed --as-of
+    if (e instanceof ServerError && /^asOf\b/.test(e.message)) e.message = e.message.replace(/^asOf\b/, '--as-of');
+    throw e;
+  }
 }
 
 /** ` at generation G` for the summary line. */
