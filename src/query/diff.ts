@@ -18,7 +18,8 @@
 // resolution columns — is not listed):
 //   signature   its signature (visibility words taken out) or its kind
 //   visibility  its visibility
-//   body        its text (body hash), when neither of the above changed
+//   body        its text (body hash), when neither of the above changed; not
+//               for an impl or trait, whose text is its members (MEMBER_BLOCKS)
 //   paths       only its public paths (a re-export added or taken away)
 //   moved       only its position (file, line, column)
 // `public`: the item is public API at either end (public paths, or a pub
@@ -545,11 +546,22 @@ function comparePair(from: Map<string, Row>, to: Map<string, Row>, bump: Bump | 
   return out;
 }
 
+/**
+ * Kinds whose text between the braces is their members (each an item of its
+ * own, listed with its own change) and what sits between them — the members'
+ * doc comments and attributes, blank lines. Their body hash (extract/parser.ts:
+ * each member's text replaced by one NUL) changes when a member is added or a
+ * member's doc comment is edited: neither is a change of the block itself, so
+ * their body is not an aspect (the header is their signature). The fingerprint
+ * stays as ingested: changing it would rewrite every impl's events.
+ */
+const MEMBER_BLOCKS = new Set<Value>(['impl', 'trait']);
+
 function aspectsOf(b: Row, a: Row): Aspect[] {
   const out: Aspect[] = [];
   if (b.kind !== a.kind || bareSignature(b.signature) !== bareSignature(a.signature)) out.push('signature');
   if ((b.visibility ?? '') !== (a.visibility ?? '')) out.push('visibility');
-  if (out.length === 0 && (b.body_hash ?? null) !== (a.body_hash ?? null)) out.push('body');
+  if (out.length === 0 && !MEMBER_BLOCKS.has(a.kind ?? null) && (b.body_hash ?? null) !== (a.body_hash ?? null)) out.push('body');
   if (out.length === 0 && (b.public_paths ?? null) !== (a.public_paths ?? null)) out.push('paths');
   return out;
 }

@@ -10,6 +10,8 @@
 // - `callees --resolved` keeps the calls to items the lake holds; an
 //   unresolved call prints the resolver's reason, in `callees` and in
 //   `callers --unresolved`;
+// - `diff` does not call an impl's body changed when only a member was added
+//   or a member's doc comment edited (its own small history and lake);
 // - errors name the option the value came in (`--from-rev`, `--to-rev`,
 //   `--as-of`), and the server's name its `asOf` parameter.
 // The CLI runs in this process (test/serve/cli-in-process.ts): the same
@@ -19,7 +21,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { EventLog } from '../../src/log/event-log.ts';
 import { ingestGit } from '../../src/ingest/index.ts';
-import { generationOfRev } from '../../src/query/index.ts';
+import { diff, generationOfRev, type DiffResult } from '../../src/query/index.ts';
 import { startServer } from '../../src/serve/server.ts';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { ingest } from '../../src/ingest/index.ts';
@@ -186,5 +188,48 @@ test('callees --resolved keeps the calls to items the lake holds; unresolved cal
     assert.equal(rr.stdout, resolved.stdout);
   } finally {
     await server.close();
+  }
+});
+
+test('diff: an impl is not "body" changed when a member is added or a member\'s doc comment edited; the member\'s own changes still are', async () => {
+  const dir = path.join(work.dir, 'impls');
+  cpSync(path.join(repoRoot, 'samples', 'workspace'), dir, { recursive: true });
+  const lib = path.join(dir, 'crates', 'tally', 'src', 'lib.rs');
+  const edit = (from: string, to: string): void => {
+    const text = readFileSync(lib, 'utf8');
+    assert.ok(text.includes(from), `lib.rs holds ${from}`);
+    writeFileSync(lib, text.replace(from, to));
+  };
+  git(dir, ['init', '-q', '-b', 'main']);
+  const sha: Record<string, string> = {};
+  let minute = 0;
+  const commit = (name: string): void => {
+    git(dir, ['add', '-A']);
+    git(dir, ['commit', '-q', '-m', name], `2024-06-01T09:${String(minute++).padStart(2, '0')}:00Z`);
+    git(dir, ['tag', name]);
+    sha[name] = git(dir, ['rev-parse', 'HEAD']);
+  };
+  commit('base');
+  edit('    /// How often `word` was counted.\n', '    /// Whether nothing was counted.\n    pub fn is_empty(&self) -> bool {\n        self.buckets.iter().all(|b| b.count("") == 0)\n    }\n\n    /// How often `word` was counted.\n');
+  commit('member');
+  edit('    /// Count one word.\n', '    /// Count one word (case-sensitive).\n');
+  commit('doc');
+  edit('n.max(1)', 'n.max(2)');
+  commit('body');
+
+  const implLake = path.join(work.dir, 'impls-lake');
+  const log = await EventLog.open(implLake);
+  try {
+    await ingestGit(log, dir, sha.base!, { maintain: false });
+    await ingestGit(log, dir, `${sha.base}..${sha.body}`, { maintain: false });
+    const listed = (d: DiffResult): string[] =>
+      d.changes.map((c) => `${c.change === 'changed' ? c.aspects.join(',') : c.change} ${(c.after ?? c.before)!.kind} ${(c.after ?? c.before)!.qpath}`).sort();
+    const between = async (a: string, b: string): Promise<string[]> => listed(await diff(log, { fromRev: a, toRev: b }));
+    assert.deepEqual(await between('base', 'member'), ['added method tally::Tally::is_empty']);
+    assert.deepEqual(await between('member', 'doc'), [], 'a doc comment of a member: no item changed');
+    assert.deepEqual(await between('doc', 'body'), ['body method tally::Tally::new'], 'a member\'s body still is a body change');
+    assert.deepEqual(await between('base', 'body'), ['added method tally::Tally::is_empty', 'body method tally::Tally::new']);
+  } finally {
+    log.close();
   }
 });
