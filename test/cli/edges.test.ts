@@ -12,6 +12,8 @@
 //   `callers --unresolved`;
 // - `diff` does not call an impl's body changed when only a member was added
 //   or a member's doc comment edited (its own small history and lake);
+// - `diff`'s summary: one line when it fits, else a line per crate and per
+//   note, wrapped at the width ($COLUMNS off a terminal, else 100);
 // - errors name the option the value came in (`--from-rev`, `--to-rev`,
 //   `--as-of`), and the server's name its `asOf` parameter.
 // The CLI runs in this process (test/serve/cli-in-process.ts): the same
@@ -232,4 +234,22 @@ test('diff: an impl is not "body" changed when a member is added or a member\'s 
   } finally {
     log.close();
   }
+});
+
+test('diff: a summary too long for the width is a line per crate and per note, wrapped; a short one stays one line', async () => {
+  const narrow = await cli(['diff', '--from-rev', 'base', '--to-rev', 'rename'], { MIMIR_LAKE: lake, MIMIR_SERVER: undefined, NO_COLOR: '1', COLUMNS: '60' });
+  assert.equal(narrow.code, 0, narrow.stderr);
+  const lines = narrow.stderr.split('\n').filter(Boolean);
+  assert.ok(lines.length >= 4, `several lines: ${narrow.stderr}`);
+  for (const l of lines) assert.ok(l.length <= 60, `within 60 columns: ${JSON.stringify(l)}`);
+  assert.match(lines[0]!, /^2 changes from base \(generation \d+\) to rename/);
+  assert.ok(lines.some((l) => /^ {2}tally@0\.1\.0 +renamed 1$/.test(l)), `a line for tally: ${narrow.stderr}`);
+  assert.ok(lines.some((l) => /^ {2}tally-cli@0\.1\.0 +body 1$/.test(l)), `a line for tally-cli: ${narrow.stderr}`);
+  assert.ok(lines.some((l) => /^ {2}edges \+\d+ ~\d+ -\d+$/.test(l)), `the edges on their own line: ${narrow.stderr}`);
+
+  const wide = await cli(['diff', '--from-rev', 'base', '--to-rev', 'rename'], { MIMIR_LAKE: lake, MIMIR_SERVER: undefined, NO_COLOR: '1', COLUMNS: '300' });
+  assert.equal(wide.stderr.split('\n').filter(Boolean).length, 1, 'fits: one line');
+  assert.match(wide.stderr, /^2 changes from base \(generation \d+\) to rename \(generation \d+\) in tally: renamed 1, body 1, moved 6; 6 moves not listed \(--moves lists them\); edges \+7 ~0 -7\n$/);
+  const plain = await cli(['diff', '--from-rev', 'base', '--to-rev', 'rename'], { MIMIR_LAKE: lake, MIMIR_SERVER: undefined, NO_COLOR: '1', COLUMNS: undefined });
+  for (const l of plain.stderr.split('\n')) assert.ok(l.length <= 100, `off a terminal without $COLUMNS: 100 columns: ${JSON.stringify(l)}`);
 });

@@ -4,10 +4,12 @@
 // `visibility`, `body`, `paths`, `moved` (with --moves) — then the kind, the
 // path, the crate and `file:line`, and what changed; `--public` prefixes the
 // semver class (breaking, additive); `--stat` prints counts per crate instead.
-// A summary on stderr. A reversed range is an error (exit 1) naming the swap.
+// A summary on stderr: one line when it fits the terminal (off one, $COLUMNS
+// or 100), else a line per crate and per note, wrapped. A reversed range is
+// an error (exit 1) naming the swap.
 import type { CommandSpec, Context } from '../command.ts';
 import { UsageError, type Args } from '../args.ts';
-import { plural } from '../output.ts';
+import { plural, wrap } from '../output.ts';
 import type { DiffResult, ItemChange, Stat } from '../../query/index.ts';
 import { FILTER_OPTIONS, SERVER, answer, filtersOf, place } from './common.ts';
 
@@ -101,7 +103,23 @@ function end(r: DiffResult, which: 'from' | 'to'): string {
   return rev !== null ? `${rev} (generation ${g})` : `generation ${g}`;
 }
 
-function summary(r: DiffResult, pub: boolean): string {
+/**
+ * The summary: one line when it fits in `width`; else the totals, a line per
+ * crate with its counts (when the list is complete and spans two crates or
+ * more), then each note on its own line, all wrapped at `width`.
+ */
+function summary(r: DiffResult, pub: boolean, width: number): string {
+  const parts = summaryParts(r, pub);
+  const one = parts.join('; ');
+  if (one.length <= width) return one;
+  const out = [wrap(parts[0]!, width, '    ')];
+  const per = statLines(r).slice(0, -1);
+  if (r.changes.length === r.total && per.length > 1) out.push(...per.map((l) => wrap(`  ${l}`, width, '    ')));
+  for (const p of parts.slice(1)) out.push(wrap(`  ${p}`, width, '    '));
+  return out.join('\n');
+}
+
+function summaryParts(r: DiffResult, pub: boolean): string[] {
   const shown = r.total > r.changes.length ? ` (${r.changes.length} listed: --limit)` : '';
   const parts = [`${plural(r.total, 'change')}${shown} from ${end(r, 'from')} to ${end(r, 'to')}${r.repo ? ` in ${r.repo}` : ''}: ${statText(r.stat)}`];
   if (r.hiddenMoves > 0) parts.push(`${plural(r.hiddenMoves, 'move')} not listed (--moves lists them)`);
@@ -111,7 +129,7 @@ function summary(r: DiffResult, pub: boolean): string {
   if (r.dependencies.removed.length > 0) parts.push(`dependencies dropped ${r.dependencies.removed.join(', ')}`);
   if (pub) parts.push(`semver: ${r.semver.breaking} breaking, ${r.semver.additive} additive, ${r.semver.patch} patch -> a ${r.semver.release} release`);
   parts.push(`edges +${r.edges.added} ~${r.edges.changed} -${r.edges.removed}`);
-  return parts.join('; ');
+  return parts;
 }
 
 async function run(args: Args, ctx: Context): Promise<number> {
@@ -136,6 +154,6 @@ async function run(args: Args, ctx: Context): Promise<number> {
     ctx,
     { q: 'diff', from, to, fromRev, toRev, repo: args.value('repo'), krate: f.krate, limit: f.limit, excludeTests: f.excludeTests, moves: args.flag('moves') || undefined, public: pub || undefined },
     (r: DiffResult) => (stat ? statLines(r) : r.changes.map((c) => changeLine(c, pub))),
-    (r) => summary(r, pub),
+    (r) => summary(r, pub, ctx.out.errWidth()),
   );
 }
