@@ -10,6 +10,8 @@
 // - `callees --resolved` keeps the calls to items the lake holds; an
 //   unresolved call prints the resolver's reason, in `callees` and in
 //   `callers --unresolved`;
+// - `uses` edges sit at the name they import (1-based line and column), also
+//   inside a use list spread over lines;
 // - `diff` does not call an impl's body changed when only a member was added
 //   or a member's doc comment edited (its own small history and lake);
 // - `diff`'s summary: one line when it fits, else a line per crate and per
@@ -39,7 +41,7 @@ let h: GitHistory;
 /** The generation each ingested commit's run landed at. */
 const gen: Record<'base' | 'shift' | 'rename', bigint> = { base: 0n, shift: 0n, rename: 0n };
 
-const MYSTERY = '\n/// Calls nothing the lake knows.\npub fn mystery(t: &Tally) -> usize {\n    undefined_helper(1);\n    let x = unknown_thing();\n    x.frobnicate();\n    t.frobnicate()\n}\n';
+const MYSTERY = '\n/// Calls nothing the lake knows.\npub fn mystery(t: &Tally) -> usize {\n    undefined_helper(1);\n    let x = unknown_thing();\n    x.frobnicate();\n    t.frobnicate()\n}\n\nuse crate::bucket::{\n    Bucket as B2,\n};\n';
 
 before(async () => {
   h = buildGitHistory(work.dir);
@@ -252,4 +254,23 @@ test('diff: a summary too long for the width is a line per crate and per note, w
   assert.match(wide.stderr, /^2 changes from base \(generation \d+\) to rename \(generation \d+\) in tally: renamed 1, body 1, moved 6; 6 moves not listed \(--moves lists them\); edges \+7 ~0 -7\n$/);
   const plain = await cli(['diff', '--from-rev', 'base', '--to-rev', 'rename'], { MIMIR_LAKE: lake, MIMIR_SERVER: undefined, NO_COLOR: '1', COLUMNS: undefined });
   for (const l of plain.stderr.split('\n')) assert.ok(l.length <= 100, `off a terminal without $COLUMNS: 100 columns: ${JSON.stringify(l)}`);
+});
+
+test('refs --kind uses: each import at the name it imports, line and 1-based column, also in a use list over several lines', async () => {
+  const r = await mimir('refs', 'tally::bucket::Bucket', '--kind', 'uses');
+  assert.equal(r.code, 0, r.stderr);
+  const extraLib = readFileSync(path.join(work.dir, 'extra', 'crates', 'tally', 'src', 'lib.rs'), 'utf8').split('\n');
+  const tallyLib = git(h.dir, ['show', `${h.sha.rename}:crates/tally/src/lib.rs`]).split('\n');
+  const sites = r.stdout.split('\n').filter(Boolean).map((l) => {
+    const m = /^(\S+) \S+ \S+ {2}crates\/tally\/src\/lib\.rs:(\d+):(\d+) {2}uses$/.exec(l);
+    assert.ok(m, `a uses line with a place: ${l}`);
+    return { repo: m[1]!, line: Number(m[2]), col: Number(m[3]) };
+  });
+  assert.deepEqual(sites.map((s) => s.repo).sort(), ['extra', 'extra', 'tally']);
+  for (const s of sites) {
+    const text = (s.repo === 'extra' ? extraLib : tallyLib)[s.line - 1] ?? '';
+    assert.equal(text.slice(s.col - 1, s.col - 1 + 'Bucket'.length), 'Bucket', `${s.repo} line ${s.line} col ${s.col} is at the name: ${JSON.stringify(text)}`);
+  }
+  const listed = extraLib.indexOf('    Bucket as B2,') + 1;
+  assert.ok(sites.some((s) => s.repo === 'extra' && s.line === listed && s.col === 5), `the name on its own line of the list (line ${listed}): ${r.stdout}`);
 });
