@@ -182,6 +182,13 @@ export class Output {
     await this.write(`${stringifyJson(value, 2)}\n`);
   }
 
+  /** The width stderr's lines are wrapped at: the terminal's; off a terminal $COLUMNS (as git and less honour it), else 100. */
+  errWidth(): number {
+    if (this.stderrIsTTY && this.stderr.columns > 0) return this.stderr.columns;
+    const c = Number(this.env.COLUMNS);
+    return Number.isSafeInteger(c) && c >= 20 ? c : 100;
+  }
+
   /** A line on stderr (reports, notes, errors). */
   err(text: string): void {
     this.clearProgress();
@@ -239,6 +246,28 @@ export function formatSeconds(ms: number): string {
 export function etaText(done: number, total: number, elapsedMs: number): string {
   if (done <= 0 || total <= 0 || done >= total) return '';
   return `, ~${formatSeconds((elapsedMs / done) * (total - done))} left`;
+}
+
+/**
+ * `text` wrapped at spaces to lines of at most `width` columns (a word longer
+ * than that stands alone on its line), the lines after the first prefixed by
+ * `indent`.
+ */
+export function wrap(text: string, width: number, indent = ''): string {
+  const lead = /^ */.exec(text)![0];
+  const lines: string[] = [];
+  let line = lead;
+  for (const word of text.slice(lead.length).split(' ')) {
+    const bare = line === '' || line === lead;
+    const next = bare ? line + word : `${line} ${word}`;
+    const room = lines.length === 0 ? width : width - indent.length;
+    if (!bare && next.length > room) {
+      lines.push(line);
+      line = word;
+    } else line = next;
+  }
+  lines.push(line);
+  return lines.map((l, i) => (i === 0 ? l : indent + l)).join('\n');
 }
 
 /** Rows of cells as aligned columns (the last column is not padded). */

@@ -586,21 +586,31 @@ class FileReader {
     }
   }
 
+  /**
+   * The imports a `use` tree makes, each at its name: the line and 1-based
+   * column of the last segment of the path it imports (`Bucket` in `use
+   * bucket::Bucket;`, `b` in `use a::b as c`, the module of a glob, `self`),
+   * as for every other reference; `line` (the declaration's) when no name is found.
+   */
   private flattenUse(node: Node, prefix: string[], visibility: string, line: number, out: UseDecl[]) {
     const join = (segs: string[]) => segs.filter((s) => s !== '').join('::');
+    const at = (n: Node | null | undefined): { line: number; col?: number } => {
+      const name = n && (n.type === 'scoped_identifier' || n.type === 'scoped_type_identifier') ? (n.childForFieldName('name') ?? n) : n;
+      return name ? { line: name.startPosition.row + 1, col: name.startPosition.column + 1 } : { line };
+    };
     switch (node.type) {
       case 'use_as_clause': {
         const p = node.childForFieldName('path');
         const a = node.childForFieldName('alias');
         if (!p) return;
         const segs = [...prefix, ...this.syn.pathText(p).split('::')];
-        out.push({ path: join(segs), alias: a ? this.text(a) : segs[segs.length - 1]!, glob: false, line, visibility });
+        out.push({ path: join(segs), alias: a ? this.text(a) : segs[segs.length - 1]!, glob: false, ...at(p), visibility });
         return;
       }
       case 'use_wildcard': {
         const inner = node.namedChildren.find((c) => c && c.type !== 'line_comment' && c.type !== 'block_comment');
         const segs = inner ? [...prefix, ...this.syn.pathText(inner).split('::')] : prefix;
-        out.push({ path: join(segs), alias: null, glob: true, line, visibility });
+        out.push({ path: join(segs), alias: null, glob: true, ...at(inner ?? node), visibility });
         return;
       }
       case 'scoped_use_list': {
@@ -615,14 +625,14 @@ class FileReader {
         return;
       case 'self':
         // `use a::{self}` imports `a` itself.
-        if (prefix.length > 0) out.push({ path: join(prefix), alias: prefix[prefix.length - 1]!, glob: false, line, visibility });
+        if (prefix.length > 0) out.push({ path: join(prefix), alias: prefix[prefix.length - 1]!, glob: false, ...at(node), visibility });
         return;
       case 'line_comment':
       case 'block_comment':
         return;
       default: {
         const segs = [...prefix, ...this.syn.pathText(node).split('::')];
-        out.push({ path: join(segs), alias: segs[segs.length - 1]!, glob: false, line, visibility });
+        out.push({ path: join(segs), alias: segs[segs.length - 1]!, glob: false, ...at(node), visibility });
       }
     }
   }

@@ -32,7 +32,9 @@ export interface UseDecl {
   /** The name it is bound to (`e` above; `_` for `as _`), or null for a glob. */
   alias: string | null;
   glob: boolean;
+  /** Where its name is (extract/parser.ts flattenUse): line, and column 1-based (absent: not known, e.g. a `use` of a macro's expansion). */
   line: number;
+  col?: number;
   visibility: string;
   /** `cfg`/`cfg_attr` attributes on the declaration (see Item.cfg). */
   cfg?: string[];

@@ -23,7 +23,7 @@ import { hasGlob } from './glob.ts';
 import { contextLines, SourceCache } from './source.ts';
 
 /** The version of each answer's JSON shape (schemas/<question>.schema.json); bump on any change to it. */
-export const ANSWER_VERSIONS = { find: 1, def: 1, refs: 1, callers: 1, callees: 1, history: 1, diff: 2 } as const;
+export const ANSWER_VERSIONS = { find: 1, def: 1, refs: 2, callers: 2, callees: 2, history: 2, diff: 2 } as const;
 
 export interface AnswerOptions extends Scope {
   asOf?: AsOf;
@@ -32,6 +32,8 @@ export interface AnswerOptions extends Scope {
   abs?: boolean;
   /** Lines of source around each hit (`context` on the hits; from the lake's stored sources, query/source.ts). */
   context?: number;
+  /** callees: only the calls resolved to an item the lake holds (a repo's or the universe's); `unresolved` counts the others. */
+  resolved?: boolean;
 }
 
 /** A line of source around a hit (`--context N`). */
@@ -93,6 +95,8 @@ export interface CalleesAnswer {
   targets: PlacedNode[];
   total: number;
   callees: PlacedCallee[];
+  /** With `resolved`: how many calls were left out (unresolved, or to an item the lake does not hold: std, say). */
+  unresolved?: number;
 }
 
 export interface HistoryAnswer {
@@ -246,8 +250,10 @@ export async function answerCallees(log: EventLog, path: string, opts: AnswerOpt
     if (res.targets.length === 0) await refuseUnknown(r, path, opts);
     const place = await placeAll(r, [...res.targets, ...res.callees, ...res.callees.flatMap((h) => (h.to ? [h.to] : []))], opts.abs);
     const targets = res.targets.map(place);
-    const list = res.callees.map((h) => ({ ...place(h), to: h.to ? place(h.to) : null })).filter((h) => passes(opts, h, h.path, null));
-    return { question: 'callees', version: ANSWER_VERSIONS.callees, generation: r.generation, match: res.match, targets, total: list.length, callees: await withContext(r, limited(list, opts.limit), opts.context) };
+    const all = res.callees.map((h) => ({ ...place(h), to: h.to ? place(h.to) : null })).filter((h) => passes(opts, h, h.path, null));
+    const list = opts.resolved === true ? all.filter((h) => h.to !== null) : all;
+    const left = opts.resolved === true ? { unresolved: all.length - list.length } : {};
+    return { question: 'callees', version: ANSWER_VERSIONS.callees, generation: r.generation, match: res.match, targets, total: list.length, callees: await withContext(r, limited(list, opts.limit), opts.context), ...left };
   });
 }
 

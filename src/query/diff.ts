@@ -18,7 +18,8 @@
 // resolution columns — is not listed):
 //   signature   its signature (visibility words taken out) or its kind
 //   visibility  its visibility
-//   body        its text (body hash), when neither of the above changed
+//   body        its text (body hash), when neither of the above changed; not
+//               for an impl or trait, whose text is its members (MEMBER_BLOCKS)
 //   paths       only its public paths (a re-export added or taken away)
 //   moved       only its position (file, line, column)
 // `public`: the item is public API at either end (public paths, or a pub
@@ -40,7 +41,7 @@ import { inList } from '../lake/expr/expr.ts';
 import { allOf, cmp, nodeHit, placed, scopeFilter, type NodeHit, type Row } from './read.ts';
 
 export interface DiffOptions {
-  /** The earlier end: a lake generation, or `fromRev`, a commit (id, prefix, tag, branch) of an ingested repo. */
+  /** The earlier end: a lake generation, or `fromRev`, a commit (id, prefix, tag, branch, HEAD, REV@{DATE}: query/as-of.ts) of an ingested repo. */
   from?: bigint;
   fromRev?: string;
   /** The later end (the same two ways). */
@@ -126,7 +127,7 @@ export async function diff(log: EventLog, opts: DiffOptions): Promise<DiffResult
     const rev = which === 'from' ? opts.fromRev : opts.toRev;
     const flag = which === 'from' ? '--from' : '--to';
     if (g !== undefined && rev !== undefined) throw new DiffRangeError(`give ${flag} GEN or ${flag}-rev REV, not both (found ${flag} ${g} and ${flag}-rev ${rev})`);
-    if (rev !== undefined) return { g: await generationOfRev(log, rev, opts.repo, now), rev };
+    if (rev !== undefined) return { g: await generationOfRev(log, rev, opts.repo, now, `${flag}-rev`), rev };
     if (g === undefined) throw new DiffRangeError(`missing the ${which === 'from' ? 'earlier' : 'later'} end: ${flag} GEN (a lake generation) or ${flag}-rev REV (a commit, tag or branch of an ingested repo)`);
     if (g < 0n) throw new DiffRangeError(`${flag}: expected a generation >= 0, found ${g}`);
     if (g > now) throw new DiffRangeError(`${flag} ${g} is in the future (the lake is at generation ${now})`);
@@ -545,11 +546,22 @@ function comparePair(from: Map<string, Row>, to: Map<string, Row>, bump: Bump | 
   return out;
 }
 
+/**
+ * Kinds whose text between the braces is their members (each an item of its
+ * own, listed with its own change) and what sits between them — the members'
+ * doc comments and attributes, blank lines. Their body hash (extract/parser.ts:
+ * each member's text replaced by one NUL) changes when a member is added or a
+ * member's doc comment is edited: neither is a change of the block itself, so
+ * their body is not an aspect (the header is their signature). The fingerprint
+ * stays as ingested: changing it would rewrite every impl's events.
+ */
+const MEMBER_BLOCKS = new Set<Value>(['impl', 'trait']);
+
 function aspectsOf(b: Row, a: Row): Aspect[] {
   const out: Aspect[] = [];
   if (b.kind !== a.kind || bareSignature(b.signature) !== bareSignature(a.signature)) out.push('signature');
   if ((b.visibility ?? '') !== (a.visibility ?? '')) out.push('visibility');
-  if (out.length === 0 && (b.body_hash ?? null) !== (a.body_hash ?? null)) out.push('body');
+  if (out.length === 0 && !MEMBER_BLOCKS.has(a.kind ?? null) && (b.body_hash ?? null) !== (a.body_hash ?? null)) out.push('body');
   if (out.length === 0 && (b.public_paths ?? null) !== (a.public_paths ?? null)) out.push('paths');
   return out;
 }

@@ -207,6 +207,8 @@ export interface EdgeHit {
   line: number | null;
   /** Column of the reference, 1-based (null when not recorded). */
   col: number | null;
+  /** Why the resolver left it unresolved (`in the standard library`, `no receiver`, …): only on an edge with no `dst` whose run recorded one. */
+  reason?: string;
 }
 
 export function edgeHit(row: Row): EdgeHit {
@@ -222,6 +224,7 @@ export function edgeHit(row: Row): EdgeHit {
     file: str(row.file),
     line: int(row.line),
     col: int(row.col),
+    ...(row.dst == null && typeof row.unresolved_reason === 'string' && row.unresolved_reason !== '' ? { reason: row.unresolved_reason } : {}),
   };
 }
 

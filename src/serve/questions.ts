@@ -45,7 +45,7 @@ export type Question =
   | PathQuestion<'def'>
   | (PathQuestion<'refs'> & { kind?: EdgeKind; unresolved?: boolean })
   | (PathQuestion<'callers'> & { unresolved?: boolean })
-  | PathQuestion<'callees'>
+  | (PathQuestion<'callees'> & { resolved?: boolean })
   | PathQuestion<'history'>
   | { q: 'diff'; from?: bigint; to?: bigint; fromRev?: string; toRev?: string; repo?: string; krate?: string; limit?: number; excludeTests?: boolean; moves?: boolean; public?: boolean };
 
@@ -78,7 +78,7 @@ export const QUESTION_PARAMS: Record<QuestionName, { required: string[]; optiona
   def: { required: ['path'], optional: [...FILTERS, 'asOf'] },
   refs: { required: ['path'], optional: ['kind', 'unresolved', ...FILTERS, 'asOf'] },
   callers: { required: ['path'], optional: ['unresolved', ...FILTERS, 'asOf'] },
-  callees: { required: ['path'], optional: [...FILTERS, 'asOf'] },
+  callees: { required: ['path'], optional: ['resolved', ...FILTERS, 'asOf'] },
   history: { required: ['path'], optional: [...FILTERS, 'asOf'] },
   diff: { required: [], optional: ['from', 'to', 'fromRev', 'toRev', 'repo', 'krate', 'limit', 'excludeTests', 'moves', 'public'] },
 };
@@ -103,7 +103,7 @@ export async function ask(log: EventLog, q: Question, from?: QueryOptions['from'
     case 'callers':
       return answerRefs(log, q.path, { ...filters(q), asOf: q.asOf, edgeKind: 'calls', unresolved: q.unresolved, from }, 'callers');
     case 'callees':
-      return answerCallees(log, q.path, { ...filters(q), asOf: q.asOf, from });
+      return answerCallees(log, q.path, { ...filters(q), asOf: q.asOf, resolved: q.resolved, from });
     case 'history':
       return answerHistory(log, q.path, { ...filters(q), asOf: q.asOf, from });
     case 'diff': {
@@ -122,7 +122,8 @@ function filters(q: Filters): Filters {
 
 /**
  * An `asOf` value: digits = a lake generation; an ISO 8601 date or time; else
- * a commit id, prefix, tag or branch of an ingested repo (resolved when read).
+ * a commit id, prefix, tag, branch, HEAD or REV@{DATE} of an ingested repo
+ * (resolved when read: query/as-of.ts).
  * Throws BadQuestion naming `what`.
  */
 export function parseAsOf(text: string, what = 'asOf'): AsOf {
@@ -132,9 +133,20 @@ export function parseAsOf(text: string, what = 'asOf'): AsOf {
     if (Number.isNaN(ms)) throw new BadQuestion(`${what}: "${text}" is not an ISO 8601 time such as 2024-05-01T12:00:00Z`);
     return { time: new Date(ms) };
   }
+  // REV@{DATE} / @{DATE}: the repo's history as of DATE (query/as-of.ts); DATE is ISO 8601
+  const dated = /^(.*)@\{([^}]*)\}$/.exec(text);
+  if (dated) {
+    if (!/^\d{4}-\d{2}-\d{2}/.test(dated[2]!) || Number.isNaN(Date.parse(dated[2]!))) {
+      throw new BadQuestion(`${what}: expected an ISO 8601 date or time inside @{…} such as main@{2024-05-01T12:00:00Z}; found "${text}"`);
+    }
+    if (dated[1] === '') return { rev: text };
+  }
+  const name = dated ? dated[1]! : text;
   // a commit name must be a possible git ref name (no spaces, `..`, `~^:?*[\`, control characters, leading `-` or `/`)
-  if (text === '' || /[\s~^:?*[\\\x00-\x1f\x7f]|\.\.|^[-/]|\/$|\.lock$|@\{/.test(text)) {
-    throw new BadQuestion(`${what}: expected a generation number, an ISO 8601 time such as 2024-05-01T12:00:00Z, or a commit id, tag or branch of an ingested repo; found "${text}"`);
+  if (name === '' || /[\s~^:?*[\\\x00-\x1f\x7f]|\.\.|^[-/]|\/$|\.lock$|@\{/.test(name)) {
+    throw new BadQuestion(
+      `${what}: expected a generation number, an ISO 8601 time such as 2024-05-01T12:00:00Z, or a commit id, tag, branch, HEAD or REV@{DATE} of an ingested repo; found "${text}"`,
+    );
   }
   return { rev: text };
 }
@@ -208,6 +220,8 @@ export function parseQuestion(name: QuestionName, params: Iterable<[string, stri
       return dropUndefined({ q: name, path: path(), kind: opt('kind', (v) => parseEdgeKind(v)), unresolved: flag('unresolved'), ...f, asOf });
     case 'callers':
       return dropUndefined({ q: name, path: path(), unresolved: flag('unresolved'), ...f, asOf });
+    case 'callees':
+      return dropUndefined({ q: name, path: path(), resolved: flag('resolved'), ...f, asOf });
     case 'diff':
       for (const [g, rev] of [['from', 'fromRev'], ['to', 'toRev']] as const) {
         if (!p.has(g) && !p.has(rev)) throw new BadQuestion(`diff: missing parameter ${g} (a generation) or ${rev} (a commit, tag or branch of an ingested repo)`);

@@ -196,7 +196,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const readGeneration = async (asOf: AsOf | undefined, now: bigint): Promise<bigint> => {
     if (asOf === undefined) return now;
     try {
-      return await generationOf(log, asOf, now);
+      return await generationOf(log, asOf, now, 'asOf');
     } catch (e) {
       if (e instanceof AsOfError) throw new HttpError(400, e.message);
       throw e;

@@ -162,7 +162,8 @@ test('diff --public: the public API changes, breaking or additive, and a semver 
 
 test('diff: a reversed range is refused, naming the swap; the CLI prints, counts and exits 1 on it; the wire form asks the same', async () => {
   await assert.rejects(between('body', 'shift'), /the range is reversed: --from-rev body \(generation \d+\) is after --to-rev shift \(generation \d+\) — nothing compared; swap them: --from-rev shift --to-rev body/);
-  const cli = (...args: string[]) => runCli(['diff', ...args], { lake: lakeDir });
+  // 200 columns: the summary fits on one line (narrower, it is a line per crate and note: test/cli/edges.test.ts)
+  const cli = (...args: string[]) => runCli(['diff', ...args], { lake: lakeDir, env: { COLUMNS: '200' } });
   const text = await cli('--from-rev', 'move', '--to-rev', 'visibility');
   assert.equal(text.code, 0, text.stderr);
   assert.deepEqual(text.stdout.trim().split('\n'), [

@@ -1,4 +1,4 @@
-// `mimir callers PATH [--unresolved] [filters] [--as-of G|TIME]`: the call
+// `mimir callers PATH [--unresolved] [filters] [--as-of WHEN]`: the call
 // sites of the item, across repos and the universe, each with the calling
 // item (src/query/answer.ts); the filters choose the call sites.
 import type { CommandSpec, Context } from '../command.ts';
@@ -8,8 +8,8 @@ import { AS_OF, FILTER_OPTIONS, SERVER, answer, filtersOf, parseAsOf } from './c
 import { UNRESOLVED, refLines, refSummary } from './refs-lines.ts';
 
 export const command: CommandSpec = {
-  usage: 'PATH [--unresolved] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
-  description: '--repo, --krate and --exclude-tests choose where the call sites are; --unresolved lists the calls named like the item that were not resolved.',
+  usage: 'PATH [--unresolved] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of WHEN] [options]',
+  description: '--repo, --krate and --exclude-tests choose where the call sites are; --unresolved lists the calls named like the item that were not resolved, each with the resolver\'s reason.',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. regex::Regex::new' }],
   options: [{ ...UNRESOLVED, help: 'list the unresolved calls named like the last segment of PATH instead' }, ...FILTER_OPTIONS, AS_OF, ...PICTURE_OPTIONS, SERVER],
   examples: [

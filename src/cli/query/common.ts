@@ -1,6 +1,6 @@
 // Shared pieces of the query commands (`mimir find`, `def`, `refs`,
 // `callers`, `callees`, `history`, `diff`): the `--as-of` option (a generation
-// number or an ISO 8601 time), the one-line forms of nodes and edges, and the
+// number, an ISO 8601 time or a commit: AS_OF_FORMS), the one-line forms of nodes and edges, and the
 // run wrapper that asks the question (serve/questions.ts) — of a running
 // `mimir serve` when one is configured (--server, $MIMIR_SERVER), else of the
 // existing lake's log — prints JSON or lines, and ends with a one-line
@@ -12,12 +12,19 @@ import { PLAIN, type Paint } from '../output.ts';
 import type { AsOf, NodeHit } from '../../query/index.ts';
 import { BadQuestion, parseAsOf as parseAsOfText, type Answers, type Filters, type Question, type QuestionName } from '../../serve/questions.ts';
 
-export const AS_OF: OptionSpec = { name: 'as-of', kind: 'value', arg: 'GEN|TIME', help: 'answer as of a lake generation (a number) or a time (ISO 8601, e.g. 2024-05-01T12:00:00Z)' };
+/** Every form an as-of value takes (query/as-of.ts resolves them), for help texts. */
+export const AS_OF_FORMS =
+  'a lake generation (a number: `mimir log generations`); a time the lake was written (ISO 8601, e.g. 2024-05-01T12:00:00Z); ' +
+  'or a commit of a repo ingested with `ingest --git` (or `--rev`): its id or a prefix of 4+ hex digits, a tag or branch (where it pointed when last ingested), ' +
+  'HEAD (the repo\'s latest ingested commit), or REV@{DATE} / @{DATE}, the repo\'s history as of DATE (its ingested commit with the latest commit time at or before DATE; ' +
+  'REV only picks the repo)';
+
+export const AS_OF: OptionSpec = { name: 'as-of', kind: 'value', arg: 'WHEN', help: `answer as of WHEN: ${AS_OF_FORMS}` };
 
 /** Every question command takes --server. */
 export const SERVER = SERVER_OPTION;
 
-/** `--as-of`: digits = a generation; otherwise an ISO 8601 date or time. */
+/** `--as-of`: digits = a generation; an ISO 8601 date or time; else a commit (AS_OF_FORMS). */
 export function parseAsOf(args: Args): AsOf | undefined {
   const v = args.value('as-of');
   if (v === undefined) return undefined;
@@ -153,8 +160,14 @@ async function askLocal<N extends QuestionName>(ctx: Context, q: Question & { q:
  * the text printed is the same as for the answer read locally.
  */
 async function askRemote<N extends QuestionName>(server: string, q: Question & { q: N }): Promise<Answers[N]> {
-  const { askServer, serverUrl } = await import('../../serve/client.ts');
-  return (await askServer(serverUrl(server), q)) as unknown as Answers[N];
+  const { askServer, serverUrl, ServerError } = await import('../../serve/client.ts');
+  try {
+    return (await askServer(serverUrl(server), q)) as unknown as Answers[N];
+  } catch (e) {
+    // the server names its parameter (asOf); the user typed --as-of
+    if (e instanceof ServerError && /^asOf\b/.test(e.message)) e.message = e.message.replace(/^asOf\b/, '--as-of');
+    throw e;
+  }
 }
 
 /** ` at generation G` for the summary line. */

@@ -1,4 +1,4 @@
-// `mimir def PATH [filters] [--as-of G|TIME]`: where the item at a qualified
+// `mimir def PATH [filters] [--as-of WHEN]`: where the item at a qualified
 // path is defined (src/query/answer.ts), one line per definition
 // (`repo krate qpath  path:line:col  kind`). A path no item has fails
 // (exit 1) with the closest paths the lake has.
@@ -8,7 +8,7 @@ import { plural } from '../output.ts';
 import { AS_OF, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, nodeLine, parseAsOf, shown } from './common.ts';
 
 export const command: CommandSpec = {
-  usage: 'PATH [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
+  usage: 'PATH [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of WHEN] [options]',
   description: 'The exact qualified path first; when no item has it, its last segments (a re-export such as regex::Regex::new).',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. regex::Regex::new' }],
   options: [...FILTER_OPTIONS, AS_OF, SERVER],

@@ -4,10 +4,12 @@
 // `visibility`, `body`, `paths`, `moved` (with --moves) — then the kind, the
 // path, the crate and `file:line`, and what changed; `--public` prefixes the
 // semver class (breaking, additive); `--stat` prints counts per crate instead.
-// A summary on stderr. A reversed range is an error (exit 1) naming the swap.
+// A summary on stderr: one line when it fits the terminal (off one, $COLUMNS
+// or 100), else a line per crate and per note, wrapped. A reversed range is
+// an error (exit 1) naming the swap.
 import type { CommandSpec, Context } from '../command.ts';
 import { UsageError, type Args } from '../args.ts';
-import { plural } from '../output.ts';
+import { plural, wrap } from '../output.ts';
 import type { DiffResult, ItemChange, Stat } from '../../query/index.ts';
 import { FILTER_OPTIONS, SERVER, answer, filtersOf, place } from './common.ts';
 
@@ -22,8 +24,8 @@ export const command: CommandSpec = {
   options: [
     { name: 'from', kind: 'value', arg: 'GEN', help: 'the earlier lake generation (see `mimir log generations`)' },
     { name: 'to', kind: 'value', arg: 'GEN', help: 'the later lake generation' },
-    { name: 'from-rev', kind: 'value', arg: 'REV', help: 'the earlier end as a commit id (or prefix), tag or branch ingested with `ingest --git`' },
-    { name: 'to-rev', kind: 'value', arg: 'REV', help: 'the later end as a commit id, tag or branch' },
+    { name: 'from-rev', kind: 'value', arg: 'REV', help: 'the earlier end as a commit ingested with `ingest --git`: its id or a prefix, a tag, a branch, HEAD, or REV@{DATE} / @{DATE} (the repo\'s history as of DATE)' },
+    { name: 'to-rev', kind: 'value', arg: 'REV', help: 'the later end as a commit (the same forms as --from-rev)' },
     { name: 'repo', kind: 'value', arg: 'R', help: 'only this repo and the dependencies it calls into (@universe = the dependency crates)' },
     ...FILTER_OPTIONS.filter((o) => o.name === 'krate' || o.name === 'limit' || o.name === 'exclude-tests'),
     { name: 'moves', kind: 'flag', help: 'also list items whose only change is their position' },
@@ -36,6 +38,7 @@ export const command: CommandSpec = {
     'mimir diff --from-rev 4649aa97 --to-rev v1.1.0 --public',
     'mimir diff --from 12 --to 15 --repo acme --stat',
     'mimir diff --from-rev v1 --to-rev v2 --moves --json',
+    "mimir diff --from-rev 'main@{2024-05-01}' --to-rev HEAD",
   ],
   run,
 };
@@ -100,7 +103,23 @@ function end(r: DiffResult, which: 'from' | 'to'): string {
   return rev !== null ? `${rev} (generation ${g})` : `generation ${g}`;
 }
 
-function summary(r: DiffResult, pub: boolean): string {
+/**
+ * The summary: one line when it fits in `width`; else the totals, a line per
+ * crate with its counts (when the list is complete and spans two crates or
+ * more), then each note on its own line, all wrapped at `width`.
+ */
+function summary(r: DiffResult, pub: boolean, width: number): string {
+  const parts = summaryParts(r, pub);
+  const one = parts.join('; ');
+  if (one.length <= width) return one;
+  const out = [wrap(parts[0]!, width, '    ')];
+  const per = statLines(r).slice(0, -1);
+  if (r.changes.length === r.total && per.length > 1) out.push(...per.map((l) => wrap(`  ${l}`, width, '    ')));
+  for (const p of parts.slice(1)) out.push(wrap(`  ${p}`, width, '    '));
+  return out.join('\n');
+}
+
+function summaryParts(r: DiffResult, pub: boolean): string[] {
   const shown = r.total > r.changes.length ? ` (${r.changes.length} listed: --limit)` : '';
   const parts = [`${plural(r.total, 'change')}${shown} from ${end(r, 'from')} to ${end(r, 'to')}${r.repo ? ` in ${r.repo}` : ''}: ${statText(r.stat)}`];
   if (r.hiddenMoves > 0) parts.push(`${plural(r.hiddenMoves, 'move')} not listed (--moves lists them)`);
@@ -110,7 +129,7 @@ function summary(r: DiffResult, pub: boolean): string {
   if (r.dependencies.removed.length > 0) parts.push(`dependencies dropped ${r.dependencies.removed.join(', ')}`);
   if (pub) parts.push(`semver: ${r.semver.breaking} breaking, ${r.semver.additive} additive, ${r.semver.patch} patch -> a ${r.semver.release} release`);
   parts.push(`edges +${r.edges.added} ~${r.edges.changed} -${r.edges.removed}`);
-  return parts.join('; ');
+  return parts;
 }
 
 async function run(args: Args, ctx: Context): Promise<number> {
@@ -135,6 +154,6 @@ async function run(args: Args, ctx: Context): Promise<number> {
     ctx,
     { q: 'diff', from, to, fromRev, toRev, repo: args.value('repo'), krate: f.krate, limit: f.limit, excludeTests: f.excludeTests, moves: args.flag('moves') || undefined, public: pub || undefined },
     (r: DiffResult) => (stat ? statLines(r) : r.changes.map((c) => changeLine(c, pub))),
-    (r) => summary(r, pub),
+    (r) => summary(r, pub, ctx.out.errWidth()),
   );
 }

@@ -1,4 +1,4 @@
-// `mimir find NAME [--kind K] [--exact] [filters] [--as-of G|TIME]`: live
+// `mimir find NAME [--kind K] [--exact] [filters] [--as-of WHEN]`: live
 // items by name (src/query/answer.ts), one line each
 // (`repo krate qpath  path:line:col  kind`). A plain name is a fuzzy search
 // ranked best first (`RSB` finds RegexSetBuilder); a name nothing matches
@@ -9,7 +9,7 @@ import { plural } from '../output.ts';
 import { AS_OF, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, nodeLine, parseAsOf, shown } from './common.ts';
 
 export const command: CommandSpec = {
-  usage: 'NAME [--kind K] [--exact] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
+  usage: 'NAME [--kind K] [--exact] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of WHEN] [options]',
   description: [
     'NAME is matched against item names, or against qualified paths when it contains `::`.',
     'A plain name matches fuzzily, as an editor\'s symbol search does (its letters in order;',

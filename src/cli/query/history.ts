@@ -1,4 +1,4 @@
-// `mimir history PATH [filters] [--as-of G|TIME]`: every event of the item
+// `mimir history PATH [filters] [--as-of WHEN]`: every event of the item
 // and of the edges out of it, oldest first (src/query/answer.ts), one line
 // each (`generation [@commit] time op kind repo krate what  path:line:col`).
 import type { CommandSpec, Context } from '../command.ts';
@@ -8,11 +8,11 @@ import type { PlacedEvent } from '../../query/answer.ts';
 import { AS_OF, FILTER_OPTIONS, SERVER, answer, atGen, filtersOf, hitPlace, parseAsOf, shown } from './common.ts';
 
 export const command: CommandSpec = {
-  usage: 'PATH [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
+  usage: 'PATH [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of WHEN] [options]',
   description: 'Every node id that ever had the path (removed items too), its events and those of its outgoing edges.',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. mycrate::parse' }],
   options: [...FILTER_OPTIONS, AS_OF, SERVER],
-  examples: ['mimir history mycrate::parse', 'mimir history mycrate::parse --json'],
+  examples: ['mimir history mycrate::parse', 'mimir history mycrate::parse --json', "mimir history mycrate::parse --as-of 'main@{2024-05-01}'"],
   run,
 };
 

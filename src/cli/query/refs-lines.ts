@@ -1,5 +1,6 @@
 // The lines and summary shared by `mimir refs` and `mimir callers`: one line
-// per edge into the item (`repo krate from-qpath  path:line:col  edge-kind`),
+// per edge into the item (`repo krate from-qpath  path:line:col  edge-kind`;
+// with --unresolved the text written and the resolver's reason),
 // and a summary that, for a zero answer, counts the unresolved edges named
 // like the item and says how to list them.
 import type { RefsAnswer } from '../../query/answer.ts';
@@ -11,7 +12,12 @@ import { atGen, hitPlace, shown, type Line } from './common.ts';
 export const UNRESOLVED: OptionSpec = { name: 'unresolved', kind: 'flag', help: 'list the unresolved edges named like the last segment of PATH instead' };
 
 export function refLines(r: RefsAnswer, paint: Paint = PLAIN): Line[] {
-  return r.refs.map((h) => ({ text: `${h.repo} ${h.krate} ${h.from?.qpath ?? h.src ?? '-'}  ${paint.place(hitPlace(h))}  ${paint.kind(h.edgeKind ?? '-')}${r.unresolvedOnly ? `  -> ${h.dstPath ?? '-'} (unresolved)` : ''}`, at: h }));
+  return r.refs.map((h) => ({ text: `${h.repo} ${h.krate} ${h.from?.qpath ?? h.src ?? '-'}  ${paint.place(hitPlace(h))}  ${paint.kind(h.edgeKind ?? '-')}${r.unresolvedOnly ? `  -> ${h.dstPath ?? '-'} ${unresolvedText(h)}` : ''}`, at: h }));
+}
+
+/** `(unresolved: REASON)` — the resolver's reason when the run recorded one (lakes before reasons: `(unresolved)`). */
+export function unresolvedText(h: { reason?: string }): string {
+  return h.reason !== undefined ? `(unresolved: ${h.reason})` : '(unresolved)';
 }
 
 export function refSummary(r: RefsAnswer, path: string, word: string): string {

@@ -1,4 +1,4 @@
-// `mimir refs PATH [--kind EDGE] [--unresolved] [filters] [--as-of G|TIME]`:
+// `mimir refs PATH [--kind EDGE] [--unresolved] [filters] [--as-of WHEN]`:
 // every live edge into the item, across repos and the universe
 // (src/query/answer.ts); the filters choose the referencing sites.
 // `--unresolved` lists instead the edges whose target was not found and is
@@ -13,7 +13,7 @@ import { AS_OF, FILTER_OPTIONS, SERVER, answer, filtersOf, parseAsOf } from './c
 import { UNRESOLVED, refLines, refSummary } from './refs-lines.ts';
 
 export const command: CommandSpec = {
-  usage: 'PATH [--kind EDGE] [--unresolved] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of GEN|TIME] [options]',
+  usage: 'PATH [--kind EDGE] [--unresolved] [--repo R] [--krate K] [--limit N] [--exclude-tests] [--abs] [--as-of WHEN] [options]',
   description: 'Edges whose target is the item (by id) or its path (unresolved or cross-crate edges). --repo, --krate and --exclude-tests choose where the references are.',
   positionals: [{ name: 'PATH', required: true, help: 'a qualified path, e.g. regex::Regex::new' }],
   options: [{ name: 'kind', kind: 'value', arg: 'EDGE', help: `only edges of this kind (${EDGE_KINDS.join(', ')})` }, UNRESOLVED, ...FILTER_OPTIONS, AS_OF, ...PICTURE_OPTIONS, SERVER],

@@ -1,4 +1,4 @@
-// `mimir repo list [--as-of GEN|TIME]`: the repos of the lake, one line each —
+// `mimir repo list [--as-of WHEN]`: the repos of the lake, one line each —
 // name, crates and live items, the last run (id, generation and its time, rev
 // when the run recorded one) — read by src/query/inventory.ts. Read-only.
 import type { CommandSpec, Context } from '../command.ts';
@@ -9,7 +9,7 @@ import { openLog } from '../log/common.ts';
 import { repoList, type LastRun } from '../../query/inventory.ts';
 
 export const command: CommandSpec = {
-  usage: '[--as-of GEN|TIME] [options]',
+  usage: '[--as-of WHEN] [options]',
   positionals: [],
   options: [AS_OF],
   examples: ['mimir repo list', 'mimir repo list --json', 'mimir repo list --as-of 2024-05-01T00:00:00Z'],

@@ -1,4 +1,4 @@
-// `mimir universe list [--as-of GEN|TIME]`: the universe crates, one line
+// `mimir universe list [--as-of WHEN]`: the universe crates, one line
 // each — name@version, live items, the repos whose live edges point into it
 // (with their edge counts) — read by src/query/inventory.ts. Read-only.
 import type { CommandSpec, Context } from '../command.ts';
@@ -9,7 +9,7 @@ import { openLog } from '../log/common.ts';
 import { universeList } from '../../query/inventory.ts';
 
 export const command: CommandSpec = {
-  usage: '[--as-of GEN|TIME] [options]',
+  usage: '[--as-of WHEN] [options]',
   positionals: [],
   options: [AS_OF],
   examples: ['mimir universe list', 'mimir universe list --json'],

@@ -195,9 +195,15 @@ class Tracer {
     return { ...x, line: at.anchor.line, col: at.anchor.col, origin: at.origin };
   }
 
+  /** A use of a produced item: at its name's source position when the name came from the source, else on its line (or the anchor's), no column. */
   use(u: UseDecl): UseDecl {
+    if (u.col !== undefined) {
+      const p = this.r.source(u.line, u.col);
+      if (p) return { ...u, line: p.line, col: p.col };
+    }
+    const { col: _col, ...rest } = u;
     const l = this.line(u.line);
-    return { ...u, line: l > 0 ? l : this.placeOf(u.line).anchor.line };
+    return { ...rest, line: l > 0 ? l : this.placeOf(u.line).anchor.line };
   }
 
   /** Invocation records of the rendered text -> records at source positions, each with its Site. */

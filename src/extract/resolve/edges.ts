@@ -86,7 +86,7 @@ export class Edges {
     const scope = def.scope;
     for (const u of item.uses) {
       const t = this.names.resolveUse(u, scope, 'type') ?? this.names.resolveUse(u, scope, 'value') ?? this.names.resolveUse(u, scope, 'macro');
-      this.push(def, 'uses', u.glob ? `${u.path}::*` : u.path, t, null, item.file, u.line, 0, t ? null : 'import not found', null, origin);
+      this.push(def, 'uses', u.glob ? `${u.path}::*` : u.path, t, null, item.file, u.line, u.col ?? 0, t ? null : 'import not found', null, origin);
     }
     for (const call of item.macroCalls ?? []) {
       const t = this.names.resolveMacro(call.path, scope);
