@@ -30,7 +30,9 @@
 // PositionEncoding UTF16. A name is looked up in the stored source line at
 // the recorded column (edges of `use` items carry none, impl edges the
 // `impl` keyword's): its first whole-word occurrence from there, else from
-// the line start, else the recorded column. `contains` edges are structure,
+// the line start (a `use` over several lines: on the item's next lines, so
+// such an import's occurrence may sit below the line Mimir answers with),
+// else the identifier at the recorded column (`Self`, a renamed import). `contains` edges are structure,
 // not text, and are not exported.
 //
 // Memory: the repo's live nodes and edges (columns answers show), then one
@@ -380,12 +382,12 @@ function documentOf(relativePath: string, text: string | null, nodes: NodeHit[],
     if (!symbols.has(symbol)) symbols.set(symbol, symbolInfo(symbol, n));
     // a file module's node sits at line 1 of its own file, where its name is not written: a symbol, no
     // occurrence (a module's name is taken only where its column says; another item's is looked for)
-    const range = n.kind === 'module' ? exactRange(lines, n.line, n.col, n.name ?? '') : rangeOf(lines, n.line, n.col, n.name ?? '', true);
+    const range = n.kind === 'module' ? exactRange(lines, n.line, n.col, n.name ?? '') : rangeOf(lines, n.line, n.col, n.name ?? '');
     if (range) occurrences.push({ range, symbol, symbolRoles: ROLE_DEFINITION });
   }
   for (const e of edges) {
     const t = targets.get(e.id)!;
-    const range = rangeOf(lines, e.line!, e.col, t.name, true)!;
+    const range = rangeOf(lines, e.line!, e.col, t.name);
     occurrences.push({ range, symbol: t.info.symbol, symbolRoles: e.edgeKind === 'uses' ? ROLE_IMPORT : 0 });
   }
   occurrences.sort((a, b) => cmpRange(a.range, b.range) || cmpStr(a.symbol, b.symbol) || a.symbolRoles - b.symbolRoles);
@@ -395,17 +397,32 @@ function documentOf(relativePath: string, text: string | null, nodes: NodeHit[],
 /**
  * The 0-based range [line, start, end] of `name` on 1-based `line`: found as
  * a whole word at or after the 1-based column `col`, else from the line
- * start; else at the column (`fallback`) or null.
+ * start; with no column (a `use` item's edges), on the next lines of the
+ * item too (a `use` over several lines names it further down: up to
+ * FOLLOW_LINES, not past the line ending the item with `;`); else the
+ * identifier at the column (`Self` for its type, a renamed import), or
+ * `name`'s length there.
  */
-function rangeOf(lines: string[], line: number, col: number | null, name: string, fallback: boolean): number[] | null {
-  const from = col !== null && col > 0 ? col - 1 : 0;
+function rangeOf(lines: string[], line: number, col: number | null, name: string): number[] {
+  const known = col !== null && col > 0;
+  const from = known ? col - 1 : 0;
   const t = lines[line - 1];
-  if (t !== undefined && name !== '') {
-    const at = wordAt(t, name, from) ?? wordAt(t, name, 0);
-    if (at !== null) return [line - 1, at, at + name.length];
+  if (t === undefined || name === '') return [line - 1, from, from + name.length];
+  const at = wordAt(t, name, from) ?? wordAt(t, name, 0);
+  if (at !== null) return [line - 1, at, at + name.length];
+  if (!known && !t.includes(';')) {
+    for (let l = line; l < Math.min(lines.length, line + FOLLOW_LINES); l++) {
+      const next = wordAt(lines[l]!, name, 0);
+      if (next !== null) return [l, next, next + name.length];
+      if (lines[l]!.includes(';')) break;
+    }
   }
-  return fallback ? [line - 1, from, from + name.length] : null;
+  const ident = /^[A-Za-z_][A-Za-z0-9_]*/.exec(t.slice(from));
+  return [line - 1, from, from + (ident ? ident[0].length : name.length)];
 }
+
+/** How many lines past its first a `use` item is searched for a name it imports. */
+const FOLLOW_LINES = 50;
 
 /** The range of `name` when the line holds it exactly at the 1-based column `col`, else null. */
 function exactRange(lines: string[], line: number, col: number | null, name: string): number[] | null {
