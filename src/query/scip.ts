@@ -62,6 +62,8 @@ export interface ScipOptions {
    */
   projectRoot?: string;
   tool: ToolInfo;
+  /** Where the graph is read from (QueryOptions.from): the state tables by default, `log` = fold the event log (the same index; for checks). */
+  from?: 'state' | 'log';
   /** Progress after each document (done of total). */
   onProgress?: (done: number, total: number) => void;
 }
@@ -138,7 +140,7 @@ export async function exportScip(log: EventLog, opts: ScipOptions, write: (bytes
       await put(encodeExternalSymbolRecord(info));
     }
     return report;
-  });
+  }, opts.from);
 }
 
 /** `export scip repo R at generation G: 3 documents, 120 occurrences (40 definitions, 80 references), 40 symbols, 5 external, 2 edges skipped, 4.1 kB`. */
@@ -376,7 +378,9 @@ function documentOf(relativePath: string, text: string | null, nodes: NodeHit[],
   const lines = text === null ? [] : text.split('\n');
   const occurrences: Occurrence[] = [];
   const symbols = new Map<string, SymbolInformation>();
-  for (const n of nodes) {
+  // in source order: of two items with one symbol (cfg variants), the first describes it, however the rows came
+  const ordered = [...nodes].sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.col ?? 0) - (b.col ?? 0) || cmpStr(a.id, b.id));
+  for (const n of ordered) {
     const symbol = nodeSymbol(n);
     if (symbol === null || n.line === null) continue;
     if (!symbols.has(symbol)) symbols.set(symbol, symbolInfo(symbol, n));
@@ -391,7 +395,9 @@ function documentOf(relativePath: string, text: string | null, nodes: NodeHit[],
     occurrences.push({ range, symbol: t.info.symbol, symbolRoles: e.edgeKind === 'uses' ? ROLE_IMPORT : 0 });
   }
   occurrences.sort((a, b) => cmpRange(a.range, b.range) || cmpStr(a.symbol, b.symbol) || a.symbolRoles - b.symbolRoles);
-  return { relativePath, language: 'rust', positionEncoding: POSITION_ENCODING_UTF16, occurrences, symbols: [...symbols.values()] };
+  // sorted: the same index whatever order the rows came in (state tables or a fold of the log)
+  const described = [...symbols.values()].sort((a, b) => cmpStr(a.symbol, b.symbol));
+  return { relativePath, language: 'rust', positionEncoding: POSITION_ENCODING_UTF16, occurrences, symbols: described };
 }
 
 /**
