@@ -35,9 +35,10 @@
 // else the identifier at the recorded column (`Self`, a renamed import). `contains` edges are structure,
 // not text, and are not exported.
 //
-// Memory: the repo's live nodes and edges (columns answers show), then one
-// document and its source text at a time; the index is written as a stream
-// of records (metadata first). Read-only.
+// Memory: one crate of the repo at a time (its live nodes and edges, the
+// columns answers show), one document and its source text at a time, and the
+// external symbols met so far; the index is written as a stream of records
+// (metadata first). Read-only.
 import { pathToFileURL } from 'node:url';
 import { and, eq, inList } from '../lake/expr/expr.ts';
 import type { EventLog } from '../log/event-log.ts';
@@ -89,10 +90,9 @@ export const SCHEME = 'rust-analyzer';
 /** Write the repo's index to `write` (records in order; each awaited). Throws when the repo has no live file or item. */
 export async function exportScip(log: EventLog, opts: ScipOptions, write: (bytes: Uint8Array) => Promise<void>): Promise<ScipReport> {
   return readAt(log, opts.asOf, async (r) => {
-    const [nodes, edges, files] = await Promise.all([repoNodes(r, opts.repo), repoEdges(r, opts.repo), repoFiles(r, opts.repo)]);
-    const sources = files.filter((f) => f.path.endsWith('.rs'));
-    if (nodes.length === 0 && sources.length === 0) {
-      throw new Error(`expected repo "${opts.repo}" to have live items at generation ${r.generation}, found none (mimir repo list names the repos) — nothing written`);
+    const files = await repoFiles(r, opts.repo);
+    if (files.length === 0) {
+      throw new Error(`expected repo "${opts.repo}" to have live files at generation ${r.generation}, found none (mimir repo list names the repos) — nothing written`);
     }
     const report: ScipReport = { repo: opts.repo, generation: r.generation, documents: 0, occurrences: 0, definitions: 0, references: 0, symbols: 0, externalSymbols: 0, skipped: 0, bytes: 0 };
     const put = async (b: Uint8Array): Promise<void> => {
@@ -102,37 +102,40 @@ export async function exportScip(log: EventLog, opts: ScipOptions, write: (bytes
     const projectRoot = opts.projectRoot ?? (await recordedRoot(r, opts.repo));
     await put(encodeMetadataRecord({ version: 0, toolInfo: opts.tool, projectRoot, textDocumentEncoding: TEXT_ENCODING_UTF8 }));
 
-    const targets = await resolveTargets(r, nodes, edges);
-    const byFile = new Map<string, { nodes: NodeHit[]; edges: EdgeHit[] }>();
-    const fileKey = (krate: string, file: string): string => `${krate}\u0000${file}`;
-    const slot = (k: string): { nodes: NodeHit[]; edges: EdgeHit[] } => {
-      let s = byFile.get(k);
-      if (!s) byFile.set(k, (s = { nodes: [], edges: [] }));
-      return s;
-    };
-    for (const n of nodes) if (n.file !== null) slot(fileKey(n.krate, n.file)).nodes.push(n);
-    for (const e of edges) {
-      if (e.edgeKind === 'contains' || e.file === null || e.line === null) continue;
-      if (!targets.has(e.id)) {
-        report.skipped++;
-        continue;
-      }
-      slot(fileKey(e.krate, e.file)).edges.push(e);
-    }
+    const sources = files.filter((f) => f.path.endsWith('.rs'));
+    const repoKrates = new Set(files.map((f) => f.krate));
     const external = new Map<string, SymbolInformation>();
-    for (const t of targets.values()) if (t.external && !external.has(t.info.symbol)) external.set(t.info.symbol, t.info);
-
-    sources.sort((a, b) => cmpStr(a.relative, b.relative));
-    for (const f of sources) {
-      const s = byFile.get(fileKey(f.krate, f.path)) ?? { nodes: [], edges: [] };
-      const text = f.hash === null ? null : await readBlob(r.log, f.hash);
-      const doc = documentOf(f.relative, text, s.nodes, s.edges, targets);
-      report.documents++;
-      report.occurrences += doc.occurrences.length;
-      report.definitions += doc.occurrences.filter((o) => (o.symbolRoles & ROLE_DEFINITION) !== 0).length;
-      report.symbols += doc.symbols.length;
-      await put(encodeDocumentRecord(doc));
-      opts.onProgress?.(report.documents, sources.length);
+    // one crate at a time: its nodes and edges, the targets of its edges, its documents
+    for (const krate of [...repoKrates].sort(cmpStr)) {
+      const [nodes, edges] = await Promise.all([crateNodes(r, opts.repo, krate), crateEdges(r, opts.repo, krate)]);
+      const targets = await resolveTargets(r, opts.repo, repoKrates, nodes, edges);
+      const byFile = new Map<string, { nodes: NodeHit[]; edges: EdgeHit[] }>();
+      const slot = (file: string): { nodes: NodeHit[]; edges: EdgeHit[] } => {
+        let s = byFile.get(file);
+        if (!s) byFile.set(file, (s = { nodes: [], edges: [] }));
+        return s;
+      };
+      for (const n of nodes) if (n.file !== null) slot(n.file).nodes.push(n);
+      for (const e of edges) {
+        if (e.edgeKind === 'contains' || e.file === null || e.line === null) continue;
+        if (!targets.has(e.id)) {
+          report.skipped++;
+          continue;
+        }
+        slot(e.file).edges.push(e);
+      }
+      for (const t of targets.values()) if (t.external && !external.has(t.info.symbol)) external.set(t.info.symbol, t.info);
+      for (const f of sources.filter((x) => x.krate === krate).sort((a, b) => cmpStr(a.relative, b.relative))) {
+        const s = byFile.get(f.path) ?? { nodes: [], edges: [] };
+        const text = f.hash === null ? null : await readBlob(r.log, f.hash);
+        const doc = documentOf(f.relative, text, s.nodes, s.edges, targets);
+        report.documents++;
+        report.occurrences += doc.occurrences.length;
+        report.definitions += doc.occurrences.filter((o) => (o.symbolRoles & ROLE_DEFINITION) !== 0).length;
+        report.symbols += doc.symbols.length;
+        await put(encodeDocumentRecord(doc));
+        opts.onProgress?.(report.documents, sources.length);
+      }
     }
     report.references = report.occurrences - report.definitions;
     for (const info of [...external.values()].sort((a, b) => cmpStr(a.symbol, b.symbol))) {
@@ -256,18 +259,20 @@ interface SourceFileRow {
   hash: string | null;
 }
 
-async function repoNodes(r: ReadAt, repo: string): Promise<NodeHit[]> {
-  if (r.view) return (await r.view.nodes(eq('repo', repo), NODE_HIT_COLUMNS)).map(stateNodeHit);
-  return (await foldRepo(r, 'node', repo)).map(nodeHit);
+async function crateNodes(r: ReadAt, repo: string, krate: string): Promise<NodeHit[]> {
+  const where = and(eq('repo', repo), eq('krate', krate));
+  if (r.view) return (await r.view.nodes(where, NODE_HIT_COLUMNS)).map(stateNodeHit);
+  return (await foldCrate(r, 'node', repo, krate)).map(nodeHit);
 }
 
-async function repoEdges(r: ReadAt, repo: string): Promise<EdgeHit[]> {
-  if (r.view) return (await r.view.edgesOut(eq('repo', repo), EDGE_HIT_COLUMNS)).map(edgeHit);
-  return (await foldRepo(r, 'edge', repo)).map(edgeHit);
+async function crateEdges(r: ReadAt, repo: string, krate: string): Promise<EdgeHit[]> {
+  const where = and(eq('repo', repo), eq('krate', krate));
+  if (r.view) return (await r.view.edgesOut(where, EDGE_HIT_COLUMNS)).map(edgeHit);
+  return (await foldCrate(r, 'edge', repo, krate)).map(edgeHit);
 }
 
 async function repoFiles(r: ReadAt, repo: string): Promise<SourceFileRow[]> {
-  const rows = r.view ? await r.view.files(eq('repo', repo), ['krate', 'path', 'crate_dir', 'hash']) : await foldRepo(r, 'file', repo);
+  const rows = r.view ? await r.view.files(eq('repo', repo), ['krate', 'path', 'crate_dir', 'hash']) : await foldCrate(r, 'file', repo);
   return rows.filter((f) => typeof f.path === 'string').map((f) => {
     const dir = (str(f.crate_dir) ?? '').replace(/\/+$/, '');
     const path = f.path as string;
@@ -275,12 +280,13 @@ async function repoFiles(r: ReadAt, repo: string): Promise<SourceFileRow[]> {
   });
 }
 
-/** Live rows of one kind of a repo, folded from the log (a lake without state tables), nodes and edges placed by their pos rows. */
-async function foldRepo(r: ReadAt, kind: 'node' | 'edge' | 'file', repo: string): Promise<Row[]> {
-  const state = await r.log.state(kind, eq('repo', repo), { generation: r.generation });
+/** Live rows of one kind of a repo (or of one of its crates), folded from the log (a lake without state tables), nodes and edges placed by their pos rows. */
+async function foldCrate(r: ReadAt, kind: 'node' | 'edge' | 'file', repo: string, krate?: string): Promise<Row[]> {
+  const where = krate === undefined ? eq('repo', repo) : and(eq('repo', repo), eq('krate', krate));
+  const state = await r.log.state(kind, where, { generation: r.generation });
   const live = [...state.values()].filter(isLive);
   if (kind === 'file') return live;
-  const pos = await r.log.state('pos', eq('repo', repo), { generation: r.generation });
+  const pos = await r.log.state('pos', where, { generation: r.generation });
   return live.map((row) => {
     const p = pos.get(row.id as string);
     return p ? placed(kind, row, p) : row;
@@ -301,7 +307,7 @@ interface Target {
  * its path names (edgeNamesByPath, as refs answers), else a symbol made from
  * the path. Edges without `dst` nor `dst_krate` have none.
  */
-async function resolveTargets(r: ReadAt, nodes: NodeHit[], edges: EdgeHit[]): Promise<Map<string, Target>> {
+async function resolveTargets(r: ReadAt, repo: string, repoKrates: Set<string>, nodes: NodeHit[], edges: EdgeHit[]): Promise<Map<string, Target>> {
   const key = (krate: string, id: string): string => `${krate}\u0000${id}`;
   const own = new Map(nodes.map((n) => [key(n.krate, n.id), n]));
   const ownKrates = new Set(nodes.map((n) => n.krate));
@@ -324,16 +330,16 @@ async function resolveTargets(r: ReadAt, nodes: NodeHit[], edges: EdgeHit[]): Pr
     if (e.dst !== null) {
       const k = key(e.dstKrate ?? e.krate, e.dst);
       const n = own.get(k) ?? foreign.get(k);
-      if (n && put(e, n, !own.has(k))) continue;
+      if (n && put(e, n, n.repo !== repo)) continue;
     }
     if (e.dstKrate === null || e.dstPath === null) continue;
     const name = dstName(e.dstPath) ?? '';
     const edge = { krate: e.krate, dst: e.dst, dstPath: e.dstPath, dstKrate: e.dstKrate };
     const hit = (candidates.get(`${e.dstKrate}\u0000${name}`) ?? []).find((n) => edgeNamesByPath(edge, { krate: n.krate, qpath: n.qpath ?? '', kind: n.kind }));
-    if (hit && put(e, hit, !own.has(key(hit.krate, hit.id)))) continue;
+    if (hit && put(e, hit, hit.repo !== repo)) continue;
     const kind = guessedKind(e);
     const symbol = scipSymbol(e.dstKrate, e.dstPath.replace(/!$/, ''), kind);
-    if (symbol !== null) out.set(e.id, { info: symbolInfo(symbol, { kind, name, signature: null }), external: !ownKrates.has(e.dstKrate), name });
+    if (symbol !== null) out.set(e.id, { info: symbolInfo(symbol, { kind, name, signature: null }), external: !repoKrates.has(e.dstKrate), name });
   }
   return out;
 }

@@ -155,7 +155,7 @@ test('export scip: stdout piped holds the same index; a terminal is refused nami
   const missing = path.join(work.dir, 'nope.scip');
   const bad = await mimir('export', 'scip', '--repo', 'nope', '--out', missing);
   assert.equal(bad.code, 1);
-  assert.match(bad.stderr, /expected repo "nope" to have live items .* nothing written/);
+  assert.match(bad.stderr, /expected repo "nope" to have live files .* nothing written/);
   assert.ok(!existsSync(missing), 'no file for a failed export');
   assert.equal((await mimir('export', 'scip')).code, 2, 'no --repo: usage');
 });
