@@ -89,6 +89,11 @@ export const COMMANDS: Entry[] = [
       { name: 'maintain', summary: 'merge delta and delete files into sorted files past a threshold', load: async () => (await import('./state/maintain.ts')).command },
     ],
   },
+  {
+    name: 'export',
+    summary: 'the graph in other tools\' formats',
+    commands: [{ name: 'scip', summary: 'one repo as a SCIP index (protobuf) for Sourcegraph and other SCIP consumers', load: async () => (await import('./query/export-scip.ts')).command }],
+  },
   { name: 'sql', summary: 'SQL over every table of the lake (DuckDB in process, read-only), as of any generation', load: async () => (await import('./sql.ts')).command },
   { name: 'serve', summary: 'a read-only HTTP server over the lake: the JSON API, the web UI and an Iceberg REST catalog', load: async () => (await import('./serve.ts')).command },
   { name: 'compact', summary: 'rewrite the event tables: partitioned by repo, sorted, ring rows dropped when split', load: async () => (await import('./log/compact.ts')).command },

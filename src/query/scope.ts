@@ -249,7 +249,7 @@ export async function placer(log: EventLog, generation: bigint, hits: Placed[], 
 }
 
 /** Each repo's root folder as its newest ingest run recorded it (`root` in the run's summary). */
-async function repoRoots(log: EventLog, generation: bigint, repos: string[]): Promise<Map<string, string>> {
+export async function repoRoots(log: EventLog, generation: bigint, repos: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (repos.length === 0) return out;
   const newest = new Map<string, bigint>();
