@@ -135,6 +135,8 @@ export interface ReadContext {
   metrics: ReadMetrics;
   /** The table's name mapping (files without field ids). */
   nameMapping?: NameMapping;
+  /** Give each batch its rows' positions in the data file (Batch.positions). */
+  positions?: boolean;
 }
 
 /** The rows of one planned file, batch by batch (one batch a row group). */
@@ -213,6 +215,8 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
     const rest = fcols ? readFields.filter((f) => !fcols.has(f.id)) : readFields;
     let cols: Value[][];
     let numRows: number;
+    /** The file position of row i of `cols` (when not base + from + i). */
+    let rowPos: number[] | undefined;
     if (candidates && fcols) {
       // the other columns of the candidate rows only: one read per cluster of
       // nearby candidates (an IN list of far-apart values reads the pages of
@@ -229,6 +233,7 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
       const byRest = new Map(rest.map((f, j) => [f.id, restCols[j]!]));
       const fc = fcols;
       cols = readFields.map((f) => byRest.get(f.id) ?? cand.map((c) => fc.get(f.id)![c] ?? null));
+      if (ctx.positions) rowPos = cand.map((c) => base + from + c);
       candidates = cand.map((_c, k) => k);
       numRows = cand.length;
     } else {
@@ -271,7 +276,10 @@ export async function* readTask(ctx: ReadContext, task: FileTask): AsyncGenerato
       for (let k = 0; k < keep.length; k++) o[k] = c[keep[k]!] ?? null;
       return o;
     });
-    return { fields: output, numRows: keep.length, columns: outCols };
+    if (!ctx.positions) return { fields: output, numRows: keep.length, columns: outCols };
+    const rp = rowPos;
+    const positions = keep.map((i) => (rp ? rp[i]! : base + from + i));
+    return { fields: output, numRows: keep.length, columns: outCols, positions };
   };
   try {
     let base = 0;
