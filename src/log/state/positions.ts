@@ -1,0 +1,61 @@
+// Position deletes for the state tables: the rows a state delta replaces or
+// drops, resolved to (data file, row position) in the files live when the
+// delta is finished. The id column alone is read (column pruning), through a
+// filtered scan, so files and row groups whose id bounds cannot hold a
+// deleted id are skipped, and rows already deleted are not named again.
+//
+// Why position deletes (not equality deletes, not deletion-free tables):
+// DESIGN.md "Engines read what we write" — released PyIceberg does not apply
+// equality deletes and DuckDB's Iceberg reader has known bugs with them, so
+// those engines read deleted rows; every engine applies position deletes.
+// bench/state-deletes.ts measured the deletion-free alternative (each run's
+// touched files rewritten after the run): it writes several times the bytes
+// and CPU per run (a run's ids are spread over most files of a table sorted
+// by name, so "the files it touched" is most of the table), for a lookup no
+// faster than position deletes at the maintenance thresholds.
+//
+// Invariant: a position delete names files live when it was resolved; the
+// commit checks they still are (SnapshotChange.referenced), and a state
+// rewrite checks no position delete committed after its read names a file it
+// removes (positionDeletesAfter) — so a delete never parts from its rows.
+// Crash story: nothing here writes; the delta writes the file and the run's
+// one commit names it.
+import { inList } from '../../lake/expr/expr.ts';
+import type { Table } from '../../lake/table/table.ts';
+
+export type StateDeletes = 'position' | 'equality';
+
+/**
+ * How state deltas delete rows: position deletes; `MIMIR_STATE_DELETES=equality`
+ * is a test hook that writes the former shape (a lake made before), for the
+ * conversion tests and bench/state-deletes.ts.
+ */
+export function stateDeletesMode(): StateDeletes {
+  return process.env.MIMIR_STATE_DELETES === 'equality' ? 'equality' : 'position';
+}
+
+export interface Resolved {
+  deletes: { path: string; pos: bigint }[];
+  /** The data files named. */
+  referenced: Set<string>;
+}
+
+/** The live rows of `table` whose id is one of `ids`, as (file, position) pairs. */
+export async function resolvePositions(table: Table, ids: string[]): Promise<Resolved> {
+  const deletes: { path: string; pos: bigint }[] = [];
+  const referenced = new Set<string>();
+  if (ids.length === 0 || !table.currentSnapshot()) return { deletes, referenced };
+  const want = new Set(ids);
+  for await (const b of table.scan({ filter: inList('id', ids), columns: ['id'], positions: true }).batches()) {
+    const path = b.source?.file;
+    const pos = b.positions;
+    if (path === undefined || !pos) throw new Error(`${table.name}: a scan asked for row positions gave a batch without them; no delete written`);
+    const col = b.columns[0]!;
+    for (let i = 0; i < b.numRows; i++) {
+      if (!want.has(col[i] as string)) continue;
+      deletes.push({ path, pos: BigInt(pos[i]!) });
+      referenced.add(path);
+    }
+  }
+  return { deletes, referenced };
+}
