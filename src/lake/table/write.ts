@@ -230,7 +230,7 @@ export async function writePositionDeleteFile(
   ];
   const batch: Batch = { fields, numRows: rows.length, columns: [rows.map((r) => r.path), rows.map((r) => r.pos)] };
   const { bytes, metrics } = await encodeDataFile({ schemaId, fields }, [batch], opts.parquet);
-  const path = `${location.replace(/\/+$/, '')}/data/delete-pos-${randomUUID()}.parquet`;
+  const path = `${location.replace(/\/+$/, '')}/data/delete-${randomUUID()}.parquet`;
   await io.writeNew(path, bytes);
   crashPoint('lake:delete-file-written');
   const { splitOffsets, recordCount, ...counts } = metrics;
