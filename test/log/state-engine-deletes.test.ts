@@ -175,6 +175,12 @@ test('engine-safe state tables: a lake made with equality deletes answers, and s
     edit(path.join(ws, 'crates', 'tally', 'src', 'bucket.rs'), 'pub fn count_of(&self', 'pub fn count_again(&self');
     edit(path.join(ws, 'crates', 'tally', 'src', 'lib.rs'), 'self.buckets[i].count_of(word)', 'self.buckets[i].count_again(word)');
     await ingest(log, ws, { repo: 'w', rev: 'v6', workers: 1, maintain: false });
+    let posFiles = 0;
+    for (const t of STATE_TABLES) {
+      const table = await log.table(t);
+      if (table) posFiles += planIndependently(table.metadataLocation).filter((f) => f.content === 1).length;
+    }
+    assert.ok(posFiles > 0, 'the run on the old lake deleted with position delete files');
     assert.ok((await verifyState(log)).equal, 'state verify with both kinds of deletes');
     await maintainState(log);
     await check(log, lake, 'old lake after state maintain', { cli: true, noDeletes: true });
