@@ -16,7 +16,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { EventLog } from '../../src/log/event-log.ts';
 import { ingest, removeUniverseCrate, universeAdd } from '../../src/ingest/index.ts';
 import { removeRepo } from '../../src/ingest/remove.ts';
-import { STATE_TABLES, stateSchema, type StateTable } from '../../src/log/state/schema.ts';
+import { CODE_NODES, STATE_TABLES, stateSchema, type StateTable } from '../../src/log/state/schema.ts';
 import { maintainState } from '../../src/log/state/maintain.ts';
 import { verifyState } from '../../src/log/state/verify.ts';
 import { find } from '../../src/query/index.ts';
@@ -24,6 +24,7 @@ import { parseJson } from '../../src/lake/spec/json.ts';
 import { repoRoot, scratch } from '../helpers.ts';
 import { noIndependentReader, planIndependently, type PlannedFile } from '../independent-reader.ts';
 import { jsonLines, runCli } from '../cli/run-cli.ts';
+import { sampleLake } from '../query/sample.ts';
 
 const work = scratch('mimir-engine-deletes-');
 after(() => work.cleanup());
@@ -191,6 +192,31 @@ test('engine-safe state tables: a lake made with equality deletes answers, and s
   } finally {
     if (was === undefined) delete process.env.MIMIR_STATE_DELETES;
     else process.env.MIMIR_STATE_DELETES = was;
+    log.close();
+  }
+});
+
+test('engine-safe state tables: state maintain converts equality deletes even below its thresholds (a lake made before, few runs)', { skip: noIndependentReader, timeout: 300_000 }, async () => {
+  const lake = path.join(work.dir, 'lake-sample');
+  const was = process.env.MIMIR_STATE_DELETES;
+  process.env.MIMIR_STATE_DELETES = 'equality';
+  let s: Awaited<ReturnType<typeof sampleLake>>;
+  try {
+    s = await sampleLake(lake);
+  } finally {
+    if (was === undefined) delete process.env.MIMIR_STATE_DELETES;
+    else process.env.MIMIR_STATE_DELETES = was;
+  }
+  const log = s.log;
+  try {
+    const nodes = (await log.table(CODE_NODES))!;
+    const eq = planIndependently(nodes.metadataLocation).filter((f) => f.content === 2).length;
+    assert.ok(eq > 0 && eq <= 8, `code_nodes holds a few equality delete files (${eq}), under the threshold of 8`);
+    const r = await maintainState(log);
+    assert.equal(r.tables.find((t) => t.table === CODE_NODES)?.action, 'major', 'code_nodes rewritten for its equality deletes');
+    await check(log, lake, 'sample lake after state maintain', { noDeletes: true });
+    assert.ok((await verifyState(log)).equal, 'state verify after conversion');
+  } finally {
     log.close();
   }
 });
