@@ -25,6 +25,8 @@ import { repoRoot, scratch } from '../helpers.ts';
 import { noIndependentReader, planIndependently, type PlannedFile } from '../independent-reader.ts';
 import { jsonLines, runCli } from '../cli/run-cli.ts';
 import { sampleLake } from '../query/sample.ts';
+import { Lake } from '../../src/lake/lake.ts';
+import { resolvePositions } from '../../src/log/state/positions.ts';
 
 const work = scratch('mimir-engine-deletes-');
 after(() => work.cleanup());
@@ -219,4 +221,23 @@ test('engine-safe state tables: state maintain converts equality deletes even be
   } finally {
     log.close();
   }
+});
+
+test('engine-safe state tables: a delta resolves its ids to the same (file, position) pairs with an IN filter and, past 4000 ids, by reading the id column whole', async () => {
+  const lake = Lake.open(path.join(work.dir, 'lake-resolve'));
+  const schema = { schemaId: 0, fields: [{ id: 1, name: 'id', required: true, type: { type: 'string' as const } }, { id: 2, name: 'n', required: false, type: { type: 'int' as const } }] };
+  const t = await lake.createTable({ namespace: ['s'], name: 't' }, schema);
+  const ids = (from: number, to: number): string[] => Array.from({ length: to - from }, (_v, i) => `id${String(from + i).padStart(5, '0')}`);
+  for (const [a, z] of [[0, 300], [300, 700]]) {
+    const list = ids(a!, z!);
+    await t.append([{ fields: schema.fields, numRows: list.length, columns: [list, list.map((_v, i) => i)] }]);
+  }
+  const wanted = ids(0, 700).filter((_v, i) => i % 7 === 3);
+  const few = await resolvePositions(t, wanted);
+  const many = await resolvePositions(t, [...wanted, ...ids(10_000, 15_000)]);
+  const key = (r: { deletes: { path: string; pos: bigint }[] }): string[] => r.deletes.map((d) => `${path.basename(d.path)}@${d.pos}`).sort();
+  assert.equal(few.deletes.length, wanted.length);
+  assert.deepEqual(key(many), key(few));
+  assert.deepEqual([...many.referenced].sort(), [...few.referenced].sort());
+  assert.equal(few.referenced.size, 2);
 });

@@ -40,6 +40,9 @@ export function stateDeletesMode(): StateDeletes {
   return process.env.MIMIR_STATE_DELETES === 'equality' ? 'equality' : 'position';
 }
 
+/** Ids looked up with an IN filter at most (above: the id column read whole). */
+const IN_MAX = 4000;
+
 export interface Resolved {
   deletes: { path: string; pos: bigint }[];
   /** The data files named. */
@@ -52,7 +55,10 @@ export async function resolvePositions(table: Table, ids: string[]): Promise<Res
   const referenced = new Set<string>();
   if (ids.length === 0 || !table.currentSnapshot()) return { deletes, referenced };
   const want = new Set(ids);
-  for await (const b of table.scan({ filter: inList('id', ids), columns: ['id'], positions: true }).batches()) {
+  // a long IN list prunes little (ids are hashes: every file spans them) and costs a check per value
+  // and page; past IN_MAX the id column is read whole and each value looked up in the set
+  const filter = ids.length <= IN_MAX ? inList('id', ids) : undefined;
+  for await (const b of table.scan({ filter, columns: ['id'], positions: true }).batches()) {
     const path = b.source?.file;
     const pos = b.positions;
     if (path === undefined || !pos) throw new Error(`${table.name}: a scan asked for row positions gave a batch without them; no delete written`);
