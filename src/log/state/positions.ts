@@ -11,14 +11,17 @@
 // bench/state-deletes.ts measured the deletion-free alternative (after each
 // run, a state maintenance that leaves no delete file: the files the run's
 // deletes name, and its own, merged and rewritten) on 5 Debian crates in the
-// universe and 3 as repos, each ingested 4 times with edits between (load
-// ~30): per edited run it wrote 4x the state bytes (3.0 MB against 0.77 MB;
-// a run's ids are spread over every file of a table sorted by name, so "the
-// files it touched" is the table) and took 1.5x the write CPU (2.5 s against
-// 1.6 s), for lookups no faster within the noise (find 369 against 388 ms,
-// callers 73 against 63 ms) — position deletes keep the per-run cost of the
-// former equality deletes, and the usual maintenance thresholds bound the
-// files a lookup opens (delete files included).
+// universe and 3 as repos ingested 4 and 6 times with edits between (load
+// 20-30, two runs): per edited run it wrote 3.6-4x the state bytes (3.0-3.2
+// MB against 0.77-0.87 MB) and 1.1-1.5x the write CPU. Its cost is the size
+// of the tables, not of the run: a run's ids are spread over every file of a
+// table sorted by name, so "the files it touched" is the whole table — with
+// a large universe, every run of a small repo would rewrite all of it.
+// Lookups are what it buys: with no delete file and few data files, a
+// question read 1-2x faster in one run and 2-3.5x in the other (find 480
+// against 974 ms, callers 131 against 457 ms, 24 data + 12 delete files
+// live) — the price of position deletes between maintenances, bounded by its
+// thresholds (maxDeltaFiles), as it was with the former equality deletes.
 //
 // Invariant: a position delete names files live when it was resolved; the
 // commit checks they still are (SnapshotChange.referenced), and a state
