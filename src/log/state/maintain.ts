@@ -71,6 +71,14 @@ export interface MaintainOptions {
    * lookup opens about that many files, whatever the file count.
    */
   maxOverlap?: number;
+  /**
+   * Rewrite a table holding equality deletes (a lake made before position
+   * deletes) even below the thresholds (default true: `state maintain`
+   * converts an old lake). The maintenance after each run passes false, so a
+   * run costs what it writes: such a table converts when it passes a
+   * threshold, or at `state maintain`.
+   */
+  convert?: boolean;
   /** Rows per input file read at a time in the merge (bounds memory; default 4096). */
   chunkRows?: number;
 }
@@ -171,7 +179,7 @@ async function maintainTable(log: EventLog, name: StateTable, opts: MaintainOpti
   const overlap = overlapDepth(data.map((f) => f.file), firstSort);
   // equality deletes (a lake made before position deletes): engines may not apply them, so any is rewritten away
   const equality = deletes.some((d) => d.file.content === 2);
-  if (!opts.force && !equality && deletes.length <= max && data.length <= ideal + max && overlap <= (opts.maxOverlap ?? 4)) return { ...none, overlap, ms: Date.now() - t0 };
+  if (!opts.force && !(equality && opts.convert !== false) && deletes.length <= max && data.length <= ideal + max && overlap <= (opts.maxOverlap ?? 4)) return { ...none, overlap, ms: Date.now() - t0 };
 
   // major when the deletes are a large share or the table is small or has equality deletes; else
   // minor: the files at or after the oldest delete and every file a position delete names, or (no
