@@ -11,17 +11,19 @@
 // bench/state-deletes.ts measured the deletion-free alternative (after each
 // run, a state maintenance that leaves no delete file: the files the run's
 // deletes name, and its own, merged and rewritten) on 5 Debian crates in the
-// universe and 3 as repos ingested 4 and 6 times with edits between (load
-// 20-30, two runs): per edited run it wrote 3.6-4x the state bytes (3.0-3.2
+// universe and 3 as repos ingested 4 or 6 times with edits between (load
+// 15-30, three runs): per edited run it wrote 3.6-4x the state bytes (3.0-3.2
 // MB against 0.77-0.87 MB) and 1.1-1.5x the write CPU. Its cost is the size
 // of the tables, not of the run: a run's ids are spread over every file of a
 // table sorted by name, so "the files it touched" is the whole table — with
 // a large universe, every run of a small repo would rewrite all of it.
-// Lookups are what it buys: with no delete file and few data files, a
-// question read 1-2x faster in one run and 2-3.5x in the other (find 480
-// against 974 ms, callers 131 against 457 ms, 24 data + 12 delete files
-// live) — the price of position deletes between maintenances, bounded by its
-// thresholds (maxDeltaFiles), as it was with the former equality deletes.
+// Lookups are what it buys, between maintenances: with the read cache a
+// server and a question's process use (a third run, 4 runs, load ~17), find
+// took 116 against 243 ms (6 data files and no delete file against 21 data
+// and 13 delete files) and callers 25 against 24 ms — the price of position
+// deletes until a table passes its thresholds (maxDeltaFiles), as it was with
+// the former equality deletes (their write: 2.4 s CPU and 3.0 MB a run with
+// the maintenance they caused, against 1.9 s and 0.77 MB).
 //
 // Invariant: a position delete names files live when it was resolved; the
 // commit checks they still are (SnapshotChange.referenced), and a state
