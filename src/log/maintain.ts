@@ -82,7 +82,8 @@ const STATE_TASK: MaintenanceTask = {
       else tables.push(name);
     }
     if (tables.length === 0) return checks;
-    for (const r of (await maintainState(log, { tables })).tables) {
+    // an old lake's equality deletes convert at `state maintain` (or past a threshold), not on every run
+    for (const r of (await maintainState(log, { tables, convert: false })).tables) {
       const check: MaintainTableCheck = { table: qualified(r.table), smallFiles: r.before.deleteFiles, threshold: 8 };
       if (r.action !== 'none') check.rewritten = { action: r.action, before: r.before, after: r.after };
       checks.push(check);

@@ -1,6 +1,6 @@
 // `mimir sql`: every table of a real lake (samples/workspace ingested with its
 // deps, then edited and ingested twice more, so the state tables carry
-// equality deletes) reads through DuckDB exactly as `mimir table scan` reads
+// position deletes) reads through DuckDB exactly as `mimir table scan` reads
 // it — count(*) and every row, as multisets of canonical JSON — at the
 // current generation and two earlier ones; the same for the foreign fixtures
 // of ../shared/fixtures/iceberg (every snapshot). The per-table comparison
@@ -97,9 +97,9 @@ test('sql: every lake table reads as table scan does (count and rows), now and a
   const lake = Lake.open(lakeDir, { readOnly: true });
   try {
     const now = lake.catalog.pointerGeneration();
-    // the state tables carry equality deletes after the edits: the view must apply them
+    // the state tables carry position deletes after the edits: the view must apply them
     const nodes = await lake.loadTable({ namespace: ['mimir'], name: 'code_nodes' });
-    assert.ok((await nodes.deleteFiles()).some((f) => f.file.content === 2), 'code_nodes has equality delete files');
+    assert.ok((await nodes.deleteFiles()).some((f) => f.file.content === 1), 'code_nodes has position delete files');
     const gens = [now, now - 2n, now - 5n];
     let compared = 0;
     for (const g of gens) {

@@ -8,7 +8,7 @@
 //   metadata/<uuid>-m<N>[-a<K>].avro         table/snapshot.ts (manifests)
 //   metadata/snap-<id>-<attempt>-<uuid>.avro table/snapshot.ts (manifest lists)
 //   data/[<partition>/…]NNNNN-<uuid>.parquet table/write.ts (data files)
-//   data/delete-<uuid>.parquet               table/write.ts (delete files)
+//   data/delete-<uuid>.parquet               table/write.ts (delete files, equality and position)
 //   <any folder>/.<name>.<uuid>.tmp          io/fileio.ts (a write a crash cut short)
 // A writer that names a new kind of file adds its pattern here (the names test
 // checks every file a real lake holds against these).

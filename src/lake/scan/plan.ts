@@ -224,7 +224,7 @@ function assignDeletes(metadata: TableMetadata, data: FileTask[], deletes: Delet
 }
 
 /** Position delete files carry bounds on file_path: skip those that cannot name this file. */
-function pathMightBeIn(del: DataFile, path: string): boolean {
+export function pathMightBeIn(del: DataFile, path: string): boolean {
   const id = 2147483546;
   const lo = del.lowerBounds?.get(id);
   const hi = del.upperBounds?.get(id);

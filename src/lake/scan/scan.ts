@@ -23,6 +23,8 @@ export interface ScanOptions {
   asOfMs?: bigint;
   /** Read only the planned data files whose path this accepts (a rewrite of chosen files). */
   files?: (filePath: string) => boolean;
+  /** Give each batch its rows' positions in their data file (Batch.positions, with Batch.source): what a position delete names. */
+  positions?: boolean;
 }
 
 export type ScanMetrics = PlanMetrics & ReadMetrics;
@@ -47,6 +49,7 @@ export class TableScan {
   private readonly filter;
   private readonly nameMapping: NameMapping | undefined;
   private readonly onlyFiles: ((filePath: string) => boolean) | undefined;
+  private readonly positions: boolean;
 
   constructor(
     private readonly io: FileIO,
@@ -70,6 +73,7 @@ export class TableScan {
     this.filter = bind(opts.filter ?? alwaysTrue, this.schema);
     this.nameMapping = nameMappingOf(metadata.properties);
     this.onlyFiles = opts.files;
+    this.positions = opts.positions === true;
   }
 
   async planFiles(): Promise<FileTask[]> {
@@ -98,6 +102,7 @@ export class TableScan {
       deletes: new DeleteCache(this.io, this.schema, this.nameMapping),
       metrics: this.metrics,
       nameMapping: this.nameMapping,
+      positions: this.positions,
     };
     for (const t of tasks) {
       const source = { file: t.file.filePath, sequenceNumber: t.dataSequenceNumber };

@@ -248,4 +248,6 @@ export interface Batch {
   columns: Value[][];
   /** Set by scans: the data file the rows come from and its data sequence number (commit order). */
   source?: { file: string; sequenceNumber: bigint };
+  /** Set by scans asked for them (ScanOptions.positions): each row's position in its data file (from 0). */
+  positions?: number[];
 }

@@ -15,7 +15,7 @@ import type { FileIO } from '../io/fileio.ts';
 import type { DataFile, ManifestEntry, ManifestFile, Operation, PartitionSpec, Snapshot, TableMetadata } from '../spec/types.ts';
 import { encodeManifest, type ManifestEntryToWrite } from '../avro/manifest.ts';
 import { encodeManifestList } from '../avro/manifest-list.ts';
-import { readManifest, readManifestList } from '../scan/plan.ts';
+import { pathMightBeIn, readManifest, readManifestList } from '../scan/plan.ts';
 import { currentSchema } from '../spec/metadata.ts';
 import { ValidationError, type TableUpdate } from './commit.ts';
 import { crashPoint } from '../testing/crash.ts';
@@ -49,7 +49,23 @@ export interface SnapshotChange {
    * merged deletes never reach rows committed after that snapshot).
    */
   deleteSequenceNumber?: bigint;
+  /**
+   * Data files the added position deletes name: each must still be live in
+   * the snapshot committed on (a rewrite that replaced one meanwhile would
+   * leave the deletes naming nothing and the rows live again). Checked on
+   * every attempt; DeletedFilesGone when one is not.
+   */
+  referenced?: ReadonlySet<string>;
+  /**
+   * A rewrite of a snapshot with this sequence number: it fails
+   * (DeletedFilesGone) when a position delete file committed after that
+   * snapshot may name a data file it removes (those deletes would be lost).
+   */
+  positionDeletesAfter?: bigint;
 }
+
+/** A commit refused because position deletes and the data files they name would part (nothing committed). */
+export class DeletedFilesGone extends ValidationError {}
 
 function specOf(m: TableMetadata, id: number): PartitionSpec {
   const s = m.partitionSpecs.find((p) => p.specId === id);
@@ -145,6 +161,35 @@ export class SnapshotUpdate implements TableUpdate {
     return out;
   }
 
+  /** The checks `referenced` and `positionDeletesAfter` ask for, on the parent's manifests. */
+  private async checkPositionDeletes(parentManifests: ManifestFile[]): Promise<void> {
+    const referenced = this.change.referenced;
+    const after = this.change.positionDeletesAfter;
+    if ((!referenced || referenced.size === 0) && after === undefined) return;
+    const found = new Set<string>();
+    const removedData = [...this.change.removed];
+    for (const mf of parentManifests) {
+      if (mf.content === 0 && (!referenced || referenced.size === 0)) continue;
+      if (mf.content === 1 && (after === undefined || mf.sequenceNumber <= after)) continue;
+      for (const e of await readManifest(this.io, mf)) {
+        if (e.status === 2) continue;
+        const f = e.dataFile;
+        if (f.content === 0) {
+          if (referenced?.has(f.filePath)) found.add(f.filePath);
+        } else if (f.content === 1 && after !== undefined && e.sequenceNumber > after) {
+          const hit = removedData.find((p) => !this.change.removed.has(f.filePath) && pathMightBeIn(f, p) && (f.referencedDataFile === undefined || f.referencedDataFile === p));
+          if (hit !== undefined) {
+            throw new DeletedFilesGone(`${this.change.operation}: ${f.filePath}, a position delete file committed after the snapshot read (sequence number ${e.sequenceNumber} > ${after}), may name ${hit}, which this rewrite removes; nothing committed`);
+          }
+        }
+      }
+    }
+    if (referenced && found.size !== referenced.size) {
+      const gone = [...referenced].filter((p) => !found.has(p));
+      throw new DeletedFilesGone(`${this.change.operation}: ${gone.length} of ${referenced.size} data file(s) the position deletes name are no longer live (first: ${gone[0]}; rewritten meanwhile); nothing committed`);
+    }
+  }
+
   async apply(base: TableMetadata, attempt: number): Promise<TableMetadata> {
     this.perAttempt = [];
     if (base.snapshots.some((s) => s.snapshotId === this.snapshotId)) {
@@ -233,6 +278,8 @@ export class SnapshotUpdate implements TableUpdate {
         `${this.change.operation}: ${missing.length} of ${this.change.removed.size} file(s) to replace are no longer live (first: ${missing[0]}); nothing committed`,
       );
     }
+
+    await this.checkPositionDeletes(parentManifests);
 
     // 3. past `commit.manifest.min-count-to-merge` manifests, the kept ones are
     // merged (per spec and content) so a scan reads a few manifests, not one per commit

@@ -13,7 +13,7 @@ import { isPrimitive } from '../spec/schema.ts';
 import { identToString, type Catalog, type TableIdent } from '../catalog/catalog.ts';
 import { commitTables, loadCurrent, metadataUpdate, type CommitHooks, type Committed, type TableUpdate } from './commit.ts';
 import { SnapshotUpdate } from './snapshot.ts';
-import { DataFileWriter, writeEqualityDeleteFile, writeOptions } from './write.ts';
+import { DataFileWriter, writeEqualityDeleteFile, writeOptions, writePositionDeleteFile } from './write.ts';
 import { TableScan, type ScanOptions } from '../scan/scan.ts';
 import { readManifest, readManifestList } from '../scan/plan.ts';
 
@@ -157,14 +157,29 @@ export class Table {
   }
 
   /**
+   * Write a position delete file (not committed): the (data file, row
+   * position) pairs given, sorted by path then position. Unpartitioned
+   * tables only; undefined when there is none.
+   */
+  async writePositionDeletes(deletes: { path: string; pos: bigint }[]): Promise<{ file: DataFile; specId: number } | undefined> {
+    this.writable();
+    const spec = this.spec;
+    if (spec.fields.length > 0) throw new Error(`${this.name}: position deletes are written for unpartitioned tables only (spec ${spec.specId} has ${spec.fields.length} field(s)); nothing written`);
+    const file = await writePositionDeleteFile(this.io, this.metadata.location, this.schema.schemaId, deletes, writeOptions(this.properties));
+    return file ? { file, specId: spec.specId } : undefined;
+  }
+
+  /**
    * A row delta as an update (for multi-table commits): data files and delete
    * files added in one snapshot. The deletes carry the snapshot's sequence
    * number, so they apply to rows committed before it and never to the rows
-   * added with them (Iceberg's rule for equality deletes).
+   * added with them (Iceberg's rule for equality deletes). `referenced`: the
+   * data files added position deletes name, each checked still live at
+   * commit (DeletedFilesGone when a rewrite replaced one meanwhile).
    */
-  rowDeltaUpdate(added: { file: DataFile; specId: number }[], addedDeletes: { file: DataFile; specId: number }[], summary?: Record<string, string>): SnapshotUpdate {
+  rowDeltaUpdate(added: { file: DataFile; specId: number }[], addedDeletes: { file: DataFile; specId: number }[], summary?: Record<string, string>, referenced?: ReadonlySet<string>): SnapshotUpdate {
     const operation = addedDeletes.length === 0 ? 'append' : added.length === 0 ? 'delete' : 'overwrite';
-    return new SnapshotUpdate(this.io, { operation, added, addedDeletes, removed: new Set(), summary });
+    return new SnapshotUpdate(this.io, { operation, added, addedDeletes, removed: new Set(), summary, ...(referenced ? { referenced } : {}) });
   }
 
   /**
@@ -172,7 +187,8 @@ export class Table {
    * that were read) with new data and delete files carrying the sequence
    * numbers given (those of the snapshot read, so deletes and rows committed
    * after it keep applying and staying newer). Fails without committing if any
-   * removed file is no longer live.
+   * removed file is no longer live, or when a position delete committed
+   * after the snapshot read may name a removed data file (DeletedFilesGone).
    */
   rewriteUpdate(
     removed: string[],
@@ -184,6 +200,7 @@ export class Table {
     return new SnapshotUpdate(this.io, {
       operation: 'replace', added, addedDeletes, removed: new Set(removed), summary,
       dataSequenceNumber: seq.dataSequenceNumber, deleteSequenceNumber: seq.deleteSequenceNumber ?? seq.dataSequenceNumber,
+      positionDeletesAfter: seq.dataSequenceNumber,
     });
   }
 

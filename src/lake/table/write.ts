@@ -18,6 +18,7 @@ const encodeDataFile: typeof import('../parquet/write.ts').encodeDataFile = (...
 import { partitionPath, partitionValues } from '../spec/partition.ts';
 import { partitionKey } from '../scan/plan.ts';
 import { crashPoint } from '../testing/crash.ts';
+import { compareStrings } from '../spec/values.ts';
 
 export interface WriteOptions {
   /** Rows per data file at most (bounds memory while buffering a partition). */
@@ -199,3 +200,51 @@ export async function writeEqualityDeleteFile(
 function sameFields(a: NestedField[], b: NestedField[]): boolean {
   return a.length === b.length && a.every((f, i) => f.id === b[i]!.id);
 }
+
+/**
+ * Write one position delete file (content 1): rows of (`file_path`, `pos`)
+ * with the spec's reserved field ids (2147483546, 2147483545), sorted by
+ * path then position as the spec requires, so every engine applies it (a
+ * reader may merge it with the data file's rows in order). `file_path`
+ * carries bounds (scans skip a delete file that cannot name a data file);
+ * a file naming one data file also records it as `referenced_data_file`.
+ * Returns undefined when there is nothing to delete. Whole or nothing, like
+ * data files.
+ */
+export async function writePositionDeleteFile(
+  io: FileIO,
+  location: string,
+  schemaId: number,
+  deletes: { path: string; pos: bigint }[],
+  opts: WriteOptions,
+  partition: Value[] = [],
+): Promise<DataFile | undefined> {
+  if (deletes.length === 0) return undefined;
+  const rows = [...deletes].sort((a, b) => compareStrings(a.path, b.path) || (a.pos < b.pos ? -1 : a.pos > b.pos ? 1 : 0));
+  for (let i = 1; i < rows.length; i++) {
+    if (rows[i]!.path === rows[i - 1]!.path && rows[i]!.pos === rows[i - 1]!.pos) throw new Error(`position delete: ${rows[i]!.path} position ${rows[i]!.pos} given twice; nothing written`);
+  }
+  const fields: NestedField[] = [
+    { id: 2147483546, name: 'file_path', required: true, type: { type: 'string' } },
+    { id: 2147483545, name: 'pos', required: true, type: { type: 'long' } },
+  ];
+  const batch: Batch = { fields, numRows: rows.length, columns: [rows.map((r) => r.path), rows.map((r) => r.pos)] };
+  const { bytes, metrics } = await encodeDataFile({ schemaId, fields }, [batch], opts.parquet);
+  const path = `${location.replace(/\/+$/, '')}/data/delete-${randomUUID()}.parquet`;
+  await io.writeNew(path, bytes);
+  crashPoint('lake:delete-file-written');
+  const { splitOffsets, recordCount, ...counts } = metrics;
+  const one = rows[0]!.path === rows[rows.length - 1]!.path ? rows[0]!.path : undefined;
+  return {
+    content: 1,
+    filePath: path,
+    fileFormat: 'PARQUET',
+    partition,
+    recordCount,
+    fileSizeInBytes: BigInt(bytes.length),
+    ...counts,
+    splitOffsets,
+    ...(one !== undefined ? { referencedDataFile: one } : {}),
+  };
+}
+

@@ -2,10 +2,12 @@
 // landed in the SAME commit as its events (so the state tables' snapshots line
 // up with lake generations). Merge-on-read: per table, the new rows of every
 // id the commit adds, changes or moves (data files, each sorted by the table's
-// sort columns) plus one equality delete file on `id` naming every id that was
-// live before and changed, moved or went away. The deletes carry the commit's
-// sequence number, so they reach the older rows and never the rows added
-// beside them (Iceberg's rule).
+// sort columns) plus one position delete file naming the rows (data file,
+// position) of every id that was live before and changed, moved or went away,
+// resolved in the files live at `finish` (positions.ts: why position deletes;
+// the commit checks those files are still live). The new rows are in files
+// no delete names. (The former shape, one equality delete file on `id`, is
+// still read, and written under the test hook MIMIR_STATE_DELETES=equality.)
 //
 // Two ways in. Exact (`putNode`, `putEdge`, `putFile`, `drop`): the writer
 // knows each id's new fields, position and whether it was live (ingest's diff
@@ -44,6 +46,8 @@ import { APPEND_ONLY, PROP_BUILDING, PROP_KEYS, CODE_EDGES_IN, CODE_EDGES_OUT, C
 import { edgeRow, fileRow, keyRows, nodeRow, ownPosition, placed, posOf, type Placed, type Row } from './rows.ts';
 import { and, eq, ge, le, type Expr } from '../../lake/expr/expr.ts';
 import { StateView } from './view.ts';
+import { DeletedFilesGone } from '../../lake/table/snapshot.ts';
+import { resolvePositions, stateDeletesMode, type StateDeletes } from './positions.ts';
 
 /** One target of the commit: a state table and a fresh row-delta update for each attempt. */
 export interface StateTarget {
@@ -538,6 +542,10 @@ export class StateDelta {
   private readonly files = new Map<StateTable, { file: DataFile; specId: number }[]>();
   private readonly deleteFiles = new Map<StateTable, { file: DataFile; specId: number }>();
   private readonly deletes: Record<Owner, Set<string>> = { node: new Set(), edge: new Set(), file: new Set() };
+  /** Per table, the data files its position delete file names (checked still live at commit). */
+  private readonly referenced = new Map<StateTable, Set<string>>();
+  /** How rows are deleted (positions.ts): position deletes, or the former equality deletes (a test hook). */
+  private readonly deletesMode: StateDeletes = stateDeletesMode();
   private readonly flushRows: number;
   private finished = false;
   /**
@@ -816,8 +824,15 @@ export class StateDelta {
       const ids = [...this.deletes[TABLE_ENTITY[t]]].sort(compareStrings);
       if (ids.length === 0) continue;
       const table = await this.table(t);
-      const idField = table.schema.fields.find((f) => f.name === 'id')!;
-      const d = await table.writeEqualityDeletes([idField.id], [{ fields: [idField], numRows: ids.length, columns: [ids] }]);
+      let d: { file: DataFile; specId: number } | undefined;
+      if (this.deletesMode === 'position') {
+        const r = await resolvePositions(table, ids);
+        d = await table.writePositionDeletes(r.deletes);
+        this.referenced.set(t, r.referenced);
+      } else {
+        const idField = table.schema.fields.find((f) => f.name === 'id')!;
+        d = await table.writeEqualityDeletes([idField.id], [{ fields: [idField], numRows: ids.length, columns: [ids] }]);
+      }
       if (d) {
         this.deleteFiles.set(t, d);
         crashPoint('state:file-written');
@@ -839,7 +854,8 @@ export class StateDelta {
       const del = this.deleteFiles.get(t);
       if (files.length === 0 && !del) continue;
       const table = await this.table(t);
-      const update = (): TableUpdate => table.rowDeltaUpdate(files, del ? [del] : [], { 'mimir.state': 'delta' });
+      const referenced = this.referenced.get(t);
+      const update = (): TableUpdate => sameFiles(table.rowDeltaUpdate(files, del ? [del] : [], { 'mimir.state': 'delta' }, del ? referenced : undefined));
       out.push({ ident: table.ident!, update: t === CODE_KEYS ? () => sameKeys(update(), this.keys) : update });
     }
     return out;
@@ -902,6 +918,7 @@ export class StateDelta {
     for (const p of this.paths()) await this.log.lake.io.delete(p).catch(() => undefined);
     for (const t of STATE_TABLES) this.files.set(t, []);
     this.deleteFiles.clear();
+    this.referenced.clear();
   }
 }
 
@@ -916,6 +933,26 @@ function sameKeys(update: TableUpdate, keys: KeysLayout): TableUpdate {
       const now = keysLayout(base.properties);
       if (now !== keys) throw new ModeChanged(`${CODE_KEYS} changed layout (${PROP_KEYS}: ${keys} -> ${now}) while this commit was written`);
       return update.apply(base, attempt);
+    },
+    attemptFiles: () => update.attemptFiles(),
+    sharedFiles: () => update.sharedFiles(),
+  };
+}
+
+/**
+ * A row delta whose position deletes name files a state rewrite replaced
+ * after they were resolved fails as ModeChanged: nothing committed, the run
+ * is redone (an append retried) and resolves them in the rewritten files.
+ */
+function sameFiles(update: TableUpdate): TableUpdate {
+  return {
+    apply: async (base, attempt) => {
+      try {
+        return await update.apply(base, attempt);
+      } catch (e) {
+        if (e instanceof DeletedFilesGone) throw new ModeChanged(e.message);
+        throw e;
+      }
     },
     attemptFiles: () => update.attemptFiles(),
     sharedFiles: () => update.sharedFiles(),

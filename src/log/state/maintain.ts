@@ -1,6 +1,9 @@
 // State maintenance: keeps a lookup opening a handful of files. Every run
-// adds small sorted data files and an equality delete file to each state
-// table it changes; past a threshold — too many delete files, too many data
+// adds small sorted data files and a position delete file to each state
+// table it changes (a lake made before: an equality delete file, which
+// engines may not apply — any equality delete makes the table rewritten
+// whole, so a maintenance converts an old lake; reads apply both kinds
+// meanwhile); past a threshold — too many delete files, too many data
 // files for its rows, or data files overlapping: more than `maxOverlap` of
 // them hold one value of the first sort column by their bounds (each run's
 // file spans the whole key range, so a lookup opens every run's file) — a
@@ -10,16 +13,18 @@
 // - major: every data and delete file -> globally sorted, non-overlapping
 //   files of `fileRows` rows; no delete file is left;
 // - minor (a big table with few deletes): only the data files at or after the
-//   oldest delete file's sequence number, plus every delete file -> sorted
-//   files and ONE delete file holding the union of the deleted ids (it still
-//   has to reach the older, untouched files); with no delete file, the data
+//   oldest delete file's sequence number and every file a position delete
+//   names, plus every delete file -> sorted files, no delete file left (each
+//   position names a file rewritten); with no delete file, the data
 //   files no rewrite wrote (runs' files: not marked with the sort order) ->
 //   sorted files beside the rewritten ones (two layers: a lookup opens two).
 //
 // Both commit as a rewrite at the sequence number of the snapshot they read:
-// rows and deletes committed meanwhile by runs stay newer (kept, and still
-// applied to the rewritten rows), and a file read that is no longer live
-// fails the commit (nothing changed): the table is planned again from what is
+// rows committed meanwhile by runs stay newer (kept); a file read that is no
+// longer live, or a position delete committed meanwhile that may name a file
+// the rewrite removes (its rows would live again: DeletedFilesGone), fails
+// the commit (nothing changed), and a run whose deletes name a file the
+// rewrite removed fails its own (delta.ts): the table is planned again from what is
 // live then (another process's maintenance got there first), up to 3 plans.
 //
 // Memory: one chunk of rows (`chunkRows`) per input file plus the deleted ids
@@ -41,6 +46,7 @@
 // `state-maintain:file-written`, then the lake's commit points.
 import type { Batch, DataFile, NestedField, TableMetadata, Value } from '../../lake/spec/types.ts';
 import { ParquetDataFile } from '../../lake/parquet/read.ts';
+import { POS_FILE_PATH, POS_POS } from '../../lake/scan/read.ts';
 import type { Table } from '../../lake/table/table.ts';
 import { writeOptions } from '../../lake/table/write.ts';
 import { ValidationError, metadataUpdate, type TableUpdate } from '../../lake/table/commit.ts';
@@ -65,6 +71,14 @@ export interface MaintainOptions {
    * lookup opens about that many files, whatever the file count.
    */
   maxOverlap?: number;
+  /**
+   * Rewrite a table holding equality deletes (a lake made before position
+   * deletes) even below the thresholds (default true: `state maintain`
+   * converts an old lake). The maintenance after each run passes false, so a
+   * run costs what it writes: such a table converts when it passes a
+   * threshold, or at `state maintain`.
+   */
+  convert?: boolean;
   /** Rows per input file read at a time in the merge (bounds memory; default 4096). */
   chunkRows?: number;
 }
@@ -163,19 +177,21 @@ async function maintainTable(log: EventLog, name: StateTable, opts: MaintainOpti
   const ideal = Math.max(1, Math.ceil(Number(rows) / fileRows));
   const firstSort = table.schema.fields.find((f) => f.name === SORT_COLUMNS[name][0])!.id;
   const overlap = overlapDepth(data.map((f) => f.file), firstSort);
-  if (!opts.force && deletes.length <= max && data.length <= ideal + max && overlap <= (opts.maxOverlap ?? 4)) return { ...none, overlap, ms: Date.now() - t0 };
-  if (deletes.some((d) => d.file.content !== 2)) throw new Error(`${name}: holds position delete files, which state tables never get; not rewritten`);
+  // equality deletes (a lake made before position deletes): engines may not apply them, so any is rewritten away
+  const equality = deletes.some((d) => d.file.content === 2);
+  if (!opts.force && !(equality && opts.convert !== false) && deletes.length <= max && data.length <= ideal + max && overlap <= (opts.maxOverlap ?? 4)) return { ...none, overlap, ms: Date.now() - t0 };
 
-  // major when the deletes are a large share or the table is small; else minor: the files at or
-  // after the oldest delete, or (no delete) the files no rewrite wrote (each run's, overlapping)
+  // major when the deletes are a large share or the table is small or has equality deletes; else
+  // minor: the files at or after the oldest delete and every file a position delete names, or (no
+  // delete) the files no rewrite wrote (each run's, overlapping) — no delete file is left either way
   const orderId = currentOrderId(table.metadata, name);
   const deleted = deletes.reduce((s, f) => s + f.file.recordCount, 0n);
+  const { deletedAt, positions } = await loadDeletes(log, table, deletes);
   const oldest = deletes.length > 0 ? deletes.reduce((m, d) => (d.sequenceNumber < m ? d.sequenceNumber : m), deletes[0]!.sequenceNumber) : undefined;
   const unmarked = data.filter((f) => orderId === undefined || f.file.sortOrderId !== orderId);
-  const minorInputs = oldest !== undefined ? data.filter((f) => f.sequenceNumber >= oldest) : unmarked.length >= 2 && unmarked.length < data.length ? unmarked : undefined;
-  const major = opts.force || minorInputs === undefined || rows < BigInt(fileRows) || deleted * 20n > rows;
+  const minorInputs = oldest !== undefined ? data.filter((f) => f.sequenceNumber >= oldest || positions.has(f.file.filePath)) : unmarked.length >= 2 && unmarked.length < data.length ? unmarked : undefined;
+  const major = opts.force || equality || minorInputs === undefined || rows < BigInt(fileRows) || deleted * 20n > rows;
   const inputs = major ? data : minorInputs!;
-  const deletedAt = await loadDeletes(log, table, deletes);
   // the table's own columns (a code_keys made before its display columns has not got them)
   const have = new Set(table.schema.fields.map((f) => f.id));
   const schemaFields = stateSchema(name).fields.filter((f) => have.has(f.id));
@@ -184,7 +200,7 @@ async function maintainTable(log: EventLog, name: StateTable, opts: MaintainOpti
   const writer = new SortedWriter(table, name, fileRows, orderId);
   let dropped = 0;
   try {
-    dropped = await mergeFiles(log, inputs, schemaFields, name, deletedAt, opts.chunkRows ?? 4096, (r) => writer.add(r), regroup);
+    dropped = await mergeFiles(log, inputs, schemaFields, name, deletedAt, positions, opts.chunkRows ?? 4096, (r) => writer.add(r), regroup);
     await writer.close();
     let union: { file: DataFile; specId: number } | undefined;
     if (!major && deletedAt.size > 0) {
@@ -288,11 +304,37 @@ function sharedPrefix(name: StateTable): readonly string[] {
   return cur.slice(0, n);
 }
 
-/** Every deleted id with the highest sequence number that deletes it. */
-async function loadDeletes(log: EventLog, table: Table, deletes: Live[]): Promise<Map<string, bigint>> {
+/** Position deletes by data file: each deleted position with the sequence number of the delete naming it. */
+type Positions = Map<string, Map<number, bigint>>;
+
+/**
+ * Every id an equality delete deletes, with the highest sequence number that
+ * deletes it, and every position a position delete names, per data file.
+ */
+async function loadDeletes(log: EventLog, table: Table, deletes: Live[]): Promise<{ deletedAt: Map<string, bigint>; positions: Positions }> {
   const out = new Map<string, bigint>();
+  const positions: Positions = new Map();
   const idField = table.schema.fields.find((f) => f.name === 'id')!;
   for (const d of deletes) {
+    if (d.file.content === 1) {
+      const pf = await ParquetDataFile.open(log.lake.io, d.file.filePath);
+      try {
+        for (let rg = 0; rg < pf.rowGroupCount; rg++) {
+          const b = await pf.readRowGroup(rg, [POS_FILE_PATH, POS_POS]);
+          for (let i = 0; i < b.numRows; i++) {
+            const path = b.columns[0]![i] as string;
+            let at = positions.get(path);
+            if (!at) positions.set(path, (at = new Map()));
+            const pos = Number(b.columns[1]![i] as bigint);
+            const prev = at.get(pos);
+            if (prev === undefined || d.sequenceNumber > prev) at.set(pos, d.sequenceNumber);
+          }
+        }
+      } finally {
+        await pf.close();
+      }
+      continue;
+    }
     const eq = d.file.equalityIds ?? [];
     if (eq.length !== 1 || eq[0] !== idField.id) throw new Error(`${d.file.filePath}: an equality delete on field ids ${eq.join(',')}, expected only ${idField.id} (id); not rewritten`);
     const pf = await ParquetDataFile.open(log.lake.io, d.file.filePath);
@@ -309,21 +351,23 @@ async function loadDeletes(log: EventLog, table: Table, deletes: Live[]): Promis
       await pf.close();
     }
   }
-  return out;
+  return { deletedAt: out, positions };
 }
 
 /** A sorted stream of one file's rows, chunk by chunk. */
 class FileCursor {
   private rg = 0;
   private at = 0;
+  /** The file position of row 0 of row group `rg`. */
+  private groupStart = 0;
   private buf: Row[] = [];
   private i = 0;
   constructor(
     private readonly pf: ParquetDataFile,
     private readonly fields: NestedField[],
     private readonly chunk: number,
-    /** Is a row deleted? */
-    private readonly dead: (r: Row) => boolean,
+    /** Is a row deleted? (`pos`: its position in the file) */
+    private readonly dead: (r: Row, pos: number) => boolean,
     private readonly onDrop: () => void,
   ) {}
 
@@ -347,8 +391,10 @@ class FileCursor {
       if (this.at >= n) {
         this.rg++;
         this.at = 0;
+        this.groupStart += n;
         continue;
       }
+      const first = this.groupStart + this.at;
       const to = Math.min(n, this.at + this.chunk);
       const b = await this.pf.readRowGroup(this.rg, this.fields, undefined, { from: this.at, to });
       this.at = to;
@@ -356,7 +402,7 @@ class FileCursor {
       for (let i = 0; i < b.numRows; i++) {
         const r: Row = {};
         for (let c = 0; c < b.fields.length; c++) r[b.fields[c]!.name] = b.columns[c]![i] ?? null;
-        if (this.dead(r)) this.onDrop();
+        if (this.dead(r, first + i)) this.onDrop();
         else rows.push(r);
       }
       this.buf = rows;
@@ -381,6 +427,7 @@ async function mergeFiles(
   fields: NestedField[],
   name: StateTable,
   deletedAt: Map<string, bigint>,
+  positions: Positions,
   chunk: number,
   emit: (r: Row) => Promise<void>,
   /** Re-sort runs of rows equal in these columns (inputs sorted by them, not necessarily by the whole order). */
@@ -412,7 +459,11 @@ async function mergeFiles(
       const pf = await ParquetDataFile.open(log.lake.io, f.file.filePath);
       opened.push(pf);
       const seq = f.sequenceNumber;
-      const c = new FileCursor(pf, fields, chunk, (r) => {
+      // a position delete applies to data files of its sequence number or older, an equality delete to older only
+      const gone = positions.get(f.file.filePath);
+      const c = new FileCursor(pf, fields, chunk, (r, pos) => {
+        const del = gone?.get(pos);
+        if (del !== undefined && del >= seq) return true;
         const at = deletedAt.get(r.id as string);
         return at !== undefined && at > seq;
       }, () => dropped++);

@@ -3,7 +3,10 @@
 // of crates (memory bounded by the group budget); its rows replace exactly the
 // files the tables held at G, in one multi-table commit whose new files carry
 // the sequence numbers the tables had at G — so every run that committed
-// after G (its rows and its equality deletes) stays newer and keeps applying.
+// after G stays newer: its rows are kept (and a lake made before position
+// deletes: its equality deletes keep applying); a run after G whose position
+// deletes name files the rebuild replaces would lose them, so the commit is
+// refused then (DeletedFilesGone, nothing committed: run it again).
 // When the groups leave overlapping files, a major maintenance pass then
 // merges them into globally sorted files.
 //
