@@ -55,7 +55,7 @@ function codecsFor(metadata: FileMetaData): Promise<void> | undefined {
 import type { FileIO, InputFile } from '../io/fileio.ts';
 import type { Batch, IcebergType, NestedField, PrimitiveType, Value } from '../spec/types.ts';
 import { NAME_MAPPING_PROPERTY, mappedById, mappedByName, type NameMapping } from '../spec/name-mapping.ts';
-import { bytesBEToBigint, unscaledToDecimal } from '../spec/values.ts';
+import { bytesBEToBigint, initialValue, unscaledToDecimal } from '../spec/values.ts';
 
 export interface RowGroupStats {
   numRows: number;
@@ -478,6 +478,11 @@ export class ParquetDataFile {
     return this.byId.has(fieldId);
   }
 
+  /** The name of the file's top-level column holding this field id (its own or by the name mapping), if any. */
+  topColumnName(fieldId: number): string | undefined {
+    return this.topById.get(fieldId)?.element.name;
+  }
+
   /** Whether a column or group of the file carries this field id itself (not by the name mapping). */
   hasOwnField(fieldId: number): boolean {
     return this.ownIds.has(fieldId);
@@ -889,7 +894,7 @@ function convertNested(cx: NestedContext, v: unknown, f: NestedField, t: Iceberg
     for (const c of t.fields) {
       const child = node.children.find((n) => cx.idOf(n) === c.id);
       // a field the file lacks reads as its initial default (v3), else null
-      out[c.name] = child ? convertNested(cx, o[child.element.name], c, c.type, child) : (c.initialDefault ?? null);
+      out[c.name] = child ? convertNested(cx, o[child.element.name], c, c.type, child) : initialValue(c);
     }
     return out;
   }

@@ -7,6 +7,7 @@
 // the delete sets of that file. Every data and delete file opened is checked:
 // the row count of its footer must be its manifest entry's record_count.
 import type { Batch, DataFile, NestedField, PartitionSpec, Schema, TableMetadata, Value } from '../spec/types.ts';
+import { initialValue } from '../spec/values.ts';
 import type { FileIO } from '../io/fileio.ts';
 import { ParquetDataFile, type PageStats } from '../parquet/read.ts';
 import { fieldsById } from '../spec/schema.ts';
@@ -485,6 +486,6 @@ function missingValue(file: DataFile, spec: PartitionSpec | undefined): (f: Nest
       const i = spec.fields.findIndex((p) => p.sourceId === f.id && p.transform.kind === 'identity');
       if (i >= 0) return file.partition[i] ?? null;
     }
-    return f.initialDefault ?? null;
+    return initialValue(f);
   };
 }

@@ -7,7 +7,7 @@
 // not a valid value of the type is refused with an error, never guessed at.
 
 import type { Json } from './json.ts';
-import type { IcebergType, PrimitiveType, Value } from './types.ts';
+import type { IcebergType, NestedField, PrimitiveType, Value } from './types.ts';
 
 // ---- small helpers ----------------------------------------------------------
 
@@ -25,6 +25,16 @@ const showValue = (v: unknown): string => {
     return String(v);
   }
 };
+
+/**
+ * What a field absent from a data file reads as: its initial default (v3), else
+ * null. A float field's default is read as the float32 it is (the JSON of the
+ * metadata may spell more digits than a float holds), as a float in a file is.
+ */
+export function initialValue(f: NestedField): Value {
+  const v = f.initialDefault ?? null;
+  return f.type.type === 'float' && typeof v === 'number' ? Math.fround(v) : v;
+}
 
 export function toHex(b: Uint8Array): string {
   let s = '';

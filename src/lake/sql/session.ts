@@ -25,7 +25,8 @@ import { displayValue } from '../spec/values.ts';
 import type { Value } from '../spec/types.ts';
 import { nameMappingOf } from '../spec/name-mapping.ts';
 import { stringifyJson } from '../spec/json.ts';
-import { quoteIdent, quoteString, viewSelect, type ViewInput } from './view.ts';
+import { nestedDefaultIds, quoteIdent, quoteString, viewSelect, type ViewDataFile, type ViewInput } from './view.ts';
+import { ParquetDataFile } from '../parquet/read.ts';
 
 /** A statement refused before it ran (not a single SELECT, or a write). */
 export class SqlRefusedError extends Error {}
@@ -47,7 +48,11 @@ function localFile(io: FileIO, path: string): string {
 /** What a view of `table` at `sel` reads: the view input and every local file it names. */
 export async function viewInputOf(table: Table, sel: SnapshotSelector = {}): Promise<{ input: ViewInput; files: string[]; snapshotId?: bigint }> {
   const scan = table.scan(sel);
-  const input: ViewInput = { schema: scan.schema, data: [], positionDeletes: [], equalityDeletes: [], ...(nameMappingOf(table.properties) ? { byName: true } : {}) };
+  const input: ViewInput = { schema: scan.schema, data: [], positionDeletes: [], equalityDeletes: [] };
+  // footers are read only where the view must know a file's fields: defaults inside structs, files mapped by name
+  const nameMapping = nameMappingOf(table.properties);
+  const nested = nestedDefaultIds(scan.schema.fields);
+  const needFooter = nameMapping !== undefined || nested.length > 0;
   if (!scan.snapshot) return { input, files: [] };
   const specs = new Map(table.metadata.partitionSpecs.map((s) => [s.specId, s]));
   const files: string[] = [];
@@ -63,7 +68,24 @@ export async function viewInputOf(table: Table, sel: SnapshotSelector = {}): Pro
       specs.get(f.specId)?.fields.forEach((pf, i) => {
         if (pf.transform.kind === 'identity') identity.set(pf.sourceId, f.file.partition[i] ?? null);
       });
-      input.data.push({ local, uri: f.file.filePath, seq: f.sequenceNumber, partitionKey, ...(identity.size > 0 ? { identity } : {}) });
+      const known: Pick<ViewDataFile, 'present' | 'columns'> = {};
+      if (needFooter) {
+        const pf = await ParquetDataFile.open(table.io, f.file.filePath, nameMapping ? { nameMapping } : {});
+        try {
+          if (nested.length > 0) known.present = new Set(nested.filter((id) => pf.hasField(id)));
+          // a file with no field ids of its own is read by the names the mapping gives
+          if (nameMapping !== undefined && !scan.schema.fields.some((x) => pf.hasOwnField(x.id))) {
+            known.columns = new Map();
+            for (const x of scan.schema.fields) {
+              const name = pf.topColumnName(x.id);
+              if (name !== undefined) known.columns.set(x.id, name);
+            }
+          }
+        } finally {
+          await pf.close();
+        }
+      }
+      input.data.push({ local, uri: f.file.filePath, seq: f.sequenceNumber, partitionKey, ...(identity.size > 0 ? { identity } : {}), ...known });
     }
     else if (f.file.content === 1) input.positionDeletes.push({ local, seq: f.sequenceNumber });
     else {

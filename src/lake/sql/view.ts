@@ -4,7 +4,11 @@
 // - data files are read with DuckDB's `read_parquet`, columns mapped by
 //   Iceberg field id to the schema's names and types (`schema = map {…}`), so
 //   renamed columns read right and a column added later reads as its initial
-//   default (NULL without one) in older files;
+//   default (NULL without one) in older files; a field added inside a struct
+//   reads as its initial default in the files that lack it (which files those
+//   are comes from their footers: `present`); a file without field ids of a
+//   table with a name mapping is read on its own, its columns picked by the
+//   names the mapping gives each field id (`columns`), never by today's names;
 // - a position delete (file_path, pos) removes row `pos` of the data file whose
 //   path is `file_path`, when the data file's data sequence number is <= the
 //   delete file's;
@@ -28,6 +32,10 @@ export interface ViewDataFile {
   partitionKey: string;
   /** Values of identity partition fields by source field id: a file may leave those columns out (Iceberg lets writers). */
   identity?: Map<number, Value>;
+  /** The field ids the file holds, where the schema has fields with initial defaults inside structs (from its footer). */
+  present?: Set<number>;
+  /** For a file without field ids (a name-mapped table): each top-level field id's column name in the file. */
+  columns?: Map<number, string>;
 }
 
 export interface ViewPositionDeleteFile {
@@ -49,11 +57,6 @@ export interface ViewInput {
   data: ViewDataFile[];
   positionDeletes: ViewPositionDeleteFile[];
   equalityDeletes: ViewEqualityDeleteFile[];
-  /**
-   * Read data columns by name (union_by_name) instead of field id: for tables
-   * with a name mapping, whose files may carry no field ids.
-   */
-  byName?: boolean;
 }
 
 /** `"name"` with inner quotes doubled. */
@@ -120,6 +123,35 @@ export function defaultText(t: IcebergType, v: Value | undefined): string {
   return quoteString(typeof shown === 'string' ? shown : stringifyJson(shown));
 }
 
+/** Fields nested in structs (at any depth below the top) that have an initial default: their ids. */
+export function nestedDefaultIds(fields: NestedField[]): number[] {
+  const out: number[] = [];
+  const visit = (t: IcebergType): void => {
+    if (t.type !== 'struct') return;
+    for (const f of t.fields) {
+      if (f.initialDefault !== undefined && f.initialDefault !== null) out.push(f.id);
+      visit(f.type);
+    }
+  };
+  for (const f of fields) visit(f.type);
+  return out;
+}
+
+/** A struct-typed value `ref` with its nested initial defaults filled where the file lacks the field (`f.h<id>` false). */
+function withNestedDefaults(t: IcebergType, ref: string, ids: Set<number>): string {
+  if (t.type !== 'struct' || !hasNested(t, ids)) return ref;
+  const parts = t.fields.map((c) => {
+    const inner = `${ref}.${quoteIdent(c.name)}`;
+    const value = ids.has(c.id) ? `CASE WHEN f.h${c.id} THEN ${inner} ELSE CAST(${defaultText(c.type, c.initialDefault)} AS ${duckType(c.type)}) END` : withNestedDefaults(c.type, inner, ids);
+    return `${quoteIdent(c.name)} := ${value}`;
+  });
+  return `CASE WHEN ${ref} IS NULL THEN NULL ELSE CAST(struct_pack(${parts.join(', ')}) AS ${duckType(t)}) END`;
+}
+
+function hasNested(t: IcebergType, ids: Set<number>): boolean {
+  return t.type === 'struct' && t.fields.some((c) => ids.has(c.id) || hasNested(c.type, ids));
+}
+
 /** `read_parquet`'s `schema` argument: field id -> name, type and default, for the fields given. */
 function fieldIdMap(fields: NestedField[]): string {
   const entries = fields.map((f) => `${f.id}: {name: ${quoteString(f.name)}, type: ${quoteString(duckType(f.type))}, default_value: ${defaultText(f.type, f.initialDefault)}}`);
@@ -150,20 +182,41 @@ export function viewSelect(input: ViewInput): string {
   // identity partition columns: the file's value, else the partition's (a file may omit the column)
   const byIdField = new Map(fields.map((f) => [f.id, f]));
   const identityIds = [...new Set(input.data.flatMap((d) => [...(d.identity?.keys() ?? [])]))].filter((id) => byIdField.has(id));
+  const nested = new Set(nestedDefaultIds(fields));
+  const nestedIds = [...nested];
   const files = valuesTable(
     'f',
     input.data.map((d) => [
       quoteString(d.local), quoteString(d.uri), `${d.seq}::BIGINT`, quoteString(d.partitionKey),
       ...identityIds.map((id) => defaultText(byIdField.get(id)!.type, d.identity?.get(id))),
+      // a file whose footer was not read holds every field
+      ...nestedIds.map((id) => (d.present === undefined || d.present.has(id) ? 'true' : 'false')),
     ]),
-    ['local', 'uri', 'seq', 'part', ...identityIds.map((id) => `p${id}`)],
+    ['local', 'uri', 'seq', 'part', ...identityIds.map((id) => `p${id}`), ...nestedIds.map((id) => `h${id}`)],
   );
-  const filled = fields.map((f) =>
-    identityIds.includes(f.id) ? `COALESCE(r.${quoteIdent(f.name)}, CAST(f.p${f.id} AS ${duckType(f.type)})) AS ${quoteIdent(f.name)}` : `r.${quoteIdent(f.name)}`,
-  );
+  const filled = fields.map((f) => {
+    const value = withNestedDefaults(f.type, `r.${quoteIdent(f.name)}`, nested);
+    return identityIds.includes(f.id) ? `COALESCE(${value}, CAST(f.p${f.id} AS ${duckType(f.type)})) AS ${quoteIdent(f.name)}` : `${value} AS ${quoteIdent(f.name)}`;
+  });
+  // the files read by field id in one read_parquet; each name-mapped file without ids on its own
+  const byId = input.data.filter((d) => d.columns === undefined);
+  const parts: string[] = [];
+  if (byId.length > 0) {
+    parts.push(
+      `SELECT ${cols.join(', ')}, file_row_number, ${F_NAME} FROM read_parquet(${list(byId.map((d) => d.local))}, schema = ${fieldIdMap(fields)}, filename = ${quoteString(F_NAME)}, file_row_number = true)`,
+    );
+  }
+  for (const d of input.data) {
+    if (d.columns === undefined) continue;
+    const picked = fields.map((f) => {
+      const col = d.columns!.get(f.id);
+      return col === undefined ? `CAST(${defaultText(f.type, f.initialDefault)} AS ${duckType(f.type)}) AS ${quoteIdent(f.name)}` : `CAST(${quoteIdent(col)} AS ${duckType(f.type)}) AS ${quoteIdent(f.name)}`;
+    });
+    parts.push(`SELECT ${picked.join(', ')}, file_row_number, ${F_NAME} FROM read_parquet(${list([d.local])}, filename = ${quoteString(F_NAME)}, file_row_number = true)`);
+  }
   const rows =
     `SELECT ${filled.join(', ')}, r.file_row_number, f.uri AS ${F_URI}, f.seq AS ${F_SEQ}, f.part AS ${F_PART} ` +
-    `FROM read_parquet(${list(input.data.map((d) => d.local))}, ${input.byName ? 'union_by_name = true' : `schema = ${fieldIdMap(fields)}`}, filename = ${quoteString(F_NAME)}, file_row_number = true) r ` +
+    `FROM (${parts.join(' UNION ALL ')}) r ` +
     `JOIN ${files} ON r.${F_NAME} = f.local`;
   const where: string[] = [];
   if (input.positionDeletes.length > 0) {
@@ -177,11 +230,11 @@ export function viewSelect(input: ViewInput): string {
     const key = [...e.equalityIds].sort((a, b) => a - b).join(',');
     byIds.set(key, [...(byIds.get(key) ?? []), e]);
   }
-  const byId = new Map(fields.map((f) => [f.id, f]));
+  const fieldById = new Map(fields.map((f) => [f.id, f]));
   for (const [key, group] of byIds) {
     const ids = key.split(',').map(Number);
     const eqFields = ids.map((id) => {
-      const f = byId.get(id);
+      const f = fieldById.get(id);
       if (!f) throw new Error(`an equality delete file (${group[0]!.local}) names field id ${id}, which the schema read (${fields.map((x) => `${x.id} ${x.name}`).join(', ')}) does not have; no view made`);
       return f;
     });
