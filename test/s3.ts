@@ -129,6 +129,8 @@ export interface FaultProxy {
   faults: Record<Fault, number>;
   /** Body bytes of GET answers passed through (what clients downloaded). */
   bytesServed: number;
+  /** GETs passed through: the object's path and its Range header ('' for a whole-object GET). */
+  gets: { path: string; range: string }[];
   /** Share of requests to fail from now on (0 passes everything). */
   rate: number;
   close(): Promise<void>;
@@ -158,6 +160,7 @@ export async function faultProxy(targetPort: number, opts: { rate: number; seed:
     requests: 0,
     faults: { '500': 0, '503': 0, hold: 0, drop: 0 } as Record<Fault, number>,
     bytesServed: 0,
+    gets: [] as { path: string; range: string }[],
     rate: opts.rate,
     close: async (): Promise<void> => undefined,
   };
@@ -182,6 +185,7 @@ export async function faultProxy(targetPort: number, opts: { rate: number; seed:
       });
       return;
     }
+    if (req.method === 'GET') state.gets.push({ path: (req.url ?? '').split('?')[0]!, range: String(req.headers.range ?? '') });
     const up = request({ host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers }, (ures) => {
       res.writeHead(ures.statusCode ?? 502, ures.headers);
       ures.on('data', (d: Buffer) => {

@@ -64,7 +64,7 @@ export function isWithinS3(path: string, prefix: string): boolean {
 }
 
 export interface S3Options {
-  /** Bound on each request attempt (default 30 s: a 16 MiB part on a slow link). */
+  /** Bound on each request attempt (default $MIMIR_S3_TIMEOUT_MS, else 30 s: a 16 MiB part on a slow link). */
   timeoutMs?: number;
   /** Attempts per request, the first included (default 5). */
   tries?: number;
@@ -78,7 +78,9 @@ export interface S3Options {
   random?: () => number;
 }
 
-const DEFAULTS = { timeoutMs: 30_000, tries: 5, baseDelayMs: 100, partBytes: 16 * 1024 * 1024 };
+/** MIMIR_S3_TIMEOUT_MS overrides the per-attempt bound (a slow link, or a test's proxy that holds requests). */
+const envTimeout = Number(process.env.MIMIR_S3_TIMEOUT_MS);
+const DEFAULTS = { timeoutMs: Number.isFinite(envTimeout) && envTimeout > 0 ? envTimeout : 30_000, tries: 5, baseDelayMs: 100, partBytes: 16 * 1024 * 1024 };
 
 /** Iceberg's file kinds that are never rewritten under the same name: their size is cached. */
 const IMMUTABLE = /\.(parquet|avro|metadata\.json|puffin)$/;
