@@ -1,6 +1,6 @@
 // FileIO on S3 and S3-compatible object storage: paths `s3://bucket/key`
 // (`s3a://` and `s3n://`, as Hadoop writes them, name the same object).
-// The AWS SDK is loaded on the first request (a dynamic import), so a
+// The AWS SDK is loaded on the first request (a lazy require), so a
 // command that never touches an `s3://` path never pays for it.
 //
 // Configuration is the SDK's own: credentials and region through its standard
@@ -34,6 +34,7 @@
 // both succeed, the later replacing the earlier; Mimir names new files with
 // random UUIDs, so only a same-name race of two writers could hit it.
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { IoError, type FileInfo, type FileIO, type InputFile } from './fileio.ts';
 
@@ -173,7 +174,10 @@ export class S3FileIO implements FileIO {
       // node >= 22; its documented switch turns that notice off (set by the
       // user, it is left as they set it)
       process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-      const sdk = await import('@aws-sdk/client-s3');
+      // require, not import(): the CLI bundle runs in a vm.Script, where a dynamic
+      // import needs a loader callback node 20 does not always give (scripts/build.ts
+      // keeps the package outside the bundle)
+      const sdk = createRequire(import.meta.url)('@aws-sdk/client-s3') as Sdk;
       const client = new sdk.S3Client({
         forcePathStyle: wantsPathStyle(this.opts.endpoint ?? envEndpoint()),
         ...(this.opts.endpoint !== undefined ? { endpoint: this.opts.endpoint } : {}),
