@@ -8,12 +8,18 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
 import { IoError } from '../../src/lake/io/fileio.ts';
+import { Lake } from '../../src/lake/lake.ts';
+import { and, ge, lt } from '../../src/lake/expr/expr.ts';
+import type { Schema } from '../../src/lake/spec/types.ts';
+import { scratch } from '../helpers.ts';
 import { S3FileIO, isS3Path, normS3Path, parseS3Path, wantsPathStyle } from '../../src/lake/io/s3.ts';
 import { BUCKET, faultProxy, needS3, type S3Server } from '../s3.ts';
 
 let server: S3Server | undefined;
 const saved = { ...process.env };
+const work = scratch('mimir-s3-fileio-');
 before(async () => {
   server = await needS3();
   if (server) Object.assign(process.env, server.env);
@@ -21,6 +27,7 @@ before(async () => {
 after(() => {
   server?.stop();
   process.env = saved;
+  work.cleanup();
 });
 
 /** A fresh prefix per test: tests share the bucket. */
@@ -158,6 +165,50 @@ test('S3FileIO: retries are bounded; the error names the operation, path, status
     });
     assert.equal(proxy.requests, 5);
   } finally {
+    await proxy.close();
+  }
+});
+
+test('a table in an S3 warehouse: a narrow lookup asks for the footer and the pages that hold it, never the whole data file', { timeout: 600_000 }, async (t) => {
+  if (!server) return t.skip('no S3 server (see the message above)');
+  const schema: Schema = {
+    schemaId: 0,
+    fields: [
+      { id: 1, name: 'id', required: true, type: { type: 'long' } },
+      { id: 2, name: 'payload', required: false, type: { type: 'string' } },
+    ],
+  };
+  const n = 120_000; // one row group of many 64 KB pages per column (the reader's first read is a 64 KB tail)
+  const ids = Array.from({ length: n }, (_, i) => BigInt(i));
+  const payloads = ids.map((_x, i) => `payload-${String(i).padStart(6, '0')}-${'x'.repeat(i % 17)}`);
+  const warehouse = `${prefix()}/wh`;
+  const writer = Lake.open(path.join(work.dir, 'lake'), { warehouse });
+  const table = await writer.createTable({ namespace: ['p'], name: 'pages' }, schema);
+  await table.append([{ fields: schema.fields, numRows: n, columns: [ids, payloads] }]);
+  writer.close();
+  const [file] = (await new S3FileIO().list(warehouse)).filter((o) => o.path.endsWith('.parquet'));
+  assert.ok(file && file.size > 256 * 1024, `one data file of some size: ${file?.size}`);
+
+  // the warehouse is recorded: a reader opens it without being told, through the proxy
+  const proxy = await faultProxy(server.port, { rate: 0, seed: 1 });
+  process.env.AWS_ENDPOINT_URL_S3 = proxy.endpoint;
+  try {
+    const reader = Lake.open(path.join(work.dir, 'lake'), { create: false });
+    assert.equal(reader.warehouse, normS3Path(warehouse));
+    const scan = (await reader.loadTable({ namespace: ['p'], name: 'pages' })).scan({ filter: and(ge('id', 30_000), lt('id', 30_100)), columns: ['id', 'payload'] });
+    const rows = await scan.toArray();
+    assert.deepEqual(rows.map((r) => r.id), ids.slice(30_000, 30_100));
+    reader.close();
+    const data = proxy.gets.filter((g) => g.path.endsWith('.parquet'));
+    assert.ok(data.length >= 2 && data.every((g) => /^bytes=\d+-\d+$/.test(g.range)), `ranged GETs of the data file: ${JSON.stringify(data)}`);
+    const asked = data.reduce((a, g) => {
+      const [x, y] = g.range.slice('bytes='.length).split('-').map(Number);
+      return a + y! - x! + 1;
+    }, 0);
+    assert.ok(asked < file.size / 2, `asked ${asked} of the data file's ${file.size} bytes`);
+    t.diagnostic(`data file: ${file.size} bytes; asked ${asked} in ${data.length} ranged GETs; proxy served ${proxy.bytesServed} bytes in all`);
+  } finally {
+    process.env.AWS_ENDPOINT_URL_S3 = server.env.AWS_ENDPOINT_URL_S3!;
     await proxy.close();
   }
 });

@@ -100,6 +100,16 @@ test('--warehouse s3:// with a PostgreSQL catalog: ingest, callers, state verify
     const parquetGets = proxy.gets.filter((g) => g.path.endsWith('.parquet'));
     assert.ok(parquetGets.length > 0, 'the question read data files');
     assert.deepEqual(parquetGets.filter((g) => g.range === ''), [], 'every data-file read is a ranged GET');
+    // bytes asked of each data file against its size: the footer and the pages read, not the file
+    const sizes = new Map(objects.map((o) => [o.path.replace(/^s3:\/\//, '/'), o.size]));
+    const asked = new Map<string, number>();
+    for (const g of parquetGets) {
+      const m = /^bytes=(\d+)-(\d+)$/.exec(g.range);
+      assert.ok(m, `a range ${g.range}`);
+      asked.set(g.path, (asked.get(g.path) ?? 0) + Number(m[2]) - Number(m[1]) + 1);
+    }
+    const report = [...asked].map(([p, n]) => `${p.split('/').slice(-3, -2)[0]}: ${n} of ${sizes.get(p)} bytes`);
+    t.diagnostic(`data-file bytes asked by callers: ${report.join('; ')}`);
   } finally {
     await proxy.close();
   }
