@@ -145,6 +145,13 @@ export class ObjectStorageUnsupportedError extends Error {
   }
 }
 
+/** A warehouse must be an s3:// prefix with a bucket (checked before anything is opened or made). */
+function checkWarehouse(given: string): void {
+  if (!isS3Path(given) || !/^s3[an]?:\/\/[^/]+/i.test(given)) {
+    throw new Error(`--warehouse: expected an object-storage prefix s3://bucket/prefix, found '${given}' (tables in the lake folder need no --warehouse) — nothing opened`);
+  }
+}
+
 /**
  * The warehouse the lake uses: the one its catalog records, else the one
  * given (recorded now when the catalog may be written); refused when they
@@ -154,9 +161,6 @@ export class ObjectStorageUnsupportedError extends Error {
 function chooseWarehouse(catalog: Catalog, given: string | undefined, mayRecord: boolean): string | undefined {
   const recorded = catalog.property(PROP_WAREHOUSE);
   if (given === undefined) return recorded;
-  if (!isS3Path(given) || !/^s3[an]?:\/\/[^/]+/i.test(given)) {
-    throw new Error(`--warehouse: expected an object-storage prefix s3://bucket/prefix, found '${given}' (tables in the lake folder need no --warehouse) — nothing opened`);
-  }
   const wanted = normS3Path(given);
   if (recorded !== undefined) {
     if (normS3Path(recorded) !== wanted) {
@@ -242,6 +246,7 @@ export class Lake {
   }
 
   static open(root: string, opts: LakeOpenOptions = {}): Lake {
+    if (opts.warehouse !== undefined) checkWarehouse(opts.warehouse);
     const abs = nodePath.resolve(root);
     const settings = readLakeSettings(abs);
     // a path given by the caller is relative to the working directory, one in mimir.toml to the lake

@@ -8,6 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { IoError } from '../../src/lake/io/fileio.ts';
 import { Lake } from '../../src/lake/lake.ts';
@@ -210,5 +211,27 @@ test('a table in an S3 warehouse: a narrow lookup asks for the footer and the pa
   } finally {
     process.env.AWS_ENDPOINT_URL_S3 = server.env.AWS_ENDPOINT_URL_S3!;
     await proxy.close();
+  }
+});
+
+test('a lake writes and deletes in object storage only below its warehouse; a lake without one writes no s3:// path', { timeout: 120_000 }, async () => {
+  // refused before any request: no server needed
+  const withWarehouse = Lake.open(path.join(work.dir, 'confined'), { warehouse: `s3://${BUCKET}/mine` });
+  try {
+    assert.equal(withWarehouse.tableLocation({ namespace: ['a', 'b'], name: 't' }), `s3://${BUCKET}/mine/a/b/t`);
+    assert.equal(withWarehouse.io.inside(`s3a://${BUCKET}/mine/a/x.parquet`), true);
+    assert.equal(withWarehouse.io.inside(`s3://${BUCKET}/minefield/x.parquet`), false);
+    await assert.rejects(withWarehouse.io.writeNew(`s3://${BUCKET}/minefield/x.parquet`, 'x'), /refusing to write s3:\/\/mimir-test\/minefield\/x\.parquet: it is outside the lake root s3:\/\/mimir-test\/mine.*nothing written/);
+    await assert.rejects(withWarehouse.io.delete(`s3://other/mine/x.parquet`), /refusing to delete s3:\/\/other\/mine\/x\.parquet.*nothing deleted/);
+  } finally {
+    withWarehouse.close();
+  }
+  const local = Lake.open(path.join(work.dir, 'plain'));
+  try {
+    await assert.rejects(local.io.writeAtomic(`s3://${BUCKET}/x.avro`, 'x'), /refusing to write s3:\/\/mimir-test\/x\.avro: it is outside the lake root/);
+    assert.throws(() => Lake.open(path.join(work.dir, 'bad'), { warehouse: '/tmp/elsewhere' }), /--warehouse: expected an object-storage prefix s3:\/\/bucket\/prefix, found '\/tmp\/elsewhere'.*nothing opened/);
+    assert.equal(existsSync(path.join(work.dir, 'bad')), false, 'nothing made');
+  } finally {
+    local.close();
   }
 });
