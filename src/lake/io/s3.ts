@@ -107,8 +107,10 @@ function retryable(e: unknown): boolean {
   const status = statusOf(e);
   if (status !== undefined && (status >= 500 || status === 429)) return true;
   if (RETRY_CODES.has(err?.name ?? '') || RETRY_ERRNO.has(err?.code ?? '')) return true;
-  // a response the SDK could not parse (a connection cut mid-body, an HTML error page) has no status
-  return status === undefined && !(err?.name ?? '').startsWith('NoSuch');
+  // a response the SDK could not parse (a connection cut mid-body, an HTML error page) has no status;
+  // missing credentials or a bad configuration have none either, and no retry mends them
+  const name = err?.name ?? '';
+  return status === undefined && !name.startsWith('NoSuch') && !/Credential|Config|Invalid/.test(name);
 }
 
 /** What a failure says: `HTTP 503 SlowDown: …` or the socket error. */
@@ -223,7 +225,11 @@ export class S3FileIO implements FileIO {
   /** The object's size: one HEAD, cached for immutable file kinds. */
   async size(path: string): Promise<number> {
     const known = this.sizes.get(path);
-    if (known !== undefined) return known;
+    return known ?? this.head(path);
+  }
+
+  /** One HEAD: the object's size (kept for immutable kinds); ENOENT when absent. */
+  private async head(path: string): Promise<number> {
     const { bucket, key } = parseS3Path(path);
     const head = await this.send('stat', path, (s) => new s.HeadObjectCommand({ Bucket: bucket, Key: key }));
     const n = (head as { ContentLength?: number }).ContentLength ?? 0;
@@ -308,9 +314,10 @@ export class S3FileIO implements FileIO {
     }
   }
 
+  /** Asks the store every time (never the size cache): another process may have deleted the object. */
   async exists(path: string): Promise<boolean> {
     try {
-      await this.size(path);
+      await this.head(path);
       return true;
     } catch (e) {
       if ((e as IoError).code === 'ENOENT') return false;
