@@ -172,10 +172,9 @@ export class S3FileIO implements FileIO {
 
   private load(): Promise<{ sdk: Sdk; client: S3Client }> {
     this.sdk ??= (async () => {
-      // the SDK warns once per process that releases after January 2027 need
-      // node >= 22; its documented switch turns that notice off (set by the
-      // user, it is left as they set it)
-      process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+      // The SDK warns once per process (stderr) that its releases after January
+      // 2027 need node >= 22. It reads a variable that turns the notice off,
+      // but no published documentation names it, so it is left alone here.
       // require, not import(): the CLI bundle runs in a vm.Script, where a dynamic
       // import needs a loader callback node 20 does not always give (scripts/build.ts
       // keeps the package outside the bundle)
