@@ -39,8 +39,11 @@ const stamp = path.join(out, 'BUILD');
 const BUNDLE = 'cli.bundle.cjs';
 /** Folder of the web UI inside the output folder (src/serve/web.ts serves it). */
 const WEB = 'web';
-/** Packages loaded by require at run time, not bundled: native code, wasm files found next to their module, tsx. */
-const EXTERNAL = ['better-sqlite3', '@duckdb/node-api', '@duckdb/node-bindings', '@bokuweb/zstd-wasm', 'web-tree-sitter', 'tree-sitter-rust', 'tsx', 'tsx/*'];
+/**
+ * Packages loaded by require at run time, not bundled: native code, wasm files found next to their module, tsx,
+ * and the AWS SDK (about 1 MB, imported only when a path is s3://: every question would otherwise parse it).
+ */
+const EXTERNAL = ['@aws-sdk/client-s3', 'better-sqlite3', '@duckdb/node-api', '@duckdb/node-bindings', '@bokuweb/zstd-wasm', 'web-tree-sitter', 'tree-sitter-rust', 'tsx', 'tsx/*'];
 
 const started = Date.now();
 mkdirSync(out, { recursive: true });

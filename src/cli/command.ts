@@ -17,6 +17,12 @@ export interface Context {
    */
   catalog?: string;
   /**
+   * --warehouse, else $MIMIR_WAREHOUSE: an `s3://bucket/prefix` the lake's
+   * tables live under instead of lakeDir (taken when the lake is made and
+   * recorded in its catalog; undefined: the recorded one, else lakeDir).
+   */
+  warehouse?: string;
+  /**
    * A running `mimir serve` the questions go to: --server, else $MIMIR_SERVER
    * unless --lake was given; undefined = read the lake directly.
    */
@@ -53,6 +59,7 @@ export const SERVER_OPTION: OptionSpec = {
 export const GLOBAL_OPTIONS: OptionSpec[] = [
   { name: 'lake', kind: 'value', arg: 'DIR', help: 'lake folder, or a SQLite catalog file (default $MIMIR_LAKE, else ./mimir-lake)' },
   { name: 'catalog', kind: 'value', arg: 'URI', help: "the lake's catalog: postgresql://… or a SQLite file; the files stay in --lake (default $MIMIR_CATALOG, the lake's mimir.toml, else catalog.db in the lake)" },
+  { name: 'warehouse', kind: 'value', arg: 'URI', help: "where a new lake's tables live: s3://bucket/prefix (default $MIMIR_WAREHOUSE, else the lake folder; recorded in the catalog)" },
   { name: 'catalog-name', kind: 'value', arg: 'NAME', help: "catalog name in the catalog file (default $MIMIR_CATALOG_NAME, the lake's mimir.toml, else mimir)" },
   { name: 'json', kind: 'flag', help: 'machine-readable JSON on stdout' },
   { name: 'color', kind: 'value', arg: 'WHEN', help: 'colour places and kinds: auto (a terminal without $NO_COLOR), always, never' },

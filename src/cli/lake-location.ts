@@ -4,6 +4,9 @@
 // --catalog (else $MIMIR_CATALOG, else the lake's mimir.toml `[catalog] uri`)
 // puts the catalog elsewhere: a `postgresql://` URI or a SQLite file; the
 // table files stay in the lake folder.
+// --warehouse (else $MIMIR_WAREHOUSE) puts a new lake's tables in object
+// storage (`s3://bucket/prefix`); the catalog records it, so later commands
+// need not repeat it (Lake.open).
 // The catalog name comes from --catalog-name, else $MIMIR_CATALOG_NAME, else
 // the lake's own setting (mimir.toml, read by Lake.open), else `mimir`.
 import { existsSync, statSync } from 'node:fs';
@@ -57,6 +60,7 @@ export function openLakeAt(ctx: Context, opts: { create: boolean; readOnly?: boo
     ...(at.namedFile ? { catalogFile: at.catalogFile } : {}),
     ...(at.catalog !== undefined ? { catalog: at.catalog } : {}),
     ...(ctx.catalogName ? { catalogName: ctx.catalogName } : {}),
+    ...(ctx.warehouse !== undefined ? { warehouse: ctx.warehouse } : {}),
   });
   noteLake(ctx, lake);
   return lake;

@@ -186,6 +186,7 @@ async function run(argv: string[], out: Output): Promise<number> {
       lakeDir: nodePath.resolve(explicitLake ?? process.env.MIMIR_LAKE ?? 'mimir-lake'),
       catalogName: args.value('catalog-name') ?? (process.env.MIMIR_CATALOG_NAME || undefined),
       catalog: catalogOption(args.value('catalog') ?? (process.env.MIMIR_CATALOG || undefined)),
+      warehouse: args.value('warehouse') ?? (process.env.MIMIR_WAREHOUSE || undefined),
       server: asks ? (explicitServer ?? (explicitLake === undefined && process.env.MIMIR_SERVER ? process.env.MIMIR_SERVER : undefined)) : undefined,
       json: asJson,
       out,

@@ -22,6 +22,17 @@
 // nothing: no schema, no root, no lease. A reader open (`reader`: questions)
 // writes nothing at open either and then only the leases of its pins (so gc
 // elsewhere keeps what it reads); see catalog/catalog.ts.
+//
+// A warehouse (`warehouse`: `s3://bucket/prefix`) puts the table files in
+// object storage instead (io/s3.ts): table locations are named below it, and
+// the lake's FileIO writes and deletes only there. It is chosen when a lake
+// is made and recorded in the catalog (`lake.warehouse`), so every later open
+// — any machine sharing a PostgreSQL catalog, or a SQLite one — finds it; a
+// different one given later is refused, as is one given to a lake that
+// already holds tables (they would be split across two places). What must be
+// local stays in the lake folder: the SQLite catalog when there is one, the
+// commit lock, crash traces. Maintenance that walks folders (orphan removal,
+// relocation, catalog recovery) refuses such a lake (`refuseObjectStorage`).
 import { accessSync, constants as fsc, existsSync, mkdirSync } from 'node:fs';
 import * as nodePath from 'node:path';
 import { LocalFileIO, defaultResolver, prefixResolver, relativeResolver, type FileIO } from './io/fileio.ts';
@@ -31,7 +42,8 @@ import { readLakeSettings, type LakeSettings } from './settings.ts';
 import { CATALOG_FILE, identToString, type Catalog, type KeyChange, type TableIdent } from './catalog/catalog.ts';
 import { isServerCatalog, openCatalog } from './catalog/open.ts';
 import { findTableFolders, nestedLakeOf } from './catalog/folders.ts';
-import { PROP_FORMER_ROOTS, PROP_LAKE_ROOT } from './catalog/schema.ts';
+import { PROP_FORMER_ROOTS, PROP_LAKE_ROOT, PROP_WAREHOUSE } from './catalog/schema.ts';
+import { isS3Path, normS3Path } from './io/s3.ts';
 import { isMissing } from './maintenance/reachable.ts';
 import type { PartitionField, Schema, SortOrder, TableMetadata } from './spec/types.ts';
 import { newTableMetadata, serializeTableMetadata } from './spec/metadata.ts';
@@ -99,6 +111,12 @@ export interface LakeOpenOptions {
    * root is read where it says, as any Iceberg reader does.
    */
   confineReads?: boolean;
+  /**
+   * Put the tables in object storage below this prefix (`s3://bucket/prefix`)
+   * instead of the lake folder: taken when the lake is made and recorded in its
+   * catalog; afterwards it must be absent or the recorded one.
+   */
+  warehouse?: string;
 }
 
 /** Where the lake's recorded root came from. */
@@ -117,6 +135,48 @@ export class LostCatalogError extends Error {
     );
     this.name = 'LostCatalogError';
   }
+}
+
+/** An operation that walks the lake's folders, asked of a lake whose tables live in object storage. */
+export class ObjectStorageUnsupportedError extends Error {
+  constructor(what: string, warehouse: string) {
+    super(`${what} is not supported yet on a lake whose tables live in object storage (${warehouse}): it walks the lake's folders on the local disk — nothing done`);
+    this.name = 'ObjectStorageUnsupportedError';
+  }
+}
+
+/** A warehouse must be an s3:// prefix with a bucket (checked before anything is opened or made). */
+function checkWarehouse(given: string): void {
+  if (!isS3Path(given) || !/^s3[an]?:\/\/[^/]+/i.test(given)) {
+    throw new Error(`--warehouse: expected an object-storage prefix s3://bucket/prefix, found '${given}' (tables in the lake folder need no --warehouse) — nothing opened`);
+  }
+}
+
+/**
+ * The warehouse the lake uses: the one its catalog records, else the one
+ * given (recorded now when the catalog may be written); refused when they
+ * differ, when the given one is no s3:// prefix, or when it comes to a lake
+ * that already holds tables.
+ */
+function chooseWarehouse(catalog: Catalog, given: string | undefined, mayRecord: boolean): string | undefined {
+  const recorded = catalog.property(PROP_WAREHOUSE);
+  if (given === undefined) return recorded;
+  const wanted = normS3Path(given);
+  if (recorded !== undefined) {
+    if (normS3Path(recorded) !== wanted) {
+      throw new Error(`the lake's catalog ${catalog.path} records its tables in ${recorded}, but the warehouse given is ${wanted}: a lake keeps the warehouse it was made with — nothing opened`);
+    }
+    return recorded;
+  }
+  const tables = catalog.listAllTables();
+  if (tables.length > 0) {
+    throw new Error(
+      `the lake of catalog ${catalog.path} already holds ${tables.length} table(s) (${tables.slice(0, 3).map(identToString).join(', ')}) in its folder: ` +
+        `a warehouse (${wanted}) is chosen when a lake is made, not added later — nothing changed`,
+    );
+  }
+  if (mayRecord) catalog.setProperty(PROP_WAREHOUSE, wanted);
+  return wanted;
 }
 
 /** A lake generation whose metadata gc or history expiry removed: it can no longer be read from the tables. */
@@ -171,6 +231,8 @@ export class Lake {
     roots: { recorded: string; former: string[]; source: RootSource; notWritable: boolean },
     confineReads: boolean,
     settings: LakeSettings,
+    /** Where the tables live when not in the folder: an `s3://bucket/prefix`. */
+    readonly warehouse?: string,
   ) {
     this.settings = settings;
     this.notWritable = roots.notWritable;
@@ -179,11 +241,12 @@ export class Lake {
     this.rootSource = roots.source;
     // relative locations (a foreign catalog written with a relative warehouse)
     // resolve against the working directory, as PyIceberg does, else the lake root
-    this.io = new LakeFileIO(root, [roots.recorded, ...roots.former], [process.cwd(), root], { confineReads });
+    this.io = new LakeFileIO(root, [roots.recorded, ...roots.former], [process.cwd(), root], { confineReads, ...(warehouse !== undefined ? { warehouse } : {}) });
     this.hooks = { begin: (releaseBase) => this.lease(releaseBase, 'commit') };
   }
 
   static open(root: string, opts: LakeOpenOptions = {}): Lake {
+    if (opts.warehouse !== undefined) checkWarehouse(opts.warehouse);
     const abs = nodePath.resolve(root);
     const settings = readLakeSettings(abs);
     // a path given by the caller is relative to the working directory, one in mimir.toml to the lake
@@ -206,14 +269,15 @@ export class Lake {
     const catalogOpts = { create: create && !reader, readOnly, reader, ...(name ? { name } : {}) };
     const catalog = openCatalog(file, catalogOpts);
     try {
+      const warehouse = chooseWarehouse(catalog, opts.warehouse, !readOnly && !catalog.reader);
       const recorded = catalog.property(PROP_LAKE_ROOT);
       const former = (catalog.property(PROP_FORMER_ROOTS) ?? '').split('\n').filter((r) => r !== '');
       const confine = opts.confineReads === true;
-      if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded', notWritable }, confine, settings);
+      if (recorded !== undefined) return new Lake(abs, catalog, { recorded, former, source: 'recorded', notWritable }, confine, settings, warehouse);
       const inferred = inferRoot(catalog);
       const roots = { recorded: inferred ?? abs, former, source: (inferred === undefined ? 'opened' : 'inferred') as RootSource, notWritable };
       if (!readOnly && !catalog.reader) catalog.setProperty(PROP_LAKE_ROOT, roots.recorded);
-      return new Lake(abs, catalog, roots, confine, settings);
+      return new Lake(abs, catalog, roots, confine, settings, warehouse);
     } catch (e) {
       catalog.close();
       throw e;
@@ -255,7 +319,13 @@ export class Lake {
     this.catalog.close();
   }
 
+  /** Refuse `what` (an operation that walks local folders) on a lake whose tables live in object storage. */
+  refuseObjectStorage(what: string): void {
+    if (this.warehouse !== undefined) throw new ObjectStorageUnsupportedError(what, this.warehouse);
+  }
+
   tableLocation(ident: TableIdent): string {
+    if (this.warehouse !== undefined) return [normS3Path(this.warehouse), ...ident.namespace, ident.name].join('/');
     return fileLocation(nodePath.join(this.recordedRoot, ...ident.namespace, ident.name));
   }
 

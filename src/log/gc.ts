@@ -93,6 +93,8 @@ export async function gc(log: EventLog, opts: GcOptions = {}): Promise<GcReport>
     throw new Error(`gc: keepSnapshots must be an integer >= 0, found ${opts.keepSnapshots}`);
   }
   const { lake } = log;
+  // before any expiry: a gc that cannot remove orphans must not do half its work
+  lake.refuseObjectStorage('gc (its orphan file removal)');
   const tables: GcTableReport[] = [];
   for (const id of lake.catalog.listAllTables()) {
     crashPoint('gc:before-expire');

@@ -55,6 +55,9 @@ async function run(args: Args, ctx: Context): Promise<number> {
     if (eq <= 0 || eq === u.length - 1) throw new UsageError(`--use: expected TABLE=FILE (e.g. mimir.code_node_events=00012-….metadata.json), found "${u}"`, args.commandPath);
     use.set(u.slice(0, eq), u.slice(eq + 1));
   }
+  if (ctx.warehouse !== undefined) {
+    throw new Error(`lake recover is not supported yet on a lake whose tables live in object storage (${ctx.warehouse}): it searches the lake folder ${ctx.lakeDir} on the local disk — nothing done`);
+  }
   const report = await recoverCatalog(ctx.lakeDir, { dryRun: args.flag('dry-run'), use });
   if (!report.dryRun) {
     // the lake now opens as any other: say so if it lives elsewhere than it was made

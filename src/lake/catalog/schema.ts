@@ -29,6 +29,8 @@ export const T = {
 export const PROP_LAKE_ROOT = 'lake.root';
 /** Catalog property: roots the lake had before a relocation, one per line (their paths still map onto the lake). */
 export const PROP_FORMER_ROOTS = 'lake.former-roots';
+/** Catalog property: the object-storage prefix (`s3://bucket/prefix`) the lake's tables live under, when not its folder. */
+export const PROP_WAREHOUSE = 'lake.warehouse';
 
 /** Columns of `iceberg_tables` (the V1 layout; `iceberg_type` may be absent in V0 files). */
 export const TABLE_COLUMNS = [

@@ -30,10 +30,18 @@
 // unless its local path is inside the root both lexically and after
 // resolving symlinks (realpath, at the time of the read), and relative
 // locations resolve against the root only (never the working directory).
+//
+// Object storage: `s3://` paths go to an S3FileIO (io/s3.ts; the SDK is
+// loaded at the first such path). A lake with a warehouse (`s3://bucket/
+// prefix`, Lake.open) writes and deletes only below it — the same
+// confinement, one prefix instead of one folder — and with reads confined
+// reads only below it too. Without a warehouse every s3:// write or delete
+// is refused; reads of a foreign table's s3:// files go where they say.
 import { realpathSync, promises as fs } from 'node:fs';
 import * as nodePath from 'node:path';
 import { LocalFileIO, RefusedPathError, defaultResolver, relativeResolver, type FileIO, type FileInfo, type InputFile, type PathResolver } from './fileio.ts';
 import { isRelativePath } from './paths.ts';
+import { S3FileIO, isS3Path, isWithinS3 } from './s3.ts';
 
 /** A write or delete that would leave the lake root, or a confined read outside it: refused, nothing done. */
 export class OutsideLakeError extends RefusedPathError {
@@ -56,6 +64,8 @@ export class OutsideLakeError extends RefusedPathError {
 export interface LakeFileIOOptions {
   /** Refuse every read outside the opened root (see above); `confineReads()` turns it on later. */
   confineReads?: boolean;
+  /** The object-storage prefix (`s3://bucket/prefix`) the lake's tables live under: writes and deletes there are the lake's. */
+  warehouse?: string;
 }
 
 /** `a` equals `b` or lies under it (normalised absolute paths). */
@@ -81,10 +91,14 @@ export class LakeFileIO implements FileIO {
   private readonly relativeInRoot: PathResolver;
   /** The root with symlinks resolved, once reads are confined. */
   private realRoot: string | undefined;
+  /** Where the lake's tables live in object storage, if they do. */
+  readonly warehouse: string | undefined;
+  private objects: S3FileIO | undefined;
 
   /** `relativeBases`: folders relative locations (foreign tables) resolve against, first that holds the file. */
   constructor(openedRoot: string, recordedRoots: readonly string[] = [], relativeBases: string[] = [openedRoot], opts: LakeFileIOOptions = {}) {
     this.root = norm(nodePath.resolve(openedRoot));
+    this.warehouse = opts.warehouse;
     this.mapped = recordedRoots.map((r) => norm(r)).filter((r) => r !== this.root);
     this.relative = relativeResolver(relativeBases);
     this.relativeInRoot = relativeResolver([this.root]);
@@ -115,8 +129,30 @@ export class LakeFileIO implements FileIO {
     return this.realRoot !== undefined;
   }
 
-  /** The local path a metadata path names here: rebased onto the opened root when under a recorded root. */
+  /** The IO of s3:// paths (made at the first one). */
+  private s3(): S3FileIO {
+    return (this.objects ??= new S3FileIO());
+  }
+
+  /** An s3:// path the lake may write, delete or (reads confined) read: below its warehouse. */
+  private s3Allowed(path: string): boolean {
+    return this.warehouse !== undefined && isWithinS3(path, this.warehouse);
+  }
+
+  private confineS3(op: 'write' | 'delete' | 'read', path: string): void {
+    if (!this.s3Allowed(path)) throw new OutsideLakeError(op, path, path, this.warehouse ?? this.root);
+  }
+
+  /** The s3:// IO for a read of `path` (checked when reads are confined), or undefined for a local path. */
+  private s3Read(path: string): S3FileIO | undefined {
+    if (!isS3Path(path)) return undefined;
+    if (this.readsConfined) this.confineS3('read', path);
+    return this.s3();
+  }
+
+  /** The local path a metadata path names here: rebased onto the opened root when under a recorded root (an s3:// path is itself). */
   local(path: string): string {
+    if (isS3Path(path)) return path;
     if (isRelativePath(path)) return this.readsConfined ? this.relativeInRoot(path) : this.relative(path);
     const plain = defaultResolver(path);
     if (!nodePath.isAbsolute(plain)) return plain;
@@ -129,11 +165,13 @@ export class LakeFileIO implements FileIO {
 
   /** Whether a metadata path lands inside the opened root. */
   inside(path: string): boolean {
+    if (isS3Path(path)) return this.s3Allowed(path);
     const l = this.local(path);
     return nodePath.isAbsolute(l) && isWithin(norm(l), this.root);
   }
 
   private confine(op: 'write' | 'delete', path: string): void {
+    if (isS3Path(path)) return this.confineS3(op, path);
     const l = this.local(path);
     if (!nodePath.isAbsolute(l) || !isWithin(norm(l), this.root)) throw new OutsideLakeError(op, path, l, this.root);
   }
@@ -152,26 +190,26 @@ export class LakeFileIO implements FileIO {
     if (!isWithin(real, realRoot)) throw new OutsideLakeError('read', path, `${local} -> ${real}`, this.root);
   }
 
-  open(path: string): Promise<InputFile> {
-    return this.inner.open(path);
+  async open(path: string): Promise<InputFile> {
+    return (this.s3Read(path) ?? this.inner).open(path);
   }
-  readAll(path: string): Promise<Uint8Array> {
-    return this.inner.readAll(path);
+  async readAll(path: string): Promise<Uint8Array> {
+    return (this.s3Read(path) ?? this.inner).readAll(path);
   }
   async writeAtomic(path: string, data: Uint8Array | string): Promise<void> {
     this.confine('write', path);
-    await this.inner.writeAtomic(path, data);
+    await (isS3Path(path) ? this.s3() : this.inner).writeAtomic(path, data);
   }
   async writeNew(path: string, data: Uint8Array | string): Promise<void> {
     this.confine('write', path);
-    await this.inner.writeNew(path, data);
+    await (isS3Path(path) ? this.s3() : this.inner).writeNew(path, data);
   }
-  exists(path: string): Promise<boolean> {
-    return this.inner.exists(path);
+  async exists(path: string): Promise<boolean> {
+    return (this.s3Read(path) ?? this.inner).exists(path);
   }
   async delete(path: string): Promise<void> {
     this.confine('delete', path);
-    await this.inner.delete(path);
+    await (isS3Path(path) ? this.s3() : this.inner).delete(path);
   }
 
   /**
@@ -180,6 +218,8 @@ export class LakeFileIO implements FileIO {
    * read are those under the opened root).
    */
   async list(dir: string): Promise<FileInfo[]> {
+    const objects = this.s3Read(dir);
+    if (objects) return objects.list(dir);
     const shown = dir.replace(/\/+$/, '');
     const local = this.local(dir);
     const found = await this.inner.list(local);

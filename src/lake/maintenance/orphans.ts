@@ -108,6 +108,7 @@ function within(a: string, b: string): boolean {
 
 /** Remove files no metadata of any catalog table reaches. */
 export async function removeOrphanFiles(lake: Lake, opts: OrphanOptions): Promise<OrphanReport> {
+  lake.refuseObjectStorage('orphan file removal (gc)');
   if (!Number.isFinite(opts.olderThanMs) || opts.olderThanMs < 0) {
     throw new Error(`removeOrphanFiles: olderThanMs must be a number >= 0, found ${opts.olderThanMs}`);
   }

@@ -140,6 +140,7 @@ class RelocateUpdate implements TableUpdate {
 /** Make the folder the lake is opened at its recorded root, rewriting every table's current metadata to name it. */
 export async function relocateLake(lake: Lake): Promise<RelocateReport> {
   const t0 = Date.now();
+  lake.refuseObjectStorage('lake relocate');
   if (lake.readOnly) throw new Error(`lake relocate: the lake at ${lake.root} is opened read-only — nothing changed`);
   const to = nodePath.normalize(lake.root);
   const from = nodePath.normalize(lake.recordedRoot);
