@@ -26,7 +26,7 @@ const SKIPPED = new Map<string, string>([
   ['npm test', 'the whole suite, this file included; .ci/run runs it'],
   ['mimir serve --lake /srv/mimir-lake --host 0.0.0.0 --port 7700', 'a server: it does not exit (test/serve/ covers it), and it would listen on every interface'],
   [
-    'mimir ingest . --repo myproject --with-deps --catalog postgresql://mimir@db.internal/mimir --lake /srv/mimir-lake',
+    'mimir ingest . --repo myproject --with-deps --catalog postgresql://mimir@db.internal/mimir --warehouse s3://acme-mimir/lake',
     'needs a PostgreSQL server at db.internal (test/cli/catalog-pg.test.ts runs the same against a throwaway server)',
   ],
 ]);
