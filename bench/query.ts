@@ -65,7 +65,7 @@ import { stringifyJson } from '../src/lake/spec/json.ts';
 import { eq } from '../src/lake/expr/expr.ts';
 import { UNIVERSE_REPO, ident, type Kind } from '../src/log/schema.ts';
 import type { Value } from '../src/lake/spec/types.ts';
-import { expandCrateDirs, ingest, universeAdd } from '../src/ingest/index.ts';
+import { expandCrateDirs, universeAdd } from '../src/ingest/index.ts';
 import { maintainState, formatMaintainReport } from '../src/log/state/maintain.ts';
 import { rebuildState, hasStateTables } from '../src/log/state/rebuild.ts';
 import { CODE_PATHS, PROP_BUILDING } from '../src/log/state/schema.ts';
@@ -75,6 +75,7 @@ import { enableReadCache } from '../src/lake/io/read-cache.ts';
 import { findTaskset, findWrk, load, mergeLoads, wrkLoad, type Generator, type LoadResult } from './load.ts';
 import { readStats } from '../src/lake/parquet/read.ts';
 import { startServeProcess, type ServeProcess } from './serve-process.ts';
+import { benchLakeMarker, ensureBenchLake } from './query-lake.ts';
 import { availableParallelism, loadavg } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
 
@@ -173,27 +174,9 @@ function log(line: string): void {
 
 // ---- the lake ------------------------------------------------------------------
 
-const marker = (n: number): string => path.join(n === 1 ? lake1 : lake10, `.bench-complete-${n}x`);
+const marker = (n: number): string => benchLakeMarker(n === 1 ? lake1 : lake10, n);
 
-async function ensureLake(): Promise<void> {
-  if (existsSync(marker(1))) {
-    log(`lake: reusing ${lake1}`);
-    return;
-  }
-  rmSync(lake1, { recursive: true, force: true });
-  mkdirSync(lake1, { recursive: true });
-  const l = await EventLog.open(lake1);
-  try {
-    const t0 = Date.now();
-    const u = await universeAdd(l, [corpus]);
-    const s = await ingest(l, path.join(root, 'samples', 'workspace'), { repo: 'sample', withDeps: true });
-    const m = await maintainState(l, { force: true });
-    log(`lake: built ${lake1} in ${((Date.now() - t0) / 1000).toFixed(0)} s: universe +${u.events.add} events (${u.crates} crates), sample +${s.events.add}; ${formatMaintainReport(m)}`);
-  } finally {
-    l.close();
-  }
-  writeFileSync(marker(1), new Date().toISOString());
-}
+const ensureLake = (): Promise<void> => ensureBenchLake(lake1, corpus, log);
 
 /** A copy of each corpus crate as version `x.y.z-copyN` (its Cargo.toml's version rewritten). */
 function copyCorpus(n: number, into: string): string {

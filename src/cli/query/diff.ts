@@ -3,7 +3,13 @@
 // line per changed item — `added`, `removed`, `renamed`, `signature`,
 // `visibility`, `body`, `paths`, `moved` (with --moves) — then the kind, the
 // path, the crate and `file:line`, and what changed; `--public` prefixes the
-// semver class (breaking, additive); `--stat` prints counts per crate instead.
+// semver class (breaking, additive); `--stat` prints counts per crate instead;
+// `--format mermaid` prints them as a picture: a mermaid `graph LR` with a
+// node per crate (a bump: `name@old..new`) and its counts of added, removed
+// and changed items. No edges: the lake keeps no crate-to-crate dependency
+// table (only item edges), so a crate's dependencies would cost a scan of
+// the edges at both ends; the notes (bumps, new dependencies) stay in the
+// summary on stderr.
 // A summary on stderr: one line when it fits the terminal (off one, $COLUMNS
 // or 100), else a line per crate and per note, wrapped. A reversed range is
 // an error (exit 1) naming the swap.
@@ -12,9 +18,10 @@ import { UsageError, type Args } from '../args.ts';
 import { plural, wrap } from '../output.ts';
 import type { DiffResult, ItemChange, Stat } from '../../query/index.ts';
 import { FILTER_OPTIONS, SERVER, answer, filtersOf, place } from './common.ts';
+import { mermaidText } from './picture.ts';
 
 export const command: CommandSpec = {
-  usage: '(--from GEN | --from-rev REV) (--to GEN | --to-rev REV) [--repo R] [--krate K] [--limit N] [--exclude-tests] [--moves] [--public] [--stat] [options]',
+  usage: '(--from GEN | --from-rev REV) (--to GEN | --to-rev REV) [--repo R] [--krate K] [--limit N] [--exclude-tests] [--moves] [--public] [--stat | --format mermaid] [options]',
   description:
     'What changed between two lake generations or two ingested commits, item by item: added, removed, renamed (same body, new path or name), ' +
     'signature, visibility or body changed. Moves (a line shift, an item moved to another file) are counted, listed with --moves. A version bump of a ' +
@@ -31,12 +38,14 @@ export const command: CommandSpec = {
     { name: 'moves', kind: 'flag', help: 'also list items whose only change is their position' },
     { name: 'public', kind: 'flag', help: 'only the public API, each change marked breaking or additive' },
     { name: 'stat', kind: 'flag', help: 'counts per crate and kind of change instead of the list' },
+    { name: 'format', kind: 'value', arg: 'mermaid', help: 'a picture instead of the list: a mermaid graph with a node per crate and its counts of added, removed and changed items (no edges)' },
     SERVER,
   ],
   examples: [
     'mimir diff --from-rev v1.0.0 --to-rev v1.1.0',
     'mimir diff --from-rev 4649aa97 --to-rev v1.1.0 --public',
     'mimir diff --from 12 --to 15 --repo acme --stat',
+    'mimir diff --from-rev v1.0.0 --to-rev v1.1.0 --format mermaid > diff.mmd',
     'mimir diff --from-rev v1 --to-rev v2 --moves --json',
     "mimir diff --from-rev 'main@{2024-05-01}' --to-rev HEAD",
   ],
@@ -97,6 +106,33 @@ function statLines(r: DiffResult): string[] {
   return out;
 }
 
+/**
+ * The counts per crate as a mermaid `graph LR`: a node per crate, labelled
+ * with the crate and `+added -removed ~changed` (changed: renamed, signature,
+ * visibility, body, paths or moved — an item counts once however many of its
+ * aspects changed). Counts are over the changes listed: a --limit that cut
+ * the list is said in a `%%` comment.
+ */
+export function diffMermaid(r: DiffResult): string {
+  const per = new Map<string, { added: number; removed: number; changed: number }>();
+  for (const c of r.changes) {
+    const k = krate(c);
+    let s = per.get(k);
+    if (!s) per.set(k, (s = { added: 0, removed: 0, changed: 0 }));
+    if (c.change === 'added') s.added++;
+    else if (c.change === 'removed') s.removed++;
+    else s.changed++;
+  }
+  const lines = ['graph LR', `  %% ${plural(r.total, 'change')} from ${end(r, 'from')} to ${end(r, 'to')}${r.repo ? ` in ${r.repo}` : ''}`];
+  if (r.changes.length < r.total) lines.push(`  %% counts over the ${r.changes.length} changes listed (--limit)`);
+  if (per.size === 0) lines.push(`  none[${mermaidText('no change')}]`);
+  [...per].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).forEach(([k, s], i) => {
+    // `<br/>` between the escaped parts: mermaid's line break inside a label
+    lines.push(`  c${i}[${mermaidText(k).slice(0, -1)}<br/>+${s.added} added, -${s.removed} removed, ~${s.changed} changed"]`);
+  });
+  return lines.join('\n');
+}
+
 function end(r: DiffResult, which: 'from' | 'to'): string {
   const rev = which === 'from' ? r.fromRev : r.toRev;
   const g = which === 'from' ? r.from : r.to;
@@ -150,10 +186,13 @@ async function run(args: Args, ctx: Context): Promise<number> {
   const pub = args.flag('public');
   const f = filtersOf(args);
   const stat = args.flag('stat');
+  const format = args.value('format');
+  if (format !== undefined && format !== 'mermaid') throw new UsageError(`--format: expected mermaid, found "${format}" (diff draws only the per-crate summary)`, args.commandPath);
+  if (format !== undefined && stat) throw new UsageError('--stat prints the counts and --format mermaid draws them: give one of them', args.commandPath);
   return answer(
     ctx,
     { q: 'diff', from, to, fromRev, toRev, repo: args.value('repo'), krate: f.krate, limit: f.limit, excludeTests: f.excludeTests, moves: args.flag('moves') || undefined, public: pub || undefined },
-    (r: DiffResult) => (stat ? statLines(r) : r.changes.map((c) => changeLine(c, pub))),
+    (r: DiffResult) => (format === 'mermaid' ? [diffMermaid(r)] : stat ? statLines(r) : r.changes.map((c) => changeLine(c, pub))),
     (r) => summary(r, pub, ctx.out.errWidth()),
   );
 }

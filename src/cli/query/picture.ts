@@ -21,7 +21,8 @@ export const PICTURE_OPTIONS: OptionSpec[] = [
 export const wantsPicture = (args: Args): boolean => args.has('format') || args.has('depth');
 
 const dotText = (s: string): string => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
-const mermaidText = (s: string): string => `"${s.replace(/#/g, '#35;').replace(/"/g, '#quot;').replace(/</g, '#lt;').replace(/>/g, '#gt;').replace(/\n/g, ' ')}"`;
+/** A mermaid label in quotes, its `#`, quotes and angle brackets as entity codes (diff --format mermaid uses it too). */
+export const mermaidText = (s: string): string => `"${s.replace(/#/g, '#35;').replace(/"/g, '#quot;').replace(/</g, '#lt;').replace(/>/g, '#gt;').replace(/\n/g, ' ')}"`;
 
 /** The graph as a DOT digraph: nodes n0… labelled by qualified path, the asked-about items bold. */
 export function toDot(g: CallGraph): string {
