@@ -206,27 +206,41 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   /** Cancels of the computations in flight (close() cancels them all) and their ends (close() waits for them, briefly). */
   const inFlight = new Map<AbortController, Promise<unknown>>();
 
+  /** Requests waiting on each key's answer, and the cancel of the computation in flight for it. */
+  const waiting = new Map<string, number>();
+  const computingCancel = new Map<string, AbortController>();
+
   /**
    * The answer body for `key`: from the cache, or computed by `fn` with a
    * reader, within the deadline. At the deadline the computation this request
    * started is cancelled (its reads stop at their next step: lake/preempt.ts)
    * and the request gets a 504; a request that joined another's computation
-   * gets the same outcome as that one.
+   * gets the same outcome as that one. When every request waiting for a key's
+   * answer has gone (its client closed the connection: a search box that typed
+   * on, a closed tab), that computation is cancelled too and its reader freed
+   * for the questions still asked; nothing is cached.
    */
-  const answer = async (key: string, deadline: number, fn: (signal: AbortSignal) => Promise<unknown>): Promise<{ body: Buffer; hit: boolean }> => {
+  const answer = async (key: string, deadline: number, fn: (signal: AbortSignal) => Promise<unknown>, client?: http.ServerResponse): Promise<{ body: Buffer; hit: boolean }> => {
     const cancel = new AbortController();
-    const compute = (): Promise<Buffer> =>
-      limiter.run(async () => {
-        computing.add(key);
-        const work = withinSignal(cancel.signal, () => fn(cancel.signal));
-        inFlight.set(cancel, work.catch(() => undefined));
-        try {
-          return Buffer.from(stringifyJson(await work));
-        } finally {
-          computing.delete(key);
-          inFlight.delete(cancel);
-        }
-      }, deadline);
+    const compute = (): Promise<Buffer> => {
+      // this request computes the key's answer (others join it through the cache): its cancel stops the work, queued or running
+      computingCancel.set(key, cancel);
+      return limiter
+        .run(async () => {
+          computing.add(key);
+          const work = withinSignal(cancel.signal, () => fn(cancel.signal));
+          inFlight.set(cancel, work.catch(() => undefined));
+          try {
+            return Buffer.from(stringifyJson(await work));
+          } finally {
+            computing.delete(key);
+            inFlight.delete(cancel);
+          }
+        }, deadline)
+        .finally(() => {
+          if (computingCancel.get(key) === cancel) computingCancel.delete(key);
+        });
+    };
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -235,10 +249,30 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         reject(e);
       }, Math.max(0, deadline - Date.now()));
     });
+    waiting.set(key, (waiting.get(key) ?? 0) + 1);
+    let counted = true;
+    const leave = (): number => {
+      if (!counted) return waiting.get(key) ?? 0;
+      counted = false;
+      const n = (waiting.get(key) ?? 1) - 1;
+      if (n > 0) waiting.set(key, n);
+      else waiting.delete(key);
+      return n;
+    };
+    const gone = (): void => {
+      if (client?.writableFinished) return;
+      // the last one waiting has gone: stop the work (a queued one never starts)
+      if (leave() === 0) {
+        computingCancel.get(key)?.abort(new HttpError(499, 'the client closed the connection before the answer was ready; its work was stopped'));
+      }
+    };
+    client?.once('close', gone);
     try {
       return await Promise.race([cache.get(key, compute), late]);
     } finally {
       clearTimeout(timer);
+      client?.off('close', gone);
+      leave();
     }
   };
 
@@ -339,7 +373,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         key = `${now}|${g}|${questionKey(rest as Question)}`;
       }
       entry.generation = g;
-      const { body, hit } = await answer(key, deadline, fn);
+      const { body, hit } = await answer(key, deadline, fn, res);
       entry.cache = hit ? 'hit' : 'miss';
       return send(res, entry, 200, body, { 'x-mimir-generation': String(g), 'x-mimir-cache': entry.cache }, t0);
     } catch (e) {

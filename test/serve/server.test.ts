@@ -14,6 +14,8 @@ import { EventLog } from '../../src/log/event-log.ts';
 import { startServer, type RunningServer } from '../../src/serve/server.ts';
 import { node, sampleLake, type Sample } from '../query/sample.ts';
 import { request, type Reply } from './http.ts';
+import * as http from 'node:http';
+import { preempt } from '../../src/lake/preempt.ts';
 
 type Obj = { [k: string]: Json };
 const work = scratch('mimir-serve-');
@@ -184,6 +186,34 @@ test('serve: time limits — 504 when the answer is late (its work is stopped, n
     assert.equal(slow.stats().active, 0);
   } finally {
     release();
+    await slow.close();
+  }
+});
+
+test('serve: a request whose client went away has its work stopped, and the only reader answers the next question', { timeout: 600_000 }, async () => {
+  let pinned!: () => void;
+  const holding = new Promise<void>((r) => (pinned = r));
+  // work that steps like a long scan and never ends by itself: it stops at its next step once cancelled
+  let calls = 0;
+  const slow = await startServer({ lake: lake, port: 0, readers: 1, timeoutMs: 60_000, testAfterPin: async () => {
+    if (++calls > 1) return; // the next question is not held
+    pinned();
+    for (;;) {
+      await preempt();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } });
+  try {
+    const gone = http.get(`${slow.url}/api/def?path=regex::Regex::new`);
+    gone.on('error', () => undefined);
+    await holding;
+    // the client goes (a search box that typed on): without cancelling, the reader stays held
+    // until the 60 s limit and the next question gets 503
+    gone.destroy();
+    const next = await request(slow.url, '/api/find?name=check');
+    assert.equal(next.status, 200, next.text);
+    assert.equal(slow.stats().active, 0);
+  } finally {
     await slow.close();
   }
 });
