@@ -180,21 +180,27 @@ export async function writeEqualityDeleteFile(
   }
   const deleteSchema: Schema = { schemaId: schema.schemaId, fields };
   const { bytes, metrics } = await encodeDataFile(deleteSchema, batches, opts.parquet);
+  return { ...(await landDeleteFile(io, location, 2, bytes, metrics, partition)), equalityIds: [...equalityIds] };
+}
+
+/**
+ * A delete file's encoded bytes written under `location`/data as a new
+ * `delete-<uuid>.parquet` (the name gc knows as Mimir's) and its manifest
+ * record, equality (2) or position (1) deletes alike.
+ */
+async function landDeleteFile(
+  io: FileIO,
+  location: string,
+  content: 1 | 2,
+  bytes: Uint8Array,
+  metrics: Awaited<ReturnType<typeof encodeDataFile>>['metrics'],
+  partition: Value[],
+): Promise<DataFile> {
   const path = `${location.replace(/\/+$/, '')}/data/delete-${randomUUID()}.parquet`;
   await io.writeNew(path, bytes);
   crashPoint('lake:delete-file-written');
   const { splitOffsets, recordCount, ...counts } = metrics;
-  return {
-    content: 2,
-    filePath: path,
-    fileFormat: 'PARQUET',
-    partition,
-    recordCount,
-    fileSizeInBytes: BigInt(bytes.length),
-    ...counts,
-    splitOffsets,
-    equalityIds: [...equalityIds],
-  };
+  return { content, filePath: path, fileFormat: 'PARQUET', partition, recordCount, fileSizeInBytes: BigInt(bytes.length), ...counts, splitOffsets };
 }
 
 function sameFields(a: NestedField[], b: NestedField[]): boolean {
@@ -230,21 +236,7 @@ export async function writePositionDeleteFile(
   ];
   const batch: Batch = { fields, numRows: rows.length, columns: [rows.map((r) => r.path), rows.map((r) => r.pos)] };
   const { bytes, metrics } = await encodeDataFile({ schemaId, fields }, [batch], opts.parquet);
-  const path = `${location.replace(/\/+$/, '')}/data/delete-${randomUUID()}.parquet`;
-  await io.writeNew(path, bytes);
-  crashPoint('lake:delete-file-written');
-  const { splitOffsets, recordCount, ...counts } = metrics;
   const one = rows[0]!.path === rows[rows.length - 1]!.path ? rows[0]!.path : undefined;
-  return {
-    content: 1,
-    filePath: path,
-    fileFormat: 'PARQUET',
-    partition,
-    recordCount,
-    fileSizeInBytes: BigInt(bytes.length),
-    ...counts,
-    splitOffsets,
-    ...(one !== undefined ? { referencedDataFile: one } : {}),
-  };
+  return { ...(await landDeleteFile(io, location, 1, bytes, metrics, partition)), ...(one !== undefined ? { referencedDataFile: one } : {}) };
 }
 
