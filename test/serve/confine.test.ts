@@ -7,44 +7,20 @@
 // from the outside files, so the refusal is what keeps them out.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { repoRoot, scratch } from '../helpers.ts';
+import { scratch } from '../helpers.ts';
 import { Lake } from '../../src/lake/lake.ts';
 import { identToString } from '../../src/lake/catalog/sql-catalog.ts';
 import { sampleLake, node } from '../query/sample.ts';
 import { runCli } from '../cli/run-cli.ts';
-import { request } from './http.ts';
+import { request, serveProcess, type Serving } from './http.ts';
 
 const work = scratch('mimir-serve-confine-');
 after(work.cleanup);
 
-interface Serving {
-  child: ChildProcess;
-  url: string;
-  exit: Promise<number | null>;
-}
-
 /** Start `mimir serve --port 0` on `lake` and wait for its URL line. */
-function serve(lake: string): Promise<Serving> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'mimir.js'), 'serve', '--port', '0'], {
-      cwd: repoRoot,
-      env: { ...process.env, MIMIR_LAKE: lake },
-    });
-    let out = '';
-    let err = '';
-    const exit = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+) /.exec(out);
-      if (m) resolve({ child, url: m[1]!, exit });
-    });
-    void exit.then((code) => reject(new Error(`mimir serve exited ${code} before listening: ${err}`)));
-  });
-}
+const serve = (lake: string): Promise<Serving> => serveProcess([], { MIMIR_LAKE: lake });
 
 /** Every table's current metadata file, as a local path. */
 function currentMetadata(root: string): Map<string, string> {

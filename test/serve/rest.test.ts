@@ -11,14 +11,13 @@
 // limit. No wall-clock assertions: the one time limit is the server's own.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { IcebergError, IcebergRestCatalog } from 'iceberg-js';
 import { repoRoot, scratch } from '../helpers.ts';
 import { runCli, jsonLines } from '../cli/run-cli.ts';
-import { request, type Reply } from './http.ts';
+import { request, serveProcess, type Reply, type Serving } from './http.ts';
 import { problems, type RestShape } from './rest-protocol.ts';
 import { Lake } from '../../src/lake/lake.ts';
 import { identToString } from '../../src/lake/catalog/catalog.ts';
@@ -29,31 +28,8 @@ const work = scratch('mimir-serve-rest-');
 const lakeDir = path.join(work.dir, 'lake');
 const TOKEN = 'test-token-5f0c1e';
 
-interface Serving {
-  child: ChildProcess;
-  url: string;
-  exit: Promise<number | null>;
-}
-
-/** Start `mimir serve ARGS` as a process and wait for its URL line. */
-function serve(args: string[], token = ''): Promise<Serving> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'mimir.js'), 'serve', '--port', '0', ...args], {
-      cwd: repoRoot,
-      env: { ...process.env, MIMIR_LAKE: lakeDir, MIMIR_SERVE_TOKEN: token },
-    });
-    let out = '';
-    let err = '';
-    const exit = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+) /.exec(out);
-      if (m) resolve({ child, url: m[1]!, exit });
-    });
-    void exit.then((code) => reject(new Error(`mimir serve exited ${code} before listening: ${err}`)));
-  });
-}
+/** Start `mimir serve ARGS` on the test lake. */
+const serve = (args: string[], token = ''): Promise<Serving> => serveProcess(args, { MIMIR_LAKE: lakeDir, MIMIR_SERVE_TOKEN: token });
 
 let open: Serving; // --allow-sql, no token
 let guarded: Serving; // a token (from MIMIR_SERVE_TOKEN), no --allow-sql
